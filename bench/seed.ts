@@ -1,0 +1,446 @@
+// `npm run bench:seed -- --orders N [--database URL]`
+// Fills a realistic data set for the benchmark: N orders over 1,000 projects in 200 customers,
+// 50 offerings of 20 providers, every order state, with their marketplace resources, plus
+// floating IPs and site agent services. Writes a manifest (tokens and uuids the scenarios use)
+// next to the database and prints its path. An existing data set of the same size is reused.
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import type { Kysely, Transaction } from 'kysely'
+import { createDatabase } from '../src/db/database.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import type { DB } from '../src/db/tables.js'
+import { hashToken } from '../src/http/auth.js'
+
+export interface Manifest {
+  databaseUrl: string
+  orders: number
+  tokens: { staff: string; member: string; owner: string }
+  orderUuids: string[]
+  pendingOrderUuids: string[]
+  projectUuids: string[]
+  createOffering: string
+  createPlan: string
+  floatingIpUuids: string[]
+  /** Whether site agent services were seeded (the scenario needs them). */
+  siteAgents: boolean
+}
+
+const CUSTOMERS = 200
+const PROJECTS = 1000
+const PROVIDERS = 20
+const OFFERINGS = 50
+const BATCH = 400
+
+type Row = Record<string, unknown>
+type Ref = { id: number; uuid: string }
+
+/** Deterministic pseudo-random numbers so every run builds the same data set. */
+function rng(seed: number) {
+  let s = seed >>> 0
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
+}
+
+async function insertMany(db: Kysely<DB> | Transaction<DB>, table: keyof DB, rows: Row[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += BATCH) {
+    await db
+      .insertInto(table)
+      .values(rows.slice(i, i + BATCH))
+      .execute()
+  }
+}
+
+async function refs(
+  db: Kysely<DB>,
+  table: 'customers' | 'projects' | 'offerings' | 'plans' | 'users',
+): Promise<Ref[]> {
+  return db.selectFrom(table).select(['id', 'uuid']).orderBy('id').execute()
+}
+
+export async function seed(orders: number, databaseUrl: string): Promise<string> {
+  const manifestPath = databaseUrl.startsWith('sqlite:')
+    ? `${databaseUrl.slice('sqlite:'.length)}.manifest.json`
+    : `./bench/data/manifest-pg-${orders}.json`
+  if (existsSync(manifestPath)) {
+    const m = JSON.parse(readFileSync(manifestPath, 'utf8')) as Manifest
+    if (m.orders === orders && m.databaseUrl === databaseUrl) return manifestPath
+  }
+  mkdirSync('./bench/data', { recursive: true })
+  const database = await createDatabase(databaseUrl, { poolSize: 4 })
+  const db = database.db
+  await migrateToLatest(db, database.schema)
+  const random = rng(42)
+  const now = Date.parse('2026-06-01T00:00:00.000Z')
+  const iso = new Date(now).toISOString()
+
+  const tokens = {
+    staff: randomUUID().replace(/-/g, ''),
+    member: randomUUID().replace(/-/g, ''),
+    owner: randomUUID().replace(/-/g, ''),
+  }
+  const people: [string, number][] = [
+    ['bench-staff', 1],
+    ['bench-member', 0],
+    ['bench-owner', 0],
+  ]
+  await insertMany(
+    db,
+    'users',
+    people.map(([username, staff]) => ({
+      uuid: randomUUID(),
+      username,
+      email: `${username}@example.com`,
+      full_name: username,
+      is_staff: staff,
+      is_support: 0,
+      is_active: 1,
+      affiliations: '[]',
+      identity_source: '',
+      civil_number: null,
+      image: null,
+      password_hash: null,
+      created: iso,
+      modified: iso,
+    })),
+  )
+  const users = await refs(db, 'users')
+  const userId = (name: string) => users[people.findIndex(([u]) => u === name)]!.id
+  await insertMany(db, 'tokens', [
+    { user_id: userId('bench-staff'), key_hash: hashToken(tokens.staff), created: iso },
+    { user_id: userId('bench-member'), key_hash: hashToken(tokens.member), created: iso },
+    { user_id: userId('bench-owner'), key_hash: hashToken(tokens.owner), created: iso },
+  ])
+
+  await insertMany(
+    db,
+    'customers',
+    Array.from({ length: CUSTOMERS }, (_, i) => ({
+      uuid: randomUUID(),
+      name: `Customer ${i}`,
+      slug: `customer-${i}`,
+      abbreviation: `C${i}`,
+      native_name: '',
+      email: '',
+      image: null,
+      created: iso,
+      modified: iso,
+    })),
+  )
+  const customers = await refs(db, 'customers')
+  await insertMany(
+    db,
+    'projects',
+    Array.from({ length: PROJECTS }, (_, i) => ({
+      uuid: randomUUID(),
+      name: `project-${i}`,
+      slug: `project-${i}`,
+      customer_id: customers[i % CUSTOMERS]!.id,
+      description: '',
+      start_date: null,
+      end_date: null,
+      created: iso,
+      modified: iso,
+    })),
+  )
+  const projects = await refs(db, 'projects')
+  const providers = customers.slice(0, PROVIDERS)
+  await insertMany(
+    db,
+    'service_providers',
+    providers.map((c) => ({
+      uuid: randomUUID(),
+      customer_id: c.id,
+      description: '',
+      image: null,
+      created: iso,
+      modified: iso,
+    })),
+  )
+  await insertMany(db, 'categories', [
+    { uuid: randomUUID(), title: 'Compute', description: '', icon: null, created: iso, modified: iso },
+  ])
+  const category = (await db.selectFrom('categories').select('id').executeTakeFirstOrThrow()).id
+  const types = ['Marketplace.Basic', 'Marketplace.Slurm', 'Support.OfferingTemplate']
+  await insertMany(
+    db,
+    'offerings',
+    Array.from({ length: OFFERINGS }, (_, i) => ({
+      uuid: randomUUID(),
+      name: `Offering ${i}`,
+      slug: `offering-${i}`,
+      description: '',
+      category_id: category,
+      customer_id: providers[i % PROVIDERS]!.id,
+      parent_id: null,
+      type: types[i % types.length],
+      state: 'Active',
+      shared: 1,
+      billable: 1,
+      plugin_options: '{}',
+      terms_of_service: '',
+      image: null,
+      thumbnail: null,
+      service_settings_id: null,
+      project_id: null,
+      created: iso,
+      modified: iso,
+    })),
+  )
+  const offerings = await refs(db, 'offerings')
+  await insertMany(
+    db,
+    'plans',
+    offerings.map((o, i) => ({
+      uuid: randomUUID(),
+      offering_id: o.id,
+      name: `Plan ${i}`,
+      description: '',
+      unit: 'month',
+      unit_price: 10 + i,
+      fixed_price: 0,
+      activation_price: 0,
+      archived: 0,
+      created: iso,
+      modified: iso,
+    })),
+  )
+  const plans = await refs(db, 'plans')
+
+  // The member sees one project; the owner owns one consumer customer.
+  const roleId = async (name: string) =>
+    (await db.selectFrom('roles').select('id').where('name', '=', name).executeTakeFirstOrThrow()).id
+  await insertMany(db, 'user_roles', [
+    {
+      uuid: randomUUID(),
+      user_id: userId('bench-member'),
+      role_id: await roleId('PROJECT.MEMBER'),
+      scope_type: 'project',
+      scope_id: projects[7]!.id,
+      expiration_time: null,
+      is_active: 1,
+      created_by_id: null,
+      created: iso,
+    },
+    {
+      uuid: randomUUID(),
+      user_id: userId('bench-owner'),
+      role_id: await roleId('CUSTOMER.OWNER'),
+      scope_type: 'customer',
+      scope_id: customers[150]!.id,
+      expiration_time: null,
+      is_active: 1,
+      created_by_id: null,
+      created: iso,
+    },
+  ])
+
+  const seeded = await seedOrders(db, {
+    orders,
+    projects,
+    customers,
+    offerings,
+    plans,
+    random,
+    now,
+    creatorId: userId('bench-staff'),
+  })
+  const floatingIpUuids = await seedFloatingIps(db, projects, customers, iso)
+  const siteAgents = await seedSiteAgents(db, offerings, now)
+
+  const every = Math.max(1, Math.floor(orders / 2000))
+  const manifest: Manifest = {
+    databaseUrl,
+    orders,
+    tokens,
+    orderUuids: seeded.orderUuids.filter((_, i) => i % every === 0).slice(0, 2000),
+    pendingOrderUuids: seeded.pendingOrderUuids,
+    projectUuids: projects.map((p) => p.uuid),
+    createOffering: offerings[0]!.uuid,
+    createPlan: plans[0]!.uuid,
+    floatingIpUuids,
+    siteAgents,
+  }
+  writeFileSync(manifestPath, JSON.stringify(manifest))
+  await database.close()
+  return manifestPath
+}
+
+const STATES = [
+  ['done', 0.62],
+  ['executing', 0.06],
+  ['pending-consumer', 0.1],
+  ['pending-provider', 0.06],
+  ['erred', 0.05],
+  ['canceled', 0.04],
+  ['rejected', 0.05],
+  ['pending-start-date', 0.01],
+  ['pending-project', 0.01],
+] as const
+
+function pickState(r: number): string {
+  let acc = 0
+  for (const [state, p] of STATES) {
+    acc += p
+    if (r < acc) return state
+  }
+  return 'done'
+}
+
+const RESOURCE_STATE: Record<string, string> = {
+  done: 'OK',
+  executing: 'Creating',
+  erred: 'Erred',
+  canceled: 'Terminated',
+  rejected: 'Terminated',
+}
+
+/** Orders with their resources, in transactions of CHUNK orders. */
+async function seedOrders(
+  db: Kysely<DB>,
+  o: {
+    orders: number
+    projects: Ref[]
+    customers: Ref[]
+    offerings: Ref[]
+    plans: Ref[]
+    random: () => number
+    now: number
+    creatorId: number
+  },
+): Promise<{ orderUuids: string[]; pendingOrderUuids: string[] }> {
+  const CHUNK = 20000
+  const orderUuids: string[] = []
+  const pendingOrderUuids: string[] = []
+  const offeringCustomer = new Map<number, number>()
+  for (const row of await db.selectFrom('offerings').select(['id', 'customer_id']).execute()) {
+    offeringCustomer.set(row.id, row.customer_id)
+  }
+  const projectCustomer = new Map<number, number>()
+  for (const row of await db.selectFrom('projects').select(['id', 'customer_id']).execute()) {
+    projectCustomer.set(row.id, row.customer_id)
+  }
+  let nextResourceId =
+    Number(
+      (
+        await db
+          .selectFrom('resources')
+          .select((eb) => eb.fn.max('id').as('m'))
+          .executeTakeFirst()
+      )?.m ?? 0,
+    ) + 1
+  for (let start = 0; start < o.orders; start += CHUNK) {
+    const n = Math.min(CHUNK, o.orders - start)
+    const resources: Row[] = []
+    const orders: Row[] = []
+    for (let k = 0; k < n; k++) {
+      const i = start + k
+      const project = o.projects[Math.floor(o.random() * o.projects.length)]!
+      const oi = Math.floor(o.random() * o.offerings.length)
+      const offering = o.offerings[oi]!
+      const plan = o.plans[oi]!
+      const state = pickState(o.random())
+      const created = new Date(o.now - (o.orders - i) * 1000).toISOString()
+      const uuid = randomUUID()
+      const resourceId = nextResourceId++
+      const customerId = projectCustomer.get(project.id)!
+      resources.push({
+        id: resourceId,
+        uuid: randomUUID(),
+        name: `resource-${i}`,
+        offering_id: offering.id,
+        plan_id: plan.id,
+        project_id: project.id,
+        customer_id: customerId,
+        state: RESOURCE_STATE[state] ?? 'Creating',
+        attributes: `{"name":"resource-${i}"}`,
+        limits: '{}',
+        backend_id: '',
+        resource_type: 'Marketplace.Basic',
+        scope_type: null,
+        scope_id: null,
+        end_date: null,
+        created,
+        modified: created,
+      })
+      const reviewed = state !== 'pending-consumer'
+      orders.push({
+        uuid,
+        slug: '',
+        type: 'Create',
+        state,
+        offering_id: offering.id,
+        provider_customer_id: offeringCustomer.get(offering.id)!,
+        plan_id: plan.id,
+        old_plan_id: null,
+        project_id: project.id,
+        customer_id: customerId,
+        resource_id: resourceId,
+        attributes: `{"name":"resource-${i}"}`,
+        limits: '{}',
+        cost: 10 + oi,
+        callback_url: null,
+        request_comment: null,
+        start_date: null,
+        output: '',
+        error_message: '',
+        error_traceback: '',
+        backend_id: '',
+        attachment: null,
+        termination_comment: null,
+        consumer_reviewed_by_id: reviewed ? o.creatorId : null,
+        consumer_reviewed_at: reviewed ? created : null,
+        provider_reviewed_by_id: null,
+        provider_reviewed_at: null,
+        created_by_id: o.creatorId,
+        completed_at: ['done', 'erred', 'canceled', 'rejected'].includes(state) ? created : null,
+        created,
+        modified: created,
+      })
+      if (i % 97 === 0) orderUuids.push(uuid)
+      if (state === 'pending-consumer' && pendingOrderUuids.length < 60000) pendingOrderUuids.push(uuid)
+    }
+    await db.transaction().execute(async (trx) => {
+      await insertMany(trx, 'resources', resources)
+      await insertMany(trx, 'orders', orders)
+    })
+  }
+  return { orderUuids, pendingOrderUuids }
+}
+
+/** Floating IPs (when the cloud tables exist). */
+async function seedFloatingIps(
+  db: Kysely<DB>,
+  _projects: Ref[],
+  _customers: Ref[],
+  _iso: string,
+): Promise<string[]> {
+  void db
+  return []
+}
+
+/** Site agent identities and services, a third of them stale (when the tables exist). */
+async function seedSiteAgents(db: Kysely<DB>, _offerings: Ref[], _now: number): Promise<boolean> {
+  void db
+  return false
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { orders: { type: 'string', default: '10000' }, database: { type: 'string' } },
+  })
+  const orders = Number(values.orders)
+  const started = Date.now()
+  const path = await seed(orders, values.database ?? `sqlite:./bench/data/bench-${orders}.sqlite`)
+  console.error(`data set ready in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  console.log(path)
+}
+
+if (process.argv[1]?.endsWith('seed.ts')) {
+  main().catch((e: unknown) => {
+    console.error(e instanceof Error ? e.stack : e)
+    process.exit(1)
+  })
+}

@@ -1,0 +1,171 @@
+// Builds the Fastify app from config: plumbing first, then every area. Listening is main.ts's job,
+// so tests build the app and call app.inject without opening a socket.
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import multipart from '@fastify/multipart'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './config.js'
+import type { AppContext } from './context.js'
+import { createDatabase, ping, type Database } from './db/database.js'
+import { migrateToLatest } from './db/migrate.js'
+import { installErrorHandling } from './http/errors.js'
+import { installAuth, TokenCache } from './http/auth.js'
+import {
+  collectRoutes,
+  installBaseUrl,
+  installBodyParsing,
+  installEmptyBody,
+  installCors,
+  installMethodNotAllowed,
+  installMetrics,
+  installRateLimit,
+  installSecurityHeaders,
+  installValidators,
+} from './http/plumbing.js'
+import { JobQueue } from './jobs/queue.js'
+import { installBenchLimit } from './http/bench-limit.js'
+import { areas } from './areas/index.js'
+
+export interface AppDeps {
+  clock?: () => Date
+  newUuid?: () => string
+  /** An already open database (tests share one per file); otherwise opened from config. */
+  database?: Database
+  /** Run migrations while building (default true). */
+  migrate?: boolean
+  /** Where logs go (default stdout); tests capture them to check nothing secret is logged. */
+  logStream?: NodeJS.WritableStream
+  /** Called on the new instance before anything is registered (tests add response checks). */
+  instrument?: (app: FastifyInstance) => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext
+    tokenCache: TokenCache
+    /** Every documented API route: url → methods (the OpenAPI coverage test reads it). */
+    apiRoutes: Map<string, Set<string>>
+  }
+}
+
+export type App = FastifyInstance
+
+export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
+  const clock = deps.clock ?? (() => new Date())
+  const newUuid = deps.newUuid ?? randomUUID
+  const database = deps.database ?? (await createDatabase(config.databaseUrl))
+  if (deps.migrate !== false) await migrateToLatest(database.db, database.schema)
+
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'],
+        censor: '[redacted]',
+      },
+      serializers: {
+        req: (req: { method: string; url: string; id: string }) => ({
+          method: req.method,
+          // Tokens may travel in x-auth-token: never log query strings carrying them.
+          url: req.url.replace(/([?&]x-auth-token=)[^&]*/i, '$1[redacted]'),
+          id: req.id,
+        }),
+      },
+    },
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    requestTimeout: config.requestTimeoutMs,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 200 },
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const jobs = new JobQueue(database.db, database.dialect, clock, app.log)
+  const tokenCache = new TokenCache(config.tokenCacheSeconds * 1000)
+  const ctx: AppContext = {
+    db: database.db,
+    dialect: database.dialect,
+    config,
+    clock,
+    newUuid,
+    jobs,
+    log: app.log,
+    actorsChanged: () => tokenCache.invalidate(),
+  }
+  app.decorate('appConfig', config)
+  app.decorate('ctx', ctx)
+  app.decorate('tokenCache', tokenCache)
+
+  deps.instrument?.(app)
+  installValidators(app)
+  installBodyParsing(app)
+  installEmptyBody(app)
+  installErrorHandling(app)
+  installBaseUrl(app, config)
+  installSecurityHeaders(app)
+  installCors(app, config)
+  installRateLimit(app, config, clock)
+  installAuth(app, database.db, tokenCache, clock)
+  installMetrics(app)
+  const routes = collectRoutes(app)
+
+  await app.register(multipart, {
+    limits: { fileSize: config.uploadLimitBytes, files: 1, fields: 10, fieldSize: 64 * 1024 },
+    throwFileSizeLimit: true,
+  })
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Marketplace API',
+        version: '1.0.0',
+        description:
+          'Marketplace orders, cost policies, site agents, invitations, payment profiles, support feedback and cloud resources.',
+      },
+      components: {
+        securitySchemes: {
+          TokenAuth: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description: 'The word Token, a space, and the API token: `Token <key>`.',
+          },
+        },
+      },
+      security: [{ TokenAuth: [] }],
+    },
+  })
+  // The docs UI's own routes (HTML and static assets) are public, like the schema.
+  app.addHook('onRoute', (r) => {
+    if (r.url.startsWith('/api/docs')) r.config = { ...(r.config ?? {}), auth: 'optional' }
+  })
+  await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { url: '/api/schema/' } as any })
+
+  app.get('/api/schema/', { schema: { hide: true }, config: { auth: 'optional' } }, async () => app.swagger())
+
+  app.get('/health/', { schema: { hide: true }, config: { auth: 'optional' } }, async (_req, reply) => {
+    try {
+      await ping(database.db)
+      return { status: 'ok', database: database.dialect }
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', database: database.dialect })
+    }
+  })
+
+  if (config.benchRoutes) installBenchLimit(app)
+  for (const area of areas) await app.register(area, { ctx })
+  await app.after()
+  app.decorate('apiRoutes', new Map(routes))
+  installMethodNotAllowed(app, routes)
+
+  app.addHook('onClose', async () => {
+    await jobs.stop()
+    if (!deps.database) await database.close()
+  })
+  return app
+}

@@ -1,0 +1,271 @@
+// All SQL of offering cost policies, including the inputs of their cost estimate.
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { DB } from '../../db/tables.js'
+
+type Db = Kysely<DB> | Transaction<DB>
+
+/**
+ * Staff and support see every policy; others the policies of offerings whose provider
+ * organization they hold a customer role in, or that they hold an offering role on.
+ */
+export type PolicyVisibility = { all: true } | { all: false; customerIds: number[]; offeringIds: number[] }
+
+export interface PolicyFilters {
+  /** null: matches nothing (a scope URL of another kind). */
+  scope_uuid?: string | null
+}
+
+export function policiesRepository(db: Db) {
+  function base() {
+    return db
+      .selectFrom('cost_policies')
+      .innerJoin('offerings', 'offerings.id', 'cost_policies.offering_id')
+      .leftJoin('users as creator', 'creator.id', 'cost_policies.created_by_id')
+  }
+  function filtered(vis: PolicyVisibility, f: PolicyFilters) {
+    let q = base()
+    if (!vis.all) {
+      const { customerIds, offeringIds } = vis
+      if (!customerIds.length && !offeringIds.length) return q.where(sql<boolean>`1 = 0`)
+      q = q.where((eb) =>
+        eb.or([
+          ...(customerIds.length ? [eb('offerings.customer_id', 'in', customerIds)] : []),
+          ...(offeringIds.length ? [eb('offerings.id', 'in', offeringIds)] : []),
+        ]),
+      )
+    }
+    if (f.scope_uuid === null) q = q.where(sql<boolean>`1 = 0`)
+    else if (f.scope_uuid) q = q.where('offerings.uuid', '=', f.scope_uuid)
+    return q
+  }
+  const columns = [
+    'cost_policies.id',
+    'cost_policies.uuid',
+    'cost_policies.offering_id',
+    'cost_policies.actions',
+    'cost_policies.options',
+    'cost_policies.limit_cost',
+    'cost_policies.period',
+    'cost_policies.apply_to_all',
+    'cost_policies.has_fired',
+    'cost_policies.fired_datetime',
+    'cost_policies.created',
+    'offerings.uuid as offering_uuid',
+    'offerings.name as offering_name',
+    'offerings.customer_id as offering_customer_id',
+    'creator.full_name as created_by_full_name',
+    'creator.username as created_by_username',
+  ] as const
+  return {
+    async count(vis: PolicyVisibility, f: PolicyFilters): Promise<number> {
+      const r = await filtered(vis, f)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+      return Number(r.n)
+    },
+    list(vis: PolicyVisibility, f: PolicyFilters, limit: number, offset: number) {
+      return filtered(vis, f)
+        .select(columns)
+        .orderBy('cost_policies.created', 'desc')
+        .orderBy('cost_policies.id', 'desc')
+        .limit(limit)
+        .offset(offset)
+        .execute()
+    },
+    findVisibleByUuid(vis: PolicyVisibility, uuid: string) {
+      return filtered(vis, {}).select(columns).where('cost_policies.uuid', '=', uuid).executeTakeFirst()
+    },
+    findById(id: number) {
+      return base().select(columns).where('cost_policies.id', '=', id).executeTakeFirstOrThrow()
+    },
+    listForOffering(offeringId: number) {
+      return base()
+        .select(columns)
+        .where('cost_policies.offering_id', '=', offeringId)
+        .orderBy('cost_policies.id')
+        .execute()
+    },
+    async groupUuids(policyIds: number[]): Promise<Map<number, string[]>> {
+      const out = new Map<number, string[]>()
+      if (!policyIds.length) return out
+      const rows = await db
+        .selectFrom('cost_policy_organization_groups as pg')
+        .innerJoin('organization_groups', 'organization_groups.id', 'pg.organization_group_id')
+        .select(['pg.policy_id', 'organization_groups.uuid'])
+        .where('pg.policy_id', 'in', policyIds)
+        .orderBy('organization_groups.id')
+        .execute()
+      for (const r of rows) out.set(r.policy_id, [...(out.get(r.policy_id) ?? []), r.uuid])
+      return out
+    },
+    async groupIds(policyId: number): Promise<number[]> {
+      const rows = await db
+        .selectFrom('cost_policy_organization_groups')
+        .select('organization_group_id')
+        .where('policy_id', '=', policyId)
+        .execute()
+      return rows.map((r) => r.organization_group_id)
+    },
+    async setGroups(policyId: number, groupIds: number[]): Promise<void> {
+      await db.deleteFrom('cost_policy_organization_groups').where('policy_id', '=', policyId).execute()
+      const unique = [...new Set(groupIds)]
+      if (unique.length) {
+        await db
+          .insertInto('cost_policy_organization_groups')
+          .values(unique.map((g) => ({ policy_id: policyId, organization_group_id: g })))
+          .execute()
+      }
+    },
+    async insert(values: {
+      uuid: string
+      offering_id: number
+      actions: string
+      options: string
+      limit_cost: number
+      period: number
+      apply_to_all: number
+      created_by_id: number
+      created: string
+      modified: string
+    }): Promise<number> {
+      const r = await db
+        .insertInto('cost_policies')
+        .values({ ...values, has_fired: 0 })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      return r.id
+    },
+    async update(id: number, values: Record<string, unknown>): Promise<void> {
+      await db
+        .updateTable('cost_policies')
+        .set(values as any)
+        .where('id', '=', id)
+        .execute()
+    },
+    async delete(id: number): Promise<void> {
+      await db.deleteFrom('cost_policies').where('id', '=', id).execute()
+    },
+    async offeringHasPolicies(offeringId: number): Promise<boolean> {
+      const r = await db
+        .selectFrom('cost_policies')
+        .select('id')
+        .where('offering_id', '=', offeringId)
+        .limit(1)
+        .executeTakeFirst()
+      return !!r
+    },
+    findOffering(id: number) {
+      return db
+        .selectFrom('offerings')
+        .select(['id', 'uuid', 'name', 'customer_id'])
+        .where('id', '=', id)
+        .executeTakeFirst()
+    },
+    /** Marks the policy fired unless it already is; true when this call made the change. */
+    async markFired(id: number, now: string): Promise<boolean> {
+      const r = await db
+        .updateTable('cost_policies')
+        .set({ has_fired: 1, fired_datetime: now, modified: now })
+        .where('id', '=', id)
+        .where('has_fired', '=', 0)
+        .executeTakeFirst()
+      return Number(r.numUpdatedRows) === 1
+    },
+    /** Clears has_fired; fired_datetime stays as the record of the last firing. */
+    async markReset(id: number, now: string): Promise<boolean> {
+      const r = await db
+        .updateTable('cost_policies')
+        .set({ has_fired: 0, modified: now })
+        .where('id', '=', id)
+        .where('has_fired', '=', 1)
+        .executeTakeFirst()
+      return Number(r.numUpdatedRows) === 1
+    },
+    async setRecheck(offeringId: number, at: string): Promise<void> {
+      await db
+        .updateTable('cost_policies')
+        .set({ recheck_at: at })
+        .where('offering_id', '=', offeringId)
+        .execute()
+    },
+    async recheckPending(offeringId: number, at: string): Promise<boolean> {
+      const r = await db
+        .selectFrom('cost_policies')
+        .select('id')
+        .where('offering_id', '=', offeringId)
+        .where((eb) => eb.or([eb('recheck_at', 'is', null), eb('recheck_at', '!=', at)]))
+        .limit(1)
+        .executeTakeFirst()
+      return !r
+    },
+    /**
+     * The resources a policy's estimate covers: the offering's resources that are not
+     * Terminated, of customers in the policy's scope (all active customers, or the customers of
+     * its organization groups), with their plan prices.
+     */
+    costInputs(policy: { id: number; offering_id: number }, applyToAll: boolean) {
+      // Aggregated by plan and creation month, so the estimate reads a row per (plan, month),
+      // not per resource. substr() on the ISO text reads the same on both dialects.
+      const month = sql<string>`substr(resources.created, 1, 7)`
+      let q = db
+        .selectFrom('resources')
+        .innerJoin('customers', 'customers.id', 'resources.customer_id')
+        .innerJoin('plans', 'plans.id', 'resources.plan_id')
+        .select((eb) => [
+          month.as('month'),
+          'plans.unit',
+          'plans.unit_price',
+          'plans.fixed_price',
+          eb.fn.countAll<number>().as('n'),
+        ])
+        .where('resources.offering_id', '=', policy.offering_id)
+        .where('resources.state', '!=', 'Terminated')
+        .groupBy(['plans.id', 'plans.unit', 'plans.unit_price', 'plans.fixed_price', month])
+      if (applyToAll) q = q.where('customers.blocked', '=', 0).where('customers.archived', '=', 0)
+      else
+        q = q.where('resources.customer_id', 'in', (eb) =>
+          eb
+            .selectFrom('customer_organization_groups as cg')
+            .innerJoin(
+              'cost_policy_organization_groups as pg',
+              'pg.organization_group_id',
+              'cg.organization_group_id',
+            )
+            .select('cg.customer_id')
+            .where('pg.policy_id', '=', policy.id),
+        )
+      return q.execute()
+    },
+    /** Fired policies of the offering that block new resources and apply to the customer. */
+    blockingPolicy(offeringId: number, customerId: number) {
+      return db
+        .selectFrom('cost_policies')
+        .select(['cost_policies.uuid', 'cost_policies.limit_cost'])
+        .where('cost_policies.offering_id', '=', offeringId)
+        .where('cost_policies.has_fired', '=', 1)
+        .where(sql<boolean>`(',' || cost_policies.actions || ',') like '%,block_creation_of_new_resources,%'`)
+        .where((eb) =>
+          eb.or([
+            eb('cost_policies.apply_to_all', '=', 1),
+            eb.exists(
+              eb
+                .selectFrom('customer_organization_groups as cg')
+                .innerJoin(
+                  'cost_policy_organization_groups as pg',
+                  'pg.organization_group_id',
+                  'cg.organization_group_id',
+                )
+                .select('cg.customer_id')
+                .whereRef('pg.policy_id', '=', 'cost_policies.id')
+                .where('cg.customer_id', '=', customerId),
+            ),
+          ]),
+        )
+        .orderBy('cost_policies.id')
+        .limit(1)
+        .executeTakeFirst()
+    },
+  }
+}
+
+export type PolicyRow = Awaited<ReturnType<ReturnType<typeof policiesRepository>['findById']>>

@@ -1,0 +1,414 @@
+// Offering estimated cost policy use cases: CRUD with the reference's validation, the evaluation
+// job that fires and resets policies, and the two functions other areas call:
+// scheduleCostPolicyEvaluation (whenever something changes an offering's cost) and
+// assertNewResourceAllowed (before a Create order is accepted).
+import type { Kysely, Transaction } from 'kysely'
+import type { AppContext } from '../../context.js'
+import type { DB } from '../../db/tables.js'
+import { decimalNumber, fromBool, parseJson, toBool, toJson } from '../../db/values.js'
+import { AppError, forbidden, nonFieldError, notFound } from '../../http/errors.js'
+import { resolveLink, urlOf } from '../../http/links.js'
+import { can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
+import { normalizeUuid } from '../../http/uuid.js'
+import { resolveOrganizationGroups, userIdsWithRole } from '../directory/service.js'
+import { estimatedCost, nextMonthStart, periodStart, PERIODS, type Period } from './estimate.js'
+import {
+  policiesRepository,
+  type PolicyFilters,
+  type PolicyRow,
+  type PolicyVisibility,
+} from './repository.js'
+import { ACTION_NAMES, ACTIONS, OFFERINGS_PATH, PATH, type Policy, type PolicyWrite } from './schema.js'
+
+type Db = Kysely<DB> | Transaction<DB>
+type Page = (
+  count: () => Promise<number>,
+  fetch: (limit: number, offset: number) => Promise<Policy[]>,
+) => Promise<Policy[]>
+
+export const EVALUATE_JOB = 'cost-policy.evaluate'
+const NOT_FOUND = 'No OfferingEstimatedCostPolicy matches the given query.'
+const BOTH =
+  'Cannot set apply_to_all=True when organization_groups are specified. Choose one approach: either apply_to_all or specific organization_groups.'
+const NEITHER = 'Must either set apply_to_all=True or specify organization_groups.'
+
+function visibility(actor: Actor): PolicyVisibility {
+  if (seesAll(actor)) return { all: true }
+  return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
+}
+
+/** Staff, owners of the provider organization and the offering's managers manage its policies. */
+function mayManage(actor: Actor, offering: { id: number; customer_id: number }): boolean {
+  return can(actor, 'OFFERING.MANAGE_POLICIES', { customerId: offering.customer_id, offeringId: offering.id })
+}
+
+function toPolicy(base: string, r: PolicyRow, groups: string[]): Policy {
+  const period = Number(r.period) as Period
+  return {
+    uuid: r.uuid,
+    url: urlOf(base, PATH, r.uuid)!,
+    scope: urlOf(base, OFFERINGS_PATH, r.offering_uuid)!,
+    scope_name: r.offering_name,
+    scope_uuid: r.offering_uuid,
+    actions: r.actions,
+    created: r.created,
+    created_by_full_name: r.created_by_full_name,
+    created_by_username: r.created_by_username,
+    has_fired: toBool(r.has_fired),
+    fired_datetime: r.fired_datetime,
+    options: parseJson<Record<string, unknown>>(r.options, {}),
+    limit_cost: Number(r.limit_cost),
+    period,
+    period_name: PERIODS[period] ?? String(period),
+    organization_groups: groups.map((g) => urlOf(base, 'organization-groups', g)!),
+    apply_to_all: toBool(r.apply_to_all),
+  }
+}
+
+async function toPolicies(ctx: AppContext, base: string, rows: PolicyRow[]): Promise<Policy[]> {
+  const groups = await policiesRepository(ctx.db).groupUuids(rows.map((r) => r.id))
+  return rows.map((r) => toPolicy(base, r, groups.get(r.id) ?? []))
+}
+
+// ---- validation ----
+
+/** Actions: comma-separated names of available actions, stored normalized (no blanks). */
+function parseActions(v: string): string | string[] {
+  const names = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+  if (!names.length) return ['This field may not be blank.']
+  if (names.some((n) => !(ACTION_NAMES as string[]).includes(n)))
+    return [`${v} includes unavailable actions.`]
+  return [...new Set(names)].join(',')
+}
+
+/** Options: an object (a JSON string holding one is parsed first, as the reference does). */
+function parseOptions(v: unknown): Record<string, unknown> | string[] {
+  let value = v
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value)
+    } catch {
+      return ['Options must be a dictionary.']
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return ['Options must be a dictionary.']
+  return value as Record<string, unknown>
+}
+
+function parsePeriod(v: unknown): Period | string[] {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d$/.test(v) ? Number(v) : NaN
+  if (Number.isInteger(n) && n in PERIODS) return n as Period
+  return [`"${typeof v === 'string' ? v : JSON.stringify(v)}" is not a valid choice.`]
+}
+
+interface Resolved {
+  offering?: { id: number; uuid: string; name: string; customer_id: number }
+  actions?: string
+  options?: Record<string, unknown>
+  period?: Period
+  groupIds?: number[]
+}
+
+/**
+ * Field checks in the reference's order (each failure collected under its field), then the
+ * non-field rule on apply_to_all / organization_groups, where keys missing from the body fall
+ * back to the stored values.
+ */
+async function validate(
+  ctx: AppContext,
+  actor: Actor,
+  body: PolicyWrite,
+  stored: { apply_to_all: boolean; groupIds: number[] } | null,
+): Promise<Resolved> {
+  const errors: Record<string, unknown> = {}
+  const out: Resolved = {}
+  const collect = async (field: string, fn: () => Promise<void>) => {
+    try {
+      await fn()
+    } catch (e) {
+      if (e instanceof AppError && e.kind === 'invalid' && e.body && typeof e.body === 'object') {
+        Object.assign(errors, e.body)
+      } else throw e
+    }
+  }
+  if (body.scope !== undefined) {
+    await collect('scope', async () => {
+      const link = await resolveLink(ctx.db, 'scope', body.scope, OFFERINGS_PATH, 'offerings')
+      const offering = await policiesRepository(ctx.db).findOffering(link.id)
+      if (!offering || !mayManage(actor, offering)) {
+        errors.scope = ['User is not allowed to configure policies.']
+        return
+      }
+      out.offering = offering
+    })
+  }
+  if (body.actions !== undefined) {
+    const a = parseActions(body.actions)
+    if (Array.isArray(a)) errors.actions = a
+    else out.actions = a
+  }
+  if (body.options !== undefined) {
+    const o = parseOptions(body.options)
+    if (Array.isArray(o)) errors.options = o
+    else out.options = o
+  }
+  if (body.period !== undefined) {
+    const p = parsePeriod(body.period)
+    if (Array.isArray(p)) errors.period = p
+    else out.period = p
+  }
+  if (body.organization_groups !== undefined) {
+    await collect('organization_groups', async () => {
+      out.groupIds = await resolveOrganizationGroups(ctx, 'organization_groups', body.organization_groups!)
+    })
+  }
+  if (Object.keys(errors).length) throw new AppError('invalid', errors)
+  const applyToAll = body.apply_to_all ?? stored?.apply_to_all ?? false
+  const groups = out.groupIds ?? stored?.groupIds ?? []
+  if (applyToAll && groups.length) throw nonFieldError(BOTH)
+  if (!applyToAll && !groups.length) throw nonFieldError(NEITHER)
+  return out
+}
+
+// ---- CRUD ----
+
+export async function listPolicies(
+  ctx: AppContext,
+  actor: Actor,
+  f: PolicyFilters,
+  base: string,
+  page: Page,
+): Promise<Policy[]> {
+  const repo = policiesRepository(ctx.db)
+  const vis = visibility(actor)
+  return page(
+    () => repo.count(vis, f),
+    async (l, o) => toPolicies(ctx, base, await repo.list(vis, f, l, o)),
+  )
+}
+
+async function findVisible(ctx: AppContext, actor: Actor, uuid: string) {
+  const u = normalizeUuid(uuid)
+  const row = u ? await policiesRepository(ctx.db).findVisibleByUuid(visibility(actor), u) : undefined
+  if (!row) throw notFound(NOT_FOUND)
+  return row
+}
+
+export async function getPolicy(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<Policy> {
+  return (await toPolicies(ctx, base, [await findVisible(ctx, actor, uuid)]))[0]!
+}
+
+/** POST: staff, the provider's owners or the offering's managers (else 400 on scope, as the reference). */
+export async function createPolicy(
+  ctx: AppContext,
+  actor: Actor,
+  body: PolicyWrite,
+  base: string,
+): Promise<Policy> {
+  const v = await validate(ctx, actor, body, null)
+  const id = await ctx.db.transaction().execute(async (trx) => {
+    const repo = policiesRepository(trx)
+    const now = ctx.clock().toISOString()
+    const id = await repo.insert({
+      uuid: ctx.newUuid(),
+      offering_id: v.offering!.id,
+      actions: v.actions!,
+      options: toJson(v.options ?? {}),
+      limit_cost: body.limit_cost!,
+      period: v.period ?? 2,
+      apply_to_all: fromBool(body.apply_to_all ?? false),
+      created_by_id: actor.id,
+      created: now,
+      modified: now,
+    })
+    await repo.setGroups(id, v.groupIds ?? [])
+    await ctx.jobs.enqueue(trx, EVALUATE_JOB, { offeringId: v.offering!.id })
+    return id
+  })
+  return (await toPolicies(ctx, base, [await policiesRepository(ctx.db).findById(id)]))[0]!
+}
+
+/** PUT/PATCH: the manager rule (403), then the create checks with stored values as fallback. */
+export async function updatePolicy(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: PolicyWrite,
+  base: string,
+): Promise<Policy> {
+  const current = await findVisible(ctx, actor, uuid)
+  if (!mayManage(actor, { id: current.offering_id, customer_id: current.offering_customer_id }))
+    throw forbidden()
+  const storedGroups = await policiesRepository(ctx.db).groupIds(current.id)
+  const v = await validate(ctx, actor, body, {
+    apply_to_all: toBool(current.apply_to_all),
+    groupIds: storedGroups,
+  })
+  await ctx.db.transaction().execute(async (trx) => {
+    const repo = policiesRepository(trx)
+    const changes: Record<string, unknown> = { modified: ctx.clock().toISOString() }
+    if (v.offering) changes.offering_id = v.offering.id
+    if (v.actions !== undefined) changes.actions = v.actions
+    if (v.options !== undefined) changes.options = toJson(v.options)
+    if (body.limit_cost !== undefined) changes.limit_cost = body.limit_cost
+    if (v.period !== undefined) changes.period = v.period
+    if (body.apply_to_all !== undefined) changes.apply_to_all = fromBool(body.apply_to_all)
+    await repo.update(current.id, changes)
+    if (v.groupIds) await repo.setGroups(current.id, v.groupIds)
+    const offeringId = v.offering?.id ?? current.offering_id
+    await ctx.jobs.enqueue(trx, EVALUATE_JOB, { offeringId })
+  })
+  return (await toPolicies(ctx, base, [await policiesRepository(ctx.db).findById(current.id)]))[0]!
+}
+
+export async function deletePolicy(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
+  const current = await findVisible(ctx, actor, uuid)
+  if (!mayManage(actor, { id: current.offering_id, customer_id: current.offering_customer_id }))
+    throw forbidden()
+  await policiesRepository(ctx.db).delete(current.id)
+}
+
+/** GET actions/: the policy shape with the available actions and a description of each. */
+export function availableActions(): Record<string, unknown> {
+  return {
+    uuid: null,
+    url: null,
+    scope: null,
+    scope_name: null,
+    scope_uuid: null,
+    actions: ACTION_NAMES.join(','),
+    created: null,
+    created_by_full_name: null,
+    created_by_username: null,
+    has_fired: null,
+    fired_datetime: null,
+    options: { ...ACTIONS },
+    limit_cost: null,
+    period: null,
+    period_name: null,
+    organization_groups: null,
+    apply_to_all: null,
+  }
+}
+
+// ---- what other areas call ----
+
+/**
+ * Queues a re-evaluation of the offering's policies; call it inside the transaction of any change
+ * to the offering's cost (a resource created, terminated or moved to another plan). No-op when the
+ * offering has no policy.
+ */
+export async function scheduleCostPolicyEvaluation(
+  ctx: AppContext,
+  trx: Db,
+  offeringId: number,
+): Promise<void> {
+  if (!(await policiesRepository(trx).offeringHasPolicies(offeringId))) return
+  await ctx.jobs.enqueue(trx, EVALUATE_JOB, { offeringId })
+}
+
+/**
+ * Refuses a new resource of the offering for the customer while a fired policy with
+ * block_creation_of_new_resources applies to it (400 naming the policy). Pass the transaction
+ * of the order being created.
+ */
+export async function assertNewResourceAllowed(
+  _ctx: AppContext,
+  db: Db,
+  target: { offeringId: number; customerId: number },
+): Promise<void> {
+  const p = await policiesRepository(db).blockingPolicy(target.offeringId, target.customerId)
+  if (p) {
+    throw nonFieldError(
+      `Creation of new resources for this offering is not available due to the policy ${p.uuid} (limit ${Number(p.limit_cost)}).`,
+    )
+  }
+}
+
+// ---- evaluation ----
+
+/**
+ * The evaluation job: for each policy of the offering, the estimated cost over its period
+ * (see estimate.ts) against limit_cost. Strictly above the limit fires a policy that has not
+ * fired (once per period: has_fired, fired_datetime, then the immediate actions); a policy that
+ * fired in an earlier period, or whose cost is no longer above the limit, is reset first
+ * (has_fired false, fired_datetime kept). A re-evaluation is queued for the next month start,
+ * when every period's window moves.
+ */
+export async function evaluateOfferingPolicies(ctx: AppContext, offeringId: number): Promise<void> {
+  const repo = policiesRepository(ctx.db)
+  const offering = await repo.findOffering(offeringId)
+  if (!offering) return
+  const policies = await repo.listForOffering(offeringId)
+  if (!policies.length) return
+  const now = ctx.clock()
+  const nowIso = now.toISOString()
+  let owners: number[] | null = null
+  for (const p of policies) {
+    const period = Number(p.period) as Period
+    const inputs = await repo.costInputs(p, toBool(p.apply_to_all))
+    const cost = estimatedCost(
+      period,
+      inputs.map((r) => ({
+        created: `${r.month}-01T00:00:00.000Z`,
+        count: Number(r.n),
+        unit: r.unit,
+        unitPrice: decimalNumber(r.unit_price) ?? 0,
+        fixedPrice: decimalNumber(r.fixed_price) ?? 0,
+      })),
+      now,
+    )
+    const limit = Number(p.limit_cost)
+    const above = cost > limit
+    const start = periodStart(period, now)
+    const stale = start !== null && p.fired_datetime !== null && p.fired_datetime < start.toISOString()
+    const actions = p.actions.split(',')
+    if (actions.includes('notify_organization_owners') && above && owners === null) {
+      owners = await userIdsWithRole(ctx, 'customer', offering.customer_id, ['CUSTOMER.OWNER'])
+    }
+    await ctx.db.transaction().execute(async (trx) => {
+      const tx = policiesRepository(trx)
+      let fired = toBool(p.has_fired)
+      if (fired && (!above || stale)) {
+        await tx.markReset(p.id, nowIso)
+        fired = false
+      }
+      if (!fired && above && (await tx.markFired(p.id, nowIso))) {
+        if (actions.includes('notify_organization_owners')) {
+          const message = `Policy ${p.uuid} of offering "${offering.name}" has fired: the estimated cost ${cost.toFixed(2)} exceeds the limit ${limit}.`
+          for (const userId of owners ?? []) {
+            await trx
+              .insertInto('events')
+              .values({
+                uuid: ctx.newUuid(),
+                event_type: 'policy_notification',
+                message,
+                recipient_user_id: userId,
+                context: toJson({
+                  policy_uuid: p.uuid,
+                  offering_uuid: offering.uuid,
+                  estimated_cost: cost,
+                  limit_cost: limit,
+                  period: PERIODS[period],
+                }),
+                created: nowIso,
+              })
+              .execute()
+          }
+        }
+        ctx.log.info({ policy: p.uuid, cost, limit }, 'cost policy fired')
+      }
+    })
+  }
+  const recheck = nextMonthStart(now).toISOString()
+  if (!(await repo.recheckPending(offeringId, recheck))) {
+    await ctx.db.transaction().execute(async (trx) => {
+      await policiesRepository(trx).setRecheck(offeringId, recheck)
+      await ctx.jobs.enqueue(trx, EVALUATE_JOB, { offeringId }, { runAt: new Date(recheck) })
+    })
+  }
+}

@@ -1,0 +1,103 @@
+// User group invitations and permission requests (spec 2.6 / 3.3 / 4.5, reference §5).
+import { Type, type Static } from '@sinclair/typebox'
+import { AnyValue, Body, DateTime, ListQuery, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+
+export const PATH = 'user-group-invitations'
+export const REQUEST_PATH = 'user-permission-requests'
+
+export const SCOPE_TYPES = ['customer', 'project'] as const
+export const REQUEST_STATES = ['pending', 'approved', 'rejected', 'canceled'] as const
+
+export const InvitationSchema = Type.Object({
+  scope_uuid: Uuid,
+  scope_name: Type.String(),
+  scope_description: Type.String(),
+  scope_type: Type.String(),
+  scope_image: Nullable(Type.String()),
+  customer_uuid: Uuid,
+  customer_name: Type.String(),
+  role_name: Type.String(),
+  role_description: Type.String(),
+  created_by_full_name: Nullable(Type.String()),
+  created_by_username: Nullable(Type.String()),
+  created_by_image: Nullable(Type.String()),
+  url: Url,
+  uuid: Uuid,
+  role: Uuid,
+  created: DateTime,
+  is_active: Type.Boolean(),
+  is_public: Type.Boolean(),
+  auto_create_project: Type.Boolean(),
+  auto_approve: Type.Boolean(),
+  project_name_template: Type.String(),
+  project_role: Nullable(Uuid),
+  user_affiliations: AnyValue,
+  user_email_patterns: AnyValue,
+  user_identity_sources: AnyValue,
+})
+export type Invitation = Static<typeof InvitationSchema>
+export const FIELDS = Object.keys(InvitationSchema.properties)
+
+export const CreateBody = Body({
+  role: Type.String({ description: 'uuid of the role to grant' }),
+  scope: Type.String({ description: 'URL of the customer or project' }),
+  is_public: Type.Optional(Type.Boolean()),
+  auto_create_project: Type.Optional(Type.Boolean()),
+  auto_approve: Type.Optional(Type.Boolean()),
+  project_name_template: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+  project_role: Type.Optional(Nullable(Type.String({ description: 'uuid of a PROJECT.* role' }))),
+  user_affiliations: Type.Optional(AnyValue),
+  user_email_patterns: Type.Optional(AnyValue),
+  user_identity_sources: Type.Optional(AnyValue),
+})
+export type CreateInput = Static<typeof CreateBody>
+
+export const InvitationListQuery = ListQuery({
+  customer_uuid: Type.Optional(Type.String()),
+  is_active: Type.Optional(Type.String()),
+  is_public: Type.Optional(Type.String()),
+  role_name: Type.Optional(Type.String()),
+  role_uuid: Type.Optional(Type.String()),
+  scope_type: Type.Optional(Type.String({ description: 'customer or project; other values do not filter' })),
+})
+export const ORDERING = { created: 'user_group_invitations.created' } as const
+
+export const ProjectItem = Type.Object({ uuid: Uuid, url: Url })
+
+export const SubmitResult = Type.Object({
+  uuid: Uuid,
+  scope_name: Type.String(),
+  scope_uuid: Uuid,
+  auto_approved: Type.Boolean(),
+})
+
+export const PermissionRequestSchema = Type.Object({
+  uuid: Uuid,
+  url: Url,
+  invitation: Url,
+  invitation_uuid: Uuid,
+  state: Type.String({ description: REQUEST_STATES.join(', ') }),
+  created_by: Url,
+  created_by_username: Type.String(),
+  created_by_full_name: Type.String(),
+  created_by_email: Type.String(),
+  scope_uuid: Uuid,
+  scope_name: Type.String(),
+  scope_type: Type.String(),
+  role_name: Type.String(),
+  reviewed_by_username: Nullable(Type.String()),
+  reviewed_at: Nullable(DateTime),
+  review_comment: Nullable(Type.String()),
+  created: DateTime,
+  modified: DateTime,
+})
+export type PermissionRequest = Static<typeof PermissionRequestSchema>
+export const REQUEST_FIELDS = Object.keys(PermissionRequestSchema.properties)
+
+export const RequestListQuery = ListQuery({
+  state: Type.Optional(StringList),
+  invitation_uuid: Type.Optional(Type.String()),
+})
+
+export const ReviewBody = Body({ comment: Type.Optional(Nullable(Type.String())) })
+export const CancelRequestResult = Type.Object({ uuid: Uuid, scope_name: Type.String(), scope_uuid: Uuid })

@@ -1,0 +1,154 @@
+// Marketplace orders: the record of spec 2.1, the create request of 2.2, list query of 4.1.
+import { Type, type Static } from '@sinclair/typebox'
+import { AnyValue, Body, DateOnly, DateTime, ListQuery, Nullable, Url, Uuid } from '../../http/schemas.js'
+import { ORDER_STATES, ORDER_TYPES } from './state-machine.js'
+
+export const PATH = 'marketplace-orders'
+
+// Usernames in reviewer and creator fields: at most 128 lowercase letters, digits and @.+-_
+const Username = Nullable(Type.String({ maxLength: 128, pattern: '^[a-z0-9@.+_-]*$' }))
+const Str = Nullable(Type.String())
+const DecimalString = Nullable(Type.String({ description: 'decimal' }))
+
+export const OrderSchema = Type.Object({
+  // offering and provider
+  offering: Url,
+  offering_name: Type.String(),
+  offering_uuid: Uuid,
+  offering_description: Type.String(),
+  offering_image: Str,
+  offering_thumbnail: Str,
+  offering_type: Type.String(),
+  offering_shared: Type.Boolean(),
+  offering_billable: Type.Boolean(),
+  offering_plugin_options: AnyValue,
+  provider_name: Type.String(),
+  provider_uuid: Uuid,
+  provider_slug: Type.String(),
+  category_title: Str,
+  category_uuid: Nullable(Uuid),
+  category_icon: Str,
+  // plan
+  plan: Nullable(Url),
+  plan_unit: AnyValue,
+  plan_name: Str,
+  plan_uuid: Nullable(Uuid),
+  plan_description: Str,
+  old_plan_name: Str,
+  new_plan_name: Str,
+  old_plan_uuid: Nullable(Uuid),
+  new_plan_uuid: Nullable(Uuid),
+  old_cost_estimate: Nullable(Type.Number()),
+  new_cost_estimate: DecimalString,
+  cost: DecimalString,
+  fixed_price: Nullable(Type.Number()),
+  activation_price: Nullable(Type.Number()),
+  // order
+  attributes: AnyValue,
+  limits: Type.Object({}, { additionalProperties: true }),
+  uuid: Uuid,
+  created: DateTime,
+  modified: DateTime,
+  state: Type.String({ enum: [...ORDER_STATES] }),
+  type: Type.String({ enum: [...ORDER_TYPES] }),
+  order_subtype: Str,
+  output: Type.String(),
+  error_message: Type.String(),
+  error_traceback: Type.String(),
+  callback_url: Str,
+  completed_at: Nullable(DateTime),
+  request_comment: Str,
+  attachment: Nullable(Url),
+  start_date: Nullable(DateOnly),
+  slug: Type.String(),
+  url: Url,
+  can_terminate: Type.Boolean(),
+  termination_comment: Str,
+  backend_id: Type.String(),
+  issue: AnyValue,
+  // resource
+  resource_uuid: Nullable(Uuid),
+  resource_type: Str,
+  resource_name: Str,
+  marketplace_resource_uuid: Nullable(Uuid),
+  // reviewers and creator
+  consumer_reviewed_by: Username,
+  consumer_reviewed_by_full_name: Str,
+  consumer_reviewed_by_username: Username,
+  consumer_reviewed_at: Nullable(DateTime),
+  provider_reviewed_by: Username,
+  provider_reviewed_by_full_name: Str,
+  provider_reviewed_by_username: Username,
+  provider_reviewed_at: Nullable(DateTime),
+  created_by_username: Username,
+  created_by_full_name: Str,
+  created_by_civil_number: Str,
+  // owner
+  customer_name: Type.String(),
+  customer_uuid: Uuid,
+  customer_slug: Type.String(),
+  project_name: Type.String(),
+  project_uuid: Uuid,
+  project_description: Type.String(),
+  project_slug: Type.String(),
+})
+export type Order = Static<typeof OrderSchema>
+export const ORDER_FIELDS = Object.keys(OrderSchema.properties)
+
+export const OrderCreateBody = Body({
+  offering: Type.String(),
+  plan: Type.Optional(Nullable(Type.String())),
+  project: Type.String(),
+  attributes: Type.Optional(AnyValue),
+  limits: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }))),
+  accepting_terms_of_service: Type.Optional(Type.Boolean({ writeOnly: true })),
+  callback_url: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+  request_comment: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+  type: Type.Optional(Type.String({ enum: [...ORDER_TYPES] })),
+  start_date: Type.Optional(Nullable(Type.String({ format: 'date' }))),
+  slug: Type.Optional(Type.String({ maxLength: 150, pattern: '^[-a-zA-Z0-9_]*$' })),
+})
+export type OrderCreate = Static<typeof OrderCreateBody>
+
+export const ErrorFieldsBody = Body({
+  error_message: Type.Optional(Type.String({ maxLength: 10000 })),
+  error_traceback: Type.Optional(Type.String({ maxLength: 100000 })),
+})
+export const BackendIdBody = Body({ backend_id: Type.String({ maxLength: 255 }) })
+export const AttachmentResponse = Type.Object({ attachment: Url })
+export const SwitchPlanBody = Body({ plan: Type.String() })
+export const UpdateLimitsBody = Body({ limits: Type.Record(Type.String(), Type.Integer({ minimum: 0 })) })
+export const TerminateBody = Body({ attributes: Type.Optional(AnyValue) })
+export const OrderUuidResponse = Type.Object({ order_uuid: Uuid })
+
+const F = Type.Optional(Type.String())
+const A = Type.Optional(Type.Array(Type.String()))
+export const OrderListQuery = ListQuery({
+  can_approve_as_consumer: F,
+  can_approve_as_provider: F,
+  category_uuid: F,
+  created: F,
+  customer_uuid: F,
+  modified: F,
+  offering: F,
+  offering_slug: A,
+  offering_type: A,
+  offering_uuid: F,
+  parent_offering_uuid: F,
+  project_uuid: F,
+  provider_uuid: F,
+  query: F,
+  resource: F,
+  resource_name: F,
+  resource_uuid: F,
+  service_manager_uuid: F,
+  state: A,
+  type: A,
+})
+
+export const ORDER_ORDERING = {
+  created: 'orders.created',
+  consumer_reviewed_at: 'orders.consumer_reviewed_at',
+  cost: 'orders.cost',
+  state: 'orders.state',
+} as const

@@ -1,0 +1,998 @@
+// Order use cases: creation with the reference's review rules, every transition of the state
+// machine as one conditional UPDATE with its side effects in the same transaction (resource state,
+// processing, callbacks, cost policy evaluation), attachments and the resource actions.
+import { mkdirSync, createReadStream, existsSync, unlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Transaction } from 'kysely'
+import type { AppContext } from '../../context.js'
+import type { DB } from '../../db/tables.js'
+import { decimalNumber, decimalString, parseJson, toBool, toJson } from '../../db/values.js'
+import { AppError, fieldError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
+import { urlOf, uuidFromLink } from '../../http/links.js'
+import {
+  can,
+  customerIds,
+  offeringIds,
+  projectIds,
+  scopesWith,
+  seesAll,
+  type Actor,
+} from '../../http/permissions.js'
+import type { OrderTerm } from '../../http/query.js'
+import { normalizeUuid } from '../../http/uuid.js'
+import { resolveProjectLink } from '../directory/service.js'
+import { offeringRecord, resolveOfferingLink, resolvePlanLink } from '../catalog/service.js'
+import { OFFERING_TYPE_RULES, isOfferingType, type OfferingTypeRules } from '../catalog/offering-types.js'
+import { assertNewResourceAllowed, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
+import { offeringProcessor } from './processors.js'
+import { callbackUrlProblem, deliver, type CallbackPayload } from './callbacks.js'
+import {
+  ordersRepository,
+  resourcesWriteRepository,
+  type OrderDetailRow,
+  type OrderFilters,
+  type OrderVisibility,
+} from './repository.js'
+import {
+  allowedFrom,
+  initialState,
+  nextState,
+  resourceStateAfter,
+  TERMINAL_STATES,
+  type ApprovalContext,
+  type OrderAction,
+  type OrderState,
+  type OrderType,
+} from './state-machine.js'
+import { PATH, type Order, type OrderCreate } from './schema.js'
+
+type Trx = Transaction<DB>
+
+export const JOBS = {
+  process: 'order.process',
+  callback: 'order.callback',
+  startDate: 'order.start-date',
+  projectStart: 'order.project-start',
+} as const
+
+// ---- visibility and records ----
+
+export function orderVisibility(actor: Actor): OrderVisibility {
+  if (seesAll(actor)) return { all: true }
+  return {
+    all: false,
+    projectIds: projectIds(actor),
+    customerIds: customerIds(actor),
+    offeringIds: offeringIds(actor),
+  }
+}
+
+function rulesOf(type: string): OfferingTypeRules | null {
+  return isOfferingType(type) ? OFFERING_TYPE_RULES[type] : null
+}
+
+function planCost(unitPrice: unknown, fixedPrice: unknown): number | null {
+  const u = decimalNumber(unitPrice)
+  const f = decimalNumber(fixedPrice)
+  if (u === null && f === null) return null
+  return (u ?? 0) + (f ?? 0)
+}
+
+export function toOrder(base: string, r: OrderDetailRow, actor: Actor | null): Order {
+  const rules = rulesOf(r.offering_type)
+  const type = r.type as OrderType
+  const state = r.state as OrderState
+  const newCost = planCost(r.plan_unit_price, r.plan_fixed_price)
+  const isUpdate = type === 'Update' && r.old_plan_id !== null
+  const seesTraceback = !!actor && (actor.isStaff || actor.isSupport)
+  return {
+    offering: urlOf(base, 'marketplace-provider-offerings', r.offering_uuid)!,
+    offering_name: r.offering_name,
+    offering_uuid: r.offering_uuid,
+    offering_description: r.offering_description,
+    offering_image: r.offering_image,
+    offering_thumbnail: r.offering_thumbnail,
+    offering_type: r.offering_type,
+    offering_shared: toBool(r.offering_shared),
+    offering_billable: toBool(r.offering_billable),
+    offering_plugin_options: parseJson(r.offering_plugin_options, {}),
+    provider_name: r.provider_name,
+    provider_uuid: r.provider_uuid,
+    provider_slug: r.provider_slug,
+    category_title: r.category_title ?? null,
+    category_uuid: r.category_uuid ?? null,
+    category_icon: r.category_icon ?? null,
+    plan: urlOf(base, 'marketplace-plans', r.plan_uuid),
+    plan_unit: r.plan_unit ?? null,
+    plan_name: r.plan_name ?? null,
+    plan_uuid: r.plan_uuid ?? null,
+    plan_description: r.plan_description ?? null,
+    old_plan_name: isUpdate ? (r.old_plan_name ?? null) : null,
+    new_plan_name: isUpdate ? (r.plan_name ?? null) : null,
+    old_plan_uuid: isUpdate ? (r.old_plan_uuid ?? null) : null,
+    new_plan_uuid: isUpdate ? (r.plan_uuid ?? null) : null,
+    old_cost_estimate: isUpdate ? planCost(r.old_plan_unit_price, r.old_plan_fixed_price) : null,
+    new_cost_estimate: isUpdate ? decimalString(newCost) : null,
+    cost: decimalString(r.cost),
+    fixed_price: decimalNumber(r.plan_fixed_price),
+    activation_price: decimalNumber(r.plan_activation_price),
+    attributes: parseJson(r.attributes, {}),
+    limits: parseJson(r.limits, {}),
+    uuid: r.uuid,
+    created: r.created,
+    modified: r.modified,
+    state,
+    type,
+    order_subtype: null,
+    output: r.output,
+    error_message: r.error_message,
+    error_traceback: seesTraceback ? r.error_traceback : '',
+    callback_url: r.callback_url,
+    completed_at: r.completed_at,
+    request_comment: r.request_comment,
+    attachment: r.attachment ? `${base}/api/${PATH}/${r.uuid}/attachment/` : null,
+    start_date: r.start_date,
+    slug: r.slug,
+    url: urlOf(base, PATH, r.uuid)!,
+    can_terminate: !!rules?.cancel && ['pending-consumer', 'pending-provider', 'executing'].includes(state),
+    termination_comment: r.termination_comment,
+    backend_id: r.backend_id,
+    issue: null,
+    resource_uuid: r.resource_uuid ?? null,
+    resource_type: r.resource_type || r.offering_type,
+    resource_name: r.resource_name ?? null,
+    marketplace_resource_uuid: r.resource_uuid ?? null,
+    consumer_reviewed_by: r.consumer_reviewed_by_username ?? null,
+    consumer_reviewed_by_full_name: r.consumer_reviewed_by_full_name ?? null,
+    consumer_reviewed_by_username: r.consumer_reviewed_by_username ?? null,
+    consumer_reviewed_at: r.consumer_reviewed_at,
+    provider_reviewed_by: r.provider_reviewed_by_username ?? null,
+    provider_reviewed_by_full_name: r.provider_reviewed_by_full_name ?? null,
+    provider_reviewed_by_username: r.provider_reviewed_by_username ?? null,
+    provider_reviewed_at: r.provider_reviewed_at,
+    created_by_username: r.created_by_username ?? null,
+    created_by_full_name: r.created_by_full_name ?? null,
+    created_by_civil_number: r.created_by_civil_number ?? null,
+    customer_name: r.customer_name,
+    customer_uuid: r.customer_uuid,
+    customer_slug: r.customer_slug,
+    project_name: r.project_name,
+    project_uuid: r.project_uuid,
+    project_description: r.project_description,
+    project_slug: r.project_slug,
+  }
+}
+
+export async function listOrders(
+  ctx: AppContext,
+  actor: Actor,
+  f: OrderFilters,
+  order: OrderTerm[],
+  base: string,
+  page: (count: () => Promise<number>, fetch: (l: number, o: number) => Promise<Order[]>) => Promise<Order[]>,
+): Promise<Order[]> {
+  const repo = ordersRepository(ctx.db)
+  const vis = orderVisibility(actor)
+  return page(
+    () => repo.count(vis, f),
+    async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toOrder(base, r, actor)),
+  )
+}
+
+/** `can_approve_as_*` filters: a true value also restricts to orders the caller may approve. */
+export function approvalFilters(
+  actor: Actor,
+  consumer: boolean | undefined,
+  provider: boolean | undefined,
+): OrderFilters {
+  const f: OrderFilters = {}
+  const approve = scopesWith(actor, 'ORDER.APPROVE')
+  if (consumer !== undefined) {
+    f.canApproveAsConsumer =
+      consumer && !actor.isStaff
+        ? { projectIds: approve.project, customerIds: approve.customer }
+        : consumer
+          ? 'all'
+          : 'state-only'
+  }
+  if (provider !== undefined) {
+    f.canApproveAsProvider =
+      provider && !actor.isStaff
+        ? { customerIds: approve.customer, offeringIds: approve.offering }
+        : provider
+          ? 'all'
+          : 'state-only'
+  }
+  return f
+}
+
+async function findVisible(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  db = ctx.db,
+): Promise<OrderDetailRow> {
+  const id = normalizeUuid(uuid)
+  const row = id ? await ordersRepository(db).findVisibleByUuid(orderVisibility(actor), id) : undefined
+  if (!row) throw notFound('No Order matches the given query.')
+  return row
+}
+
+export async function getOrder(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<Order> {
+  return toOrder(base, await findVisible(ctx, actor, uuid), actor)
+}
+
+export async function getOrderOffering(ctx: AppContext, actor: Actor, uuid: string, base: string) {
+  const row = await findVisible(ctx, actor, uuid)
+  return offeringRecord(ctx, base, row.offering_id)
+}
+
+// ---- creation ----
+
+function today(ctx: AppContext): string {
+  return ctx.clock().toISOString().slice(0, 10)
+}
+
+async function approvalContext(
+  ctx: AppContext,
+  db: Trx,
+  projectId: number,
+  offeringType: string,
+  startDate: string | null,
+): Promise<ApprovalContext> {
+  const project = await db
+    .selectFrom('projects')
+    .select('start_date')
+    .where('id', '=', projectId)
+    .executeTakeFirst()
+  const rules = rulesOf(offeringType)
+  return {
+    projectNotStarted: !!project?.start_date && project.start_date > today(ctx),
+    providerMustReview: rules?.providerApprovalRequired ?? false,
+    startDateInFuture: ctx.config.orderStartDateEnabled && !!startDate && startDate > today(ctx),
+  }
+}
+
+/** The reference's "consumer approval is implied" rule (creator may approve for the project). */
+function consumerApprovalImplied(
+  actor: Actor,
+  o: { customerId: number; projectId: number },
+  type: OrderType,
+  providerCustomerId: number,
+) {
+  if (actor.isStaff) return true
+  if (can(actor, 'ORDER.APPROVE', { customerId: o.customerId, projectId: o.projectId })) return true
+  return (
+    type === 'Terminate' &&
+    actor.grants.some(
+      (g) => g.scopeType === 'customer' && g.scopeId === providerCustomerId && g.role === 'CUSTOMER.OWNER',
+    )
+  )
+}
+
+function checkCustomerAndProject(
+  ctx: AppContext,
+  customer: { blocked: number; archived: number },
+  project: { name: string; end_date: string | null },
+) {
+  if (toBool(customer.blocked)) throw nonFieldError('Blocked organization is not available.')
+  if (toBool(customer.archived)) throw nonFieldError('Archived organization is not available.')
+  if (project.end_date && project.end_date < today(ctx))
+    throw nonFieldError(`Project '${project.name}' is expired.`)
+}
+
+/** The policy step of creation: a fired blocking cost policy refuses new resources. */
+async function checkNewResourceAllowed(ctx: AppContext, trx: Trx, offeringId: number, customerId: number) {
+  await assertNewResourceAllowed(ctx, trx, { offeringId, customerId })
+}
+
+export async function createOrder(
+  ctx: AppContext,
+  actor: Actor,
+  body: OrderCreate,
+  base: string,
+): Promise<Order> {
+  const type = (body.type ?? 'Create') as OrderType
+  if (type !== 'Create') {
+    throw fieldError('type', 'Update and Terminate orders are created through the resource actions.')
+  }
+  const project = await resolveProjectLink(ctx, actor, 'project', body.project)
+  const offering = await resolveOfferingLink(ctx, actor, 'offering', body.offering)
+  if (offering.state !== 'Active') throw fieldError('offering', 'Offering is not available.')
+  let plan = null
+  if (body.plan) {
+    plan = await resolvePlanLink(ctx, 'plan', body.plan)
+    if (plan.offering_id !== offering.id || toBool(plan.archived)) {
+      throw fieldError('plan', 'This plan is not available for selected offering.')
+    }
+  } else {
+    const plans = await ctx.db
+      .selectFrom('plans')
+      .select('id')
+      .where('offering_id', '=', offering.id)
+      .where('archived', '=', 0)
+      .execute()
+    if (plans.length) throw fieldError('plan', 'This field is required.')
+  }
+  if (body.slug !== undefined && !actor.isStaff) throw fieldError('slug', 'Only staff can set the slug.')
+  if (body.callback_url) {
+    const problem = callbackUrlProblem(ctx.config, body.callback_url)
+    if (problem) throw fieldError('callback_url', problem)
+  }
+  const customer = (await ctx.db
+    .selectFrom('customers')
+    .selectAll()
+    .where('id', '=', project.customer_id)
+    .executeTakeFirst())!
+  checkCustomerAndProject(ctx, customer, project)
+  if (!toBool(offering.shared) && offering.customer_id !== project.customer_id) {
+    throw nonFieldError(`Offering "${offering.name}" is not allowed in organization "${customer.name}".`)
+  }
+  if (offering.terms_of_service && toBool(offering.shared) && body.accepting_terms_of_service !== true) {
+    throw nonFieldError(`Terms of service for offering '${offering.name}' have not been accepted.`)
+  }
+  const attributes =
+    body.attributes && typeof body.attributes === 'object' ? (body.attributes as Record<string, unknown>) : {}
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const id = await ctx.db.transaction().execute(async (trx) => {
+    await checkNewResourceAllowed(ctx, trx, offering.id, project.customer_id)
+    const resourceId = await resourcesWriteRepository(trx).insert({
+      uuid: ctx.newUuid(),
+      name: typeof attributes.name === 'string' ? attributes.name.slice(0, 150) : '',
+      offering_id: offering.id,
+      plan_id: plan?.id ?? null,
+      project_id: project.id,
+      customer_id: project.customer_id,
+      state: 'Creating',
+      attributes: toJson(attributes),
+      limits: toJson(body.limits ?? {}),
+      resource_type: offering.type,
+      scope_type: null,
+      scope_id: null,
+      end_date: typeof attributes.end_date === 'string' ? attributes.end_date.slice(0, 10) : null,
+      created: now,
+      modified: now,
+    })
+    // The new resource counts in the offering's estimated cost from now on.
+    await scheduleCostPolicyEvaluation(ctx, trx, offering.id)
+    const implied = consumerApprovalImplied(
+      actor,
+      { customerId: project.customer_id, projectId: project.id },
+      type,
+      offering.customer_id,
+    )
+    const ac = await approvalContext(ctx, trx, project.id, offering.type, body.start_date ?? null)
+    const state = initialState(implied, ac)
+    const orderId = await ordersRepository(trx).insert({
+      uuid,
+      slug: body.slug ?? '',
+      type,
+      state,
+      offering_id: offering.id,
+      provider_customer_id: offering.customer_id,
+      plan_id: plan?.id ?? null,
+      old_plan_id: null,
+      project_id: project.id,
+      customer_id: project.customer_id,
+      resource_id: resourceId,
+      attributes: toJson(attributes),
+      limits: toJson(body.limits ?? {}),
+      cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
+      callback_url: body.callback_url ?? null,
+      request_comment: body.request_comment ?? null,
+      start_date: body.start_date ?? null,
+      attachment: null,
+      termination_comment: null,
+      consumer_reviewed_by_id: implied ? actor.id : null,
+      consumer_reviewed_at: implied ? now : null,
+      provider_reviewed_by_id: null,
+      provider_reviewed_at: null,
+      created_by_id: actor.id,
+      completed_at: null,
+      created: now,
+      modified: now,
+    })
+    await afterStateChange(ctx, trx, orderId, state)
+    return orderId
+  })
+  ctx.jobs.wake()
+  return toOrder(base, (await ordersRepository(ctx.db).findById(id))!, actor)
+}
+
+// ---- transitions ----
+
+/** Side effects of reaching `state`, in order: resource state, processing, delayed start, callback. */
+async function afterStateChange(
+  ctx: AppContext,
+  trx: Trx,
+  orderId: number,
+  state: OrderState,
+): Promise<void> {
+  const o = await trx
+    .selectFrom('orders')
+    .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
+    .leftJoin('resources', 'resources.id', 'orders.resource_id')
+    .select([
+      'orders.id',
+      'orders.uuid',
+      'orders.type',
+      'orders.state',
+      'orders.resource_id',
+      'orders.plan_id',
+      'orders.limits',
+      'orders.callback_url',
+      'orders.start_date',
+      'orders.project_id',
+      'orders.offering_id',
+      'orders.modified',
+      'offerings.type as offering_type',
+      'resources.uuid as resource_uuid',
+    ])
+    .where('orders.id', '=', orderId)
+    .executeTakeFirstOrThrow()
+  const type = o.type as OrderType
+  const now = ctx.clock().toISOString()
+  const resourceState = resourceStateAfter(type, state)
+  if (o.resource_id !== null && resourceState) {
+    const values: Record<string, unknown> = { state: resourceState, modified: now }
+    if (state === 'done' && type === 'Update') {
+      values.plan_id = o.plan_id
+      values.limits = toJson(parseJson(o.limits, {}))
+    }
+    await resourcesWriteRepository(trx).update(o.resource_id, values)
+    await scheduleCostPolicyEvaluation(ctx, trx, o.offering_id)
+  }
+  const rules = rulesOf(o.offering_type)
+  if (state === 'executing' && rules?.processedBy === 'server') {
+    await ctx.jobs.enqueue(trx, JOBS.process, { orderId })
+  }
+  if (state === 'pending-start-date' && o.start_date) {
+    await ctx.jobs.enqueue(
+      trx,
+      JOBS.startDate,
+      { orderId },
+      { runAt: new Date(`${o.start_date}T00:00:00.000Z`) },
+    )
+  }
+  if (state === 'pending-project') {
+    const p = await trx
+      .selectFrom('projects')
+      .select('start_date')
+      .where('id', '=', o.project_id)
+      .executeTakeFirst()
+    if (p?.start_date) {
+      await ctx.jobs.enqueue(
+        trx,
+        JOBS.projectStart,
+        { orderId },
+        { runAt: new Date(`${p.start_date}T00:00:00.000Z`) },
+      )
+    }
+  }
+  if (o.callback_url) {
+    const payload: CallbackPayload = {
+      url: o.callback_url,
+      body: {
+        uuid: o.uuid,
+        state,
+        type: o.type,
+        resource_uuid: o.resource_uuid ?? null,
+        modified: o.modified,
+      },
+    }
+    await ctx.jobs.enqueue(trx, JOBS.callback, payload, { maxAttempts: 5 })
+  }
+}
+
+interface TransitionOptions {
+  /** 403 unless this holds (after the order is found). */
+  permitted: (o: OrderDetailRow) => boolean
+  /** 405 unless the offering type supports the action (checked after the state). */
+  typeAllows?: (rules: OfferingTypeRules | null) => boolean
+  /** Extra columns written with the state. */
+  values?: (o: OrderDetailRow, now: string) => Record<string, unknown>
+  /** Business checks (400) after state and type. */
+  validate?: (o: OrderDetailRow, trx: Trx) => Promise<void> | void
+}
+
+function typeNotSupported(type: string): AppError {
+  return new AppError('not_allowed', `The order's offering type ${type} does not support this action.`)
+}
+
+/** Runs one action: 404 → 403 → 409 → 405 → 400, then one conditional UPDATE and its effects. */
+async function transition(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  action: OrderAction,
+  opts: TransitionOptions,
+): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const o = await findVisible(ctx, actor, uuid, trx)
+    if (!opts.permitted(o)) throw forbidden()
+    const from = allowedFrom(action)
+    const ac = await approvalContext(ctx, trx, o.project_id, o.offering_type, o.start_date)
+    const to = nextState(o.state as OrderState, action, ac)
+    if (!to) throw invalidState(from)
+    if (opts.typeAllows && !opts.typeAllows(rulesOf(o.offering_type))) throw typeNotSupported(o.offering_type)
+    await opts.validate?.(o, trx)
+    const now = ctx.clock().toISOString()
+    const values: Record<string, unknown> = { state: to, modified: now, ...(opts.values?.(o, now) ?? {}) }
+    if (TERMINAL_STATES.includes(to)) values.completed_at = now
+    const moved = await ordersRepository(trx).updateStateIfCurrent(o.id, from, values)
+    if (!moved) throw invalidState(from)
+    await afterStateChange(ctx, trx, o.id, to)
+  })
+  ctx.jobs.wake()
+}
+
+const consumerScopes = (o: OrderDetailRow) => ({ customerId: o.customer_id, projectId: o.project_id })
+const providerScopes = (o: OrderDetailRow) => ({
+  customerId: o.provider_customer_id,
+  offeringId: o.offering_id,
+})
+
+export function approveByConsumer(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'approve_by_consumer', {
+    permitted: (o) => can(actor, 'ORDER.APPROVE', consumerScopes(o)),
+    validate: async (o, trx) => {
+      const c = (await trx
+        .selectFrom('customers')
+        .selectAll()
+        .where('id', '=', o.customer_id)
+        .executeTakeFirst())!
+      const p = (await trx
+        .selectFrom('projects')
+        .selectAll()
+        .where('id', '=', o.project_id)
+        .executeTakeFirst())!
+      checkCustomerAndProject(ctx, c, p)
+    },
+    values: (_o, now) => ({ consumer_reviewed_by_id: actor.id, consumer_reviewed_at: now }),
+  })
+}
+
+export function approveByProvider(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'approve_by_provider', {
+    permitted: (o) => can(actor, 'ORDER.APPROVE', providerScopes(o)),
+    values: (_o, now) => ({ provider_reviewed_by_id: actor.id, provider_reviewed_at: now }),
+  })
+}
+
+export function rejectByConsumer(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { error_message?: string; error_traceback?: string },
+) {
+  return transition(ctx, actor, uuid, 'reject_by_consumer', {
+    permitted: (o) => o.created_by_id === actor.id || can(actor, 'ORDER.REJECT', consumerScopes(o)),
+    values: (_o, now) => ({
+      consumer_reviewed_by_id: actor.id,
+      consumer_reviewed_at: now,
+      ...(body.error_message !== undefined ? { error_message: body.error_message } : {}),
+      ...(body.error_traceback !== undefined ? { error_traceback: body.error_traceback } : {}),
+    }),
+  })
+}
+
+export function rejectByProvider(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'reject_by_provider', {
+    permitted: (o) => can(actor, 'ORDER.REJECT', providerScopes(o)),
+    values: (_o, now) => ({ provider_reviewed_by_id: actor.id, provider_reviewed_at: now }),
+  })
+}
+
+export function cancelOrder(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'cancel', {
+    permitted: (o) => can(actor, 'ORDER.CANCEL', consumerScopes(o)),
+    typeAllows: (r) => !!r?.cancel,
+  })
+}
+
+/** Agents (provider side) drive these; support staff complete support requests. */
+function agentPermitted(actor: Actor, o: OrderDetailRow): boolean {
+  if (can(actor, 'ORDER.APPROVE', providerScopes(o))) return true
+  return actor.isSupport && rulesOf(o.offering_type)?.processedBy === 'support'
+}
+
+export function setStateExecuting(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'set_state_executing', {
+    permitted: (o) => agentPermitted(actor, o),
+    typeAllows: (r) => !!r?.setStateExecuting,
+  })
+}
+
+export function setStateDone(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'set_state_done', {
+    permitted: (o) => agentPermitted(actor, o),
+    typeAllows: (r) => !!r?.setStateDone,
+  })
+}
+
+export function setStateErred(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { error_message?: string; error_traceback?: string },
+) {
+  return transition(ctx, actor, uuid, 'set_state_erred', {
+    permitted: (o) => agentPermitted(actor, o),
+    values: () => ({ error_message: body.error_message ?? '', error_traceback: body.error_traceback ?? '' }),
+  })
+}
+
+export async function deleteOrder(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const o = await findVisible(ctx, actor, uuid, trx)
+    if (!can(actor, 'ORDER.DESTROY', consumerScopes(o))) throw forbidden()
+    const from = allowedFrom('delete')
+    if (!from.includes(o.state as OrderState)) throw invalidState(from)
+    const c = (await trx
+      .selectFrom('customers')
+      .selectAll()
+      .where('id', '=', o.customer_id)
+      .executeTakeFirst())!
+    if (toBool(c.blocked)) throw nonFieldError('Blocked organization is not available.')
+    if (toBool(c.archived)) throw nonFieldError('Archived organization is not available.')
+    const r = await trx
+      .deleteFrom('orders')
+      .where('id', '=', o.id)
+      .where('state', 'in', [...from])
+      .executeTakeFirst()
+    if (Number(r.numDeletedRows) !== 1) throw invalidState(from)
+    // A resource that only existed for this Create order goes with it.
+    if (o.type === 'Create' && o.resource_id !== null) {
+      await resourcesWriteRepository(trx).update(o.resource_id, {
+        state: 'Terminated',
+        modified: ctx.clock().toISOString(),
+      })
+      await scheduleCostPolicyEvaluation(ctx, trx, o.offering_id)
+    }
+  })
+  removeAttachmentFile(ctx, uuid)
+}
+
+/** Staff only: forget the order without touching the backend. */
+export async function unlinkOrder(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
+  const o = await findVisible(ctx, actor, uuid)
+  await ordersRepository(ctx.db).delete(o.id)
+  removeAttachmentFile(ctx, o.uuid)
+}
+
+export async function setBackendId(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  backendId: string,
+): Promise<void> {
+  const o = await findVisible(ctx, actor, uuid)
+  if (!can(actor, 'ORDER.APPROVE', providerScopes(o))) throw forbidden()
+  await ctx.db.transaction().execute(async (trx) => {
+    const now = ctx.clock().toISOString()
+    await ordersRepository(trx).update(o.id, { backend_id: backendId, modified: now })
+    if (o.resource_id !== null)
+      await resourcesWriteRepository(trx).update(o.resource_id, { backend_id: backendId, modified: now })
+  })
+}
+
+// ---- attachments ----
+
+function attachmentPath(ctx: AppContext, uuid: string): string {
+  return join(ctx.config.uploadDir, 'orders', `${uuid}.pdf`)
+}
+
+function removeAttachmentFile(ctx: AppContext, uuid: string) {
+  const p = attachmentPath(ctx, uuid)
+  if (existsSync(p)) unlinkSync(p)
+}
+
+function attachmentAllowed(actor: Actor, o: OrderDetailRow): boolean {
+  return (
+    o.created_by_id === actor.id ||
+    can(actor, 'ORDER.CANCEL', consumerScopes(o)) ||
+    can(actor, 'ORDER.APPROVE', consumerScopes(o))
+  )
+}
+
+const PENDING: readonly OrderState[] = [
+  'pending-consumer',
+  'pending-provider',
+  'pending-project',
+  'pending-start-date',
+]
+
+export async function updateAttachment(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  file: { mimetype: string; data: Buffer } | null,
+  base: string,
+): Promise<{ attachment: string }> {
+  const o = await findVisible(ctx, actor, uuid)
+  if (!attachmentAllowed(actor, o)) throw forbidden()
+  if (!PENDING.includes(o.state as OrderState)) throw invalidState(PENDING)
+  if (!file) throw fieldError('attachment', 'No file was submitted.')
+  if (file.mimetype !== 'application/pdf' || file.data.subarray(0, 5).toString('latin1') !== '%PDF-') {
+    throw fieldError('attachment', 'Only PDF files are accepted.')
+  }
+  const path = attachmentPath(ctx, o.uuid)
+  mkdirSync(join(ctx.config.uploadDir, 'orders'), { recursive: true })
+  writeFileSync(path, file.data)
+  await ordersRepository(ctx.db).update(o.id, {
+    attachment: `orders/${o.uuid}.pdf`,
+    modified: ctx.clock().toISOString(),
+  })
+  return { attachment: `${base}/api/${PATH}/${o.uuid}/attachment/` }
+}
+
+export async function deleteAttachment(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
+  const o = await findVisible(ctx, actor, uuid)
+  if (!attachmentAllowed(actor, o)) throw forbidden()
+  if (!PENDING.includes(o.state as OrderState)) throw invalidState(PENDING)
+  await ordersRepository(ctx.db).update(o.id, { attachment: null, modified: ctx.clock().toISOString() })
+  removeAttachmentFile(ctx, o.uuid)
+}
+
+export async function openAttachment(ctx: AppContext, actor: Actor, uuid: string) {
+  const o = await findVisible(ctx, actor, uuid)
+  const path = attachmentPath(ctx, o.uuid)
+  if (!o.attachment || !existsSync(path)) throw notFound('The order has no attachment.')
+  return createReadStream(path)
+}
+
+// ---- resource actions (Update and Terminate orders) ----
+
+async function resourceOrder(
+  ctx: AppContext,
+  actor: Actor,
+  resourceUuid: string,
+  type: 'Update' | 'Terminate',
+  extra: { planId?: number; limits?: Record<string, number>; attributes?: Record<string, unknown> },
+): Promise<{ order_uuid: string }> {
+  const id = normalizeUuid(resourceUuid)
+  const resource = id
+    ? await ctx.db
+        .selectFrom('resources')
+        .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
+        .select([
+          'resources.id',
+          'resources.state',
+          'resources.plan_id',
+          'resources.limits',
+          'resources.project_id',
+          'resources.customer_id',
+          'resources.offering_id',
+          'resources.attributes',
+          'offerings.customer_id as provider_customer_id',
+          'offerings.type as offering_type',
+          'offerings.state as offering_state',
+        ])
+        .where('resources.uuid', '=', id)
+        .executeTakeFirst()
+    : undefined
+  const vis = orderVisibility(actor)
+  const visible =
+    resource &&
+    (vis.all ||
+      vis.projectIds.includes(resource.project_id) ||
+      vis.customerIds.includes(resource.customer_id) ||
+      vis.customerIds.includes(resource.provider_customer_id) ||
+      vis.offeringIds.includes(resource.offering_id))
+  if (!resource || !visible) throw notFound('No Resource matches the given query.')
+  if (!can(actor, 'ORDER.CREATE', { customerId: resource.customer_id, projectId: resource.project_id }))
+    throw forbidden()
+  if (!['OK', 'Erred'].includes(resource.state)) invalidResourceState()
+  const orders = ordersRepository(ctx.db)
+  if (await orders.hasOpenOrderForResource(resource.id))
+    throw nonFieldError('Pending order for resource already exists.')
+  const plan = extra.planId
+    ? await ctx.db.selectFrom('plans').selectAll().where('id', '=', extra.planId).executeTakeFirst()
+    : resource.plan_id
+      ? await ctx.db.selectFrom('plans').selectAll().where('id', '=', resource.plan_id).executeTakeFirst()
+      : undefined
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  await ctx.db.transaction().execute(async (trx) => {
+    const implied = consumerApprovalImplied(
+      actor,
+      { customerId: resource.customer_id, projectId: resource.project_id },
+      type,
+      resource.provider_customer_id,
+    )
+    const ac = await approvalContext(ctx, trx, resource.project_id, resource.offering_type, null)
+    const state = initialState(implied, { ...ac, projectNotStarted: false })
+    const orderId = await ordersRepository(trx).insert({
+      uuid,
+      slug: '',
+      type,
+      state,
+      offering_id: resource.offering_id,
+      provider_customer_id: resource.provider_customer_id,
+      plan_id: plan?.id ?? null,
+      old_plan_id: extra.planId ? resource.plan_id : null,
+      project_id: resource.project_id,
+      customer_id: resource.customer_id,
+      resource_id: resource.id,
+      attributes: toJson(extra.attributes ?? {}),
+      limits: toJson(extra.limits ?? parseJson(resource.limits, {})),
+      cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
+      callback_url: null,
+      request_comment: null,
+      start_date: null,
+      attachment: null,
+      termination_comment: null,
+      consumer_reviewed_by_id: implied ? actor.id : null,
+      consumer_reviewed_at: implied ? now : null,
+      provider_reviewed_by_id: null,
+      provider_reviewed_at: null,
+      created_by_id: actor.id,
+      completed_at: null,
+      created: now,
+      modified: now,
+    })
+    await afterStateChange(ctx, trx, orderId, state)
+  })
+  ctx.jobs.wake()
+  return { order_uuid: uuid }
+}
+
+function invalidResourceState(): never {
+  throw invalidState(['OK', 'Erred'])
+}
+
+export function terminateResource(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  attributes?: Record<string, unknown>,
+) {
+  return resourceOrder(ctx, actor, uuid, 'Terminate', { attributes })
+}
+
+export async function switchPlan(ctx: AppContext, actor: Actor, uuid: string, planLink: string) {
+  const planUuid = uuidFromLink(planLink, 'marketplace-plans')
+  const plan = await resolvePlanLink(ctx, 'plan', planLink)
+  const resource = await ctx.db
+    .selectFrom('resources')
+    .select(['offering_id', 'plan_id'])
+    .where('uuid', '=', normalizeUuid(uuid) ?? '')
+    .executeTakeFirst()
+  if (resource && (plan.offering_id !== resource.offering_id || toBool(plan.archived))) {
+    throw fieldError('plan', 'This plan is not available for selected offering.')
+  }
+  if (resource && plan.id === resource.plan_id)
+    throw fieldError('plan', 'The resource already uses this plan.')
+  void planUuid
+  return resourceOrder(ctx, actor, uuid, 'Update', { planId: plan.id })
+}
+
+export function updateLimits(ctx: AppContext, actor: Actor, uuid: string, limits: Record<string, number>) {
+  return resourceOrder(ctx, actor, uuid, 'Update', { limits })
+}
+
+// ---- jobs ----
+
+/** For processors that answered `pending`: finish the executing order now. */
+export async function completeOrder(
+  ctx: AppContext,
+  orderId: number,
+  outcome: 'done' | 'erred',
+  message = '',
+  traceback = '',
+): Promise<boolean> {
+  const action: OrderAction = outcome === 'done' ? 'processing_done' : 'processing_erred'
+  const moved = await ctx.db.transaction().execute(async (trx) => {
+    const now = ctx.clock().toISOString()
+    const values: Record<string, unknown> = { state: outcome, modified: now, completed_at: now }
+    if (outcome === 'erred') Object.assign(values, { error_message: message, error_traceback: traceback })
+    const ok = await ordersRepository(trx).updateStateIfCurrent(orderId, allowedFrom(action), values)
+    if (ok) await afterStateChange(ctx, trx, orderId, outcome)
+    return ok
+  })
+  ctx.jobs.wake()
+  return moved
+}
+
+async function processOrder(ctx: AppContext, orderId: number): Promise<void> {
+  const o = await ordersRepository(ctx.db).findById(orderId)
+  if (!o || o.state !== 'executing') return
+  const processor = offeringProcessor(o.offering_type)
+  if (!processor) {
+    await completeOrder(ctx, orderId, 'done')
+    return
+  }
+  try {
+    const offering = (await ctx.db
+      .selectFrom('offerings')
+      .selectAll()
+      .where('id', '=', o.offering_id)
+      .executeTakeFirst())!
+    const resource = o.resource_id
+      ? await ctx.db.selectFrom('resources').selectAll().where('id', '=', o.resource_id).executeTakeFirst()
+      : undefined
+    if (!resource) throw new Error('the order has no resource')
+    const result = await ctx.db.transaction().execute((trx) =>
+      processor.process(ctx, trx, {
+        orderId: o.id,
+        orderUuid: o.uuid,
+        type: o.type as OrderType,
+        offering: {
+          id: offering.id,
+          uuid: offering.uuid,
+          type: offering.type,
+          customerId: offering.customer_id,
+          serviceSettingsId: offering.service_settings_id,
+          pluginOptions: parseJson(offering.plugin_options, {}),
+        },
+        resource: {
+          id: resource.id,
+          uuid: resource.uuid,
+          name: resource.name,
+          projectId: resource.project_id,
+          customerId: resource.customer_id,
+          planId: resource.plan_id,
+          scopeType: resource.scope_type,
+          scopeId: resource.scope_id,
+          backendId: resource.backend_id,
+        },
+        attributes: parseJson(o.attributes, {}),
+        limits: parseJson(o.limits, {}),
+        createdById: o.created_by_id,
+      }),
+    )
+    if (result.state === 'done') await completeOrder(ctx, orderId, 'done')
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e))
+    await completeOrder(ctx, orderId, 'erred', err.message, err.stack ?? '')
+  }
+}
+
+async function moveWhenDue(ctx: AppContext, orderId: number, action: OrderAction): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const o = await trx
+      .selectFrom('orders')
+      .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
+      .select([
+        'orders.id',
+        'orders.state',
+        'orders.project_id',
+        'orders.start_date',
+        'offerings.type as offering_type',
+      ])
+      .where('orders.id', '=', orderId)
+      .executeTakeFirst()
+    if (!o) return
+    const ac = await approvalContext(ctx, trx, o.project_id, o.offering_type, o.start_date)
+    const to = nextState(o.state as OrderState, action, ac)
+    if (!to || to === o.state) return
+    const now = ctx.clock().toISOString()
+    if (
+      await ordersRepository(trx).updateStateIfCurrent(o.id, allowedFrom(action), {
+        state: to,
+        modified: now,
+      })
+    ) {
+      await afterStateChange(ctx, trx, o.id, to)
+    }
+  })
+}
+
+export function defineOrderJobs(ctx: AppContext): void {
+  ctx.jobs.define<{ orderId: number }>(JOBS.process, {
+    maxAttempts: 3,
+    run: async (p) => processOrder(ctx, p.orderId),
+  })
+  ctx.jobs.define<CallbackPayload>(JOBS.callback, {
+    maxAttempts: 5,
+    backoffMs: 2000,
+    run: async (p) => deliver(ctx.config, p),
+  })
+  ctx.jobs.define<{ orderId: number }>(JOBS.startDate, {
+    run: async (p) => moveWhenDue(ctx, p.orderId, 'start_date_reached'),
+  })
+  ctx.jobs.define<{ orderId: number }>(JOBS.projectStart, {
+    run: async (p) => moveWhenDue(ctx, p.orderId, 'project_started'),
+  })
+}

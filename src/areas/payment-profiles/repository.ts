@@ -1,0 +1,120 @@
+// All SQL of payment profiles.
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { DB } from '../../db/tables.js'
+import type { Dialect } from '../../db/database.js'
+import type { OrderTerm } from '../../http/query.js'
+
+type Db = Kysely<DB> | Transaction<DB>
+
+/** Staff and support see every profile; organization owners only the active ones of their organizations. */
+export type ProfileVisibility = { all: true } | { all: false; customerIds: number[] }
+
+export interface ProfileFilters {
+  is_active?: boolean
+  /** null: a filter that matches nothing (e.g. an organization URL of another kind). */
+  organization_uuid?: string | null
+  payment_types?: string[]
+}
+
+export function paymentProfilesRepository(db: Db) {
+  function base() {
+    return db
+      .selectFrom('payment_profiles')
+      .innerJoin('customers', 'customers.id', 'payment_profiles.organization_id')
+  }
+  function filtered(vis: ProfileVisibility, f: ProfileFilters) {
+    let q = base()
+    if (!vis.all) {
+      if (!vis.customerIds.length) return q.where(sql<boolean>`1 = 0`)
+      q = q
+        .where('payment_profiles.organization_id', 'in', vis.customerIds)
+        .where('payment_profiles.is_active', '=', 1)
+    }
+    if (f.is_active !== undefined) q = q.where('payment_profiles.is_active', '=', f.is_active ? 1 : 0)
+    if (f.organization_uuid === null) q = q.where(sql<boolean>`1 = 0`)
+    else if (f.organization_uuid) q = q.where('customers.uuid', '=', f.organization_uuid)
+    if (f.payment_types?.length) q = q.where('payment_profiles.payment_type', 'in', f.payment_types)
+    return q
+  }
+  const columns = [
+    'payment_profiles.id',
+    'payment_profiles.uuid',
+    'payment_profiles.name',
+    'payment_profiles.organization_id',
+    'payment_profiles.attributes',
+    'payment_profiles.payment_type',
+    'payment_profiles.is_active',
+    'customers.uuid as organization_uuid',
+  ] as const
+  return {
+    async count(vis: ProfileVisibility, f: ProfileFilters): Promise<number> {
+      const r = await filtered(vis, f)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+      return Number(r.n)
+    },
+    list(vis: ProfileVisibility, f: ProfileFilters, order: OrderTerm[], limit: number, offset: number) {
+      let q = filtered(vis, f).select(columns)
+      for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
+      return q.orderBy('payment_profiles.id', 'asc').limit(limit).offset(offset).execute()
+    },
+    findVisibleByUuid(vis: ProfileVisibility, uuid: string) {
+      return filtered(vis, {}).select(columns).where('payment_profiles.uuid', '=', uuid).executeTakeFirst()
+    },
+    findById(id: number) {
+      return base().select(columns).where('payment_profiles.id', '=', id).executeTakeFirstOrThrow()
+    },
+    async insert(values: {
+      uuid: string
+      name: string
+      organization_id: number
+      attributes: string
+      payment_type: string
+      created: string
+      modified: string
+    }): Promise<number> {
+      const r = await db
+        .insertInto('payment_profiles')
+        .values({ ...values, is_active: 0 })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      return r.id
+    },
+    async update(id: number, values: Record<string, unknown>): Promise<void> {
+      await db
+        .updateTable('payment_profiles')
+        .set(values as any)
+        .where('id', '=', id)
+        .execute()
+    },
+    async delete(id: number): Promise<void> {
+      await db.deleteFrom('payment_profiles').where('id', '=', id).execute()
+    },
+    /**
+     * Serializes activations within one organization: on PostgreSQL the organization row is
+     * locked until the transaction ends (SQLite runs one write transaction at a time anyway).
+     */
+    async lockOrganization(dialect: Dialect, organizationId: number): Promise<void> {
+      if (dialect === 'postgres') {
+        await sql`select id from customers where id = ${organizationId} for update`.execute(db)
+      }
+    },
+    /** Makes `id` the only active profile of its organization (others first: the unique index). */
+    async activateOnly(organizationId: number, id: number, now: string): Promise<void> {
+      await db
+        .updateTable('payment_profiles')
+        .set({ is_active: 0, modified: now })
+        .where('organization_id', '=', organizationId)
+        .where('id', '!=', id)
+        .where('is_active', '=', 1)
+        .execute()
+      await db
+        .updateTable('payment_profiles')
+        .set({ is_active: 1, modified: now })
+        .where('id', '=', id)
+        .execute()
+    },
+  }
+}
+
+export type ProfileRow = Awaited<ReturnType<ReturnType<typeof paymentProfilesRepository>['findById']>>

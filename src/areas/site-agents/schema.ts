@@ -1,0 +1,151 @@
+// Site agent identities, services and processors (spec 2.4 / 4.3, reference §3).
+import { Type, type Static } from '@sinclair/typebox'
+import { AnyValue, Body, DateTime, ListQuery, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+
+export const IDENTITY_PATH = 'marketplace-site-agent-identities'
+export const SERVICE_PATH = 'marketplace-site-agent-services'
+export const PROCESSOR_PATH = 'marketplace-site-agent-processors'
+
+/** Stored integers and their labels (the product renders labels, reference Precedence). */
+export const STATE_LABELS = { 1: 'Active', 2: 'Idle', 3: 'Error' } as const
+export type StateCode = keyof typeof STATE_LABELS
+export const STATE_CHOICES = ['Active', 'Idle', 'Error', '1', '2', '3'] as const
+const CHOICE_CODES: Record<(typeof STATE_CHOICES)[number], StateCode> = {
+  Active: 1,
+  Idle: 2,
+  Error: 3,
+  '1': 1,
+  '2': 2,
+  '3': 3,
+}
+export function stateCode(choice: (typeof STATE_CHOICES)[number]): StateCode {
+  return CHOICE_CODES[choice]
+}
+export function stateLabel(code: number): string {
+  return STATE_LABELS[code as StateCode] ?? String(code)
+}
+
+/** Offering types a site agent may serve (reference §3.1: the site-agent type, basic, cloudB tenant). */
+export const AGENT_OFFERING_TYPES = ['Marketplace.Slurm', 'Marketplace.Basic', 'CloudB.Tenant']
+
+export const IdentitySchema = Type.Object({
+  uuid: Uuid,
+  url: Url,
+  name: Type.String(),
+  offering: Url,
+  offering_uuid: Uuid,
+  offering_name: Type.String(),
+  version: Nullable(Type.String()),
+  last_polled_at: Nullable(DateTime),
+  created: DateTime,
+  modified: DateTime,
+})
+export type Identity = Static<typeof IdentitySchema>
+export const IDENTITY_FIELDS = Object.keys(IdentitySchema.properties)
+
+const identityWritable = {
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  offering: Type.String({ description: 'URL of the offering' }),
+  version: Nullable(Type.String({ maxLength: 100 })),
+  last_polled_at: Nullable(Type.String({ description: 'date-time' })),
+}
+export const IdentityCreateBody = Body({
+  name: identityWritable.name,
+  offering: identityWritable.offering,
+  version: Type.Optional(identityWritable.version),
+  last_polled_at: Type.Optional(identityWritable.last_polled_at),
+})
+export const IdentityPatchBody = Body({
+  name: Type.Optional(identityWritable.name),
+  offering: Type.Optional(identityWritable.offering),
+  version: Type.Optional(identityWritable.version),
+  last_polled_at: Type.Optional(identityWritable.last_polled_at),
+})
+export interface IdentityWrite {
+  name?: string
+  offering?: string
+  version?: string | null
+  last_polled_at?: string | null
+}
+export const IdentityListQuery = ListQuery({
+  offering_uuid: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+})
+
+export const ServiceProcessorSchema = Type.Object({
+  uuid: Uuid,
+  url: Url,
+  name: Type.String(),
+  last_run: Nullable(DateTime),
+  backend_type: Type.String(),
+  backend_version: Nullable(Type.String()),
+  created: DateTime,
+  modified: DateTime,
+})
+
+export const ServiceSchema = Type.Object({
+  uuid: Uuid,
+  url: Url,
+  identity: Uuid,
+  identity_name: Type.String(),
+  name: Type.String(),
+  mode: Nullable(Type.String()),
+  state: Type.String({ description: 'Active, Idle or Error' }),
+  statistics: AnyValue,
+  created: DateTime,
+  modified: DateTime,
+  processors: Type.Array(ServiceProcessorSchema),
+})
+export type Service = Static<typeof ServiceSchema>
+export const SERVICE_FIELDS = Object.keys(ServiceSchema.properties)
+
+export const ProcessorSchema = Type.Object({
+  uuid: Uuid,
+  url: Url,
+  service: Uuid,
+  service_name: Type.String(),
+  name: Type.String(),
+  last_run: Nullable(DateTime),
+  backend_type: Type.String(),
+  backend_version: Nullable(Type.String()),
+  created: DateTime,
+  modified: DateTime,
+})
+export type Processor = Static<typeof ProcessorSchema>
+
+export const ServiceListQuery = ListQuery({
+  identity_uuid: Type.Optional(Type.String()),
+  mode: Type.Optional(Type.String()),
+  modified_after: Type.Optional(Type.String({ description: 'modified strictly after (date-time)' })),
+  modified_before: Type.Optional(Type.String({ description: 'modified strictly before (date-time)' })),
+  stale: Type.Optional(Type.String({ description: 'true: not modified for more than 24 hours' })),
+  state: Type.Optional(StringList),
+})
+
+export const RegisterServiceBody = Body({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  mode: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+})
+export const RegisterProcessorBody = Body({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  backend_type: Type.String({ maxLength: 100 }),
+  backend_version: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+})
+export const StatisticsBody = Body({ statistics: AnyValue })
+export const CleanupBody = Body({
+  dry_run: Type.Optional(Type.Unknown({ description: 'boolean, default true' })),
+  older_than_hours: Type.Optional(Type.Unknown({ description: 'integer ≥ 1, default 24' })),
+})
+export const CleanupItem = Type.Object({
+  uuid: Uuid,
+  name: Type.String(),
+  identity_name: Type.String(),
+  state: Type.String(),
+  modified: DateTime,
+})
+export const CleanupResult = Type.Object({
+  deleted_count: Type.Integer(),
+  dry_run: Type.Boolean(),
+  items: Type.Array(CleanupItem),
+})
+export type CleanupResultT = Static<typeof CleanupResult>

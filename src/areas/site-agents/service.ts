@@ -1,0 +1,620 @@
+// Site agent use cases. An identity belongs to one offering; whoever may update the offering
+// (staff, the provider's owners and service-provider managers, offering managers) manages its
+// identities, services and processors. Staff and support read everything; others read the
+// identities of offerings they manage; consumers see nothing.
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { AppContext } from '../../context.js'
+import type { DB } from '../../db/tables.js'
+import { parseJson, toJson } from '../../db/values.js'
+import { fieldError, forbidden, notFound } from '../../http/errors.js'
+import { resolveLink, urlOf } from '../../http/links.js'
+import { can, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
+import { parseDateTime } from '../../http/query.js'
+import { normalizeUuid } from '../../http/uuid.js'
+import {
+  AGENT_OFFERING_TYPES,
+  IDENTITY_PATH,
+  PROCESSOR_PATH,
+  SERVICE_PATH,
+  stateLabel,
+  type CleanupResultT,
+  type Identity,
+  type IdentityWrite,
+  type Processor,
+  type Service,
+} from './schema.js'
+
+type Db = Kysely<DB> | Transaction<DB>
+type Page<T> = (
+  count: () => Promise<number>,
+  fetch: (limit: number, offset: number) => Promise<T[]>,
+) => Promise<T[]>
+
+const IDENTITY_NOT_FOUND = 'No AgentIdentity matches the given query.'
+const SERVICE_NOT_FOUND = 'No AgentService matches the given query.'
+
+export const ACTIVE = 1
+export const IDLE = 2
+/** Active services whose newest processor run is at least this old become Idle (reference §3.3). */
+export const IDLE_AFTER_MS = 10 * 60 * 1000
+/** How often the idle sweep runs while there are Active services. */
+export const SWEEP_INTERVAL_MS = 5 * 60 * 1000
+export const STALE_MS = 24 * 3600 * 1000
+export const MARK_IDLE_JOB = 'site-agents.mark-idle'
+
+// ---- visibility and permission ----
+
+function visibleOfferings(actor: Actor) {
+  const s = scopesWith(actor, 'OFFERING.UPDATE')
+  return { customers: s.customer, offerings: s.offering }
+}
+
+function restrict<Q extends { where: any }>(q: Q, actor: Actor): Q {
+  if (seesAll(actor)) return q
+  const v = visibleOfferings(actor)
+  if (!v.customers.length && !v.offerings.length) return q.where(sql<boolean>`1 = 0`)
+  return q.where((eb: any) => {
+    const ors = []
+    if (v.customers.length) ors.push(eb('offerings.customer_id', 'in', v.customers))
+    if (v.offerings.length) ors.push(eb('offerings.id', 'in', v.offerings))
+    return eb.or(ors)
+  })
+}
+
+function mayManage(actor: Actor, row: { offering_id: number; offering_customer_id: number }): boolean {
+  return can(actor, 'OFFERING.UPDATE', { customerId: row.offering_customer_id, offeringId: row.offering_id })
+}
+
+// ---- identities ----
+
+const identityColumns = [
+  'site_agent_identities.id',
+  'site_agent_identities.uuid',
+  'site_agent_identities.name',
+  'site_agent_identities.version',
+  'site_agent_identities.last_polled_at',
+  'site_agent_identities.created',
+  'site_agent_identities.modified',
+  'site_agent_identities.offering_id',
+  'offerings.uuid as offering_uuid',
+  'offerings.name as offering_name',
+  'offerings.customer_id as offering_customer_id',
+] as const
+
+function identities(db: Db) {
+  return db
+    .selectFrom('site_agent_identities')
+    .innerJoin('offerings', 'offerings.id', 'site_agent_identities.offering_id')
+}
+
+type IdentityRow = NonNullable<Awaited<ReturnType<typeof identityById>>>
+function identityById(db: Db, id: number) {
+  return identities(db).select(identityColumns).where('site_agent_identities.id', '=', id).executeTakeFirst()
+}
+
+function toIdentity(b: string, r: IdentityRow): Identity {
+  return {
+    uuid: r.uuid,
+    url: urlOf(b, IDENTITY_PATH, r.uuid)!,
+    name: r.name,
+    offering: urlOf(b, 'marketplace-provider-offerings', r.offering_uuid)!,
+    offering_uuid: r.offering_uuid,
+    offering_name: r.offering_name,
+    version: r.version,
+    last_polled_at: r.last_polled_at,
+    created: r.created,
+    modified: r.modified,
+  }
+}
+
+async function visibleIdentity(ctx: AppContext, actor: Actor, uuid: string): Promise<IdentityRow> {
+  const u = normalizeUuid(uuid)
+  const row = u
+    ? await restrict(identities(ctx.db).select(identityColumns), actor)
+        .where('site_agent_identities.uuid', '=', u)
+        .executeTakeFirst()
+    : undefined
+  if (!row) throw notFound(IDENTITY_NOT_FOUND)
+  return row
+}
+
+export async function listIdentities(
+  ctx: AppContext,
+  actor: Actor,
+  f: { offering_uuid?: string; name?: string },
+  b: string,
+  page: Page<Identity>,
+) {
+  const filtered = () => {
+    let q = restrict(identities(ctx.db), actor)
+    if (f.offering_uuid) q = q.where('offerings.uuid', '=', f.offering_uuid)
+    if (f.name !== undefined) q = q.where('site_agent_identities.name', '=', f.name)
+    return q
+  }
+  return page(
+    async () =>
+      Number(
+        (
+          await filtered()
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    async (limit, offset) =>
+      (
+        await filtered()
+          .select(identityColumns)
+          .orderBy('site_agent_identities.created')
+          .orderBy('site_agent_identities.id')
+          .limit(limit)
+          .offset(offset)
+          .execute()
+      ).map((r) => toIdentity(b, r)),
+  )
+}
+
+export async function getIdentity(ctx: AppContext, actor: Actor, uuid: string, b: string) {
+  return toIdentity(b, await visibleIdentity(ctx, actor, uuid))
+}
+
+async function resolveOffering(ctx: AppContext, actor: Actor, value: unknown) {
+  const link = await resolveLink(ctx.db, 'offering', value, 'marketplace-provider-offerings', 'offerings')
+  const o = await ctx.db
+    .selectFrom('offerings')
+    .select(['id', 'customer_id', 'type'])
+    .where('id', '=', link.id)
+    .executeTakeFirstOrThrow()
+  if (!can(actor, 'OFFERING.UPDATE', { customerId: o.customer_id, offeringId: o.id })) throw forbidden()
+  if (!AGENT_OFFERING_TYPES.includes(o.type)) {
+    throw fieldError('offering', `Offering type ${o.type} is not served by site agents.`)
+  }
+  return o
+}
+
+function checkPolledAt(v: string | null | undefined): string | null | undefined {
+  if (v === undefined || v === null) return v
+  const p = parseDateTime(v)
+  if (!p) throw fieldError('last_polled_at', 'Datetime has wrong format. Use ISO 8601.')
+  return p
+}
+
+export async function createIdentity(ctx: AppContext, actor: Actor, body: IdentityWrite, b: string) {
+  const o = await resolveOffering(ctx, actor, body.offering)
+  const now = ctx.clock().toISOString()
+  const r = await ctx.db
+    .insertInto('site_agent_identities')
+    .values({
+      uuid: ctx.newUuid(),
+      name: body.name!,
+      offering_id: o.id,
+      version: body.version ?? null,
+      last_polled_at: checkPolledAt(body.last_polled_at) ?? null,
+      created_by_id: actor.id,
+      created: now,
+      modified: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return toIdentity(b, (await identityById(ctx.db, r.id))!)
+}
+
+export async function updateIdentity(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: IdentityWrite,
+  b: string,
+) {
+  const row = await visibleIdentity(ctx, actor, uuid)
+  if (!mayManage(actor, row)) throw forbidden()
+  const set: Record<string, unknown> = { modified: ctx.clock().toISOString() }
+  if (body.offering !== undefined) set.offering_id = (await resolveOffering(ctx, actor, body.offering)).id
+  if (body.name !== undefined) set.name = body.name
+  if (body.version !== undefined) set.version = body.version
+  if (body.last_polled_at !== undefined) set.last_polled_at = checkPolledAt(body.last_polled_at)
+  await ctx.db.updateTable('site_agent_identities').set(set).where('id', '=', row.id).execute()
+  return toIdentity(b, (await identityById(ctx.db, row.id))!)
+}
+
+export async function deleteIdentity(ctx: AppContext, actor: Actor, uuid: string) {
+  const row = await visibleIdentity(ctx, actor, uuid)
+  if (!mayManage(actor, row)) throw forbidden()
+  await ctx.db.transaction().execute(async (trx) => {
+    const services = trx.selectFrom('site_agent_services').select('id').where('identity_id', '=', row.id)
+    await trx.deleteFrom('site_agent_processors').where('service_id', 'in', services).execute()
+    await trx.deleteFrom('site_agent_services').where('identity_id', '=', row.id).execute()
+    await trx.deleteFrom('site_agent_identities').where('id', '=', row.id).execute()
+  })
+}
+
+/** Makes sure one idle sweep is queued (called in the transaction that (re)activates a service). */
+async function ensureSweep(ctx: AppContext, trx: Db) {
+  const queued = await trx
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', MARK_IDLE_JOB)
+    .where('state', '=', 'queued')
+    .executeTakeFirst()
+  if (!queued) {
+    await ctx.jobs.enqueue(trx, MARK_IDLE_JOB, {}, { runAt: new Date(ctx.clock().getTime() + IDLE_AFTER_MS) })
+  }
+}
+
+/** POST identities/{uuid}/register_service/: 201 new, 200 existing; either way the service is Active. */
+export async function registerService(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { name: string; mode?: string | null },
+  b: string,
+): Promise<{ created: boolean; service: Service }> {
+  const identity = await visibleIdentity(ctx, actor, uuid)
+  if (!mayManage(actor, identity)) throw forbidden()
+  const upsert = () =>
+    ctx.db.transaction().execute(async (trx) => {
+      const now = ctx.clock().toISOString()
+      const existing = await trx
+        .selectFrom('site_agent_services')
+        .select('id')
+        .where('identity_id', '=', identity.id)
+        .where('name', '=', body.name)
+        .executeTakeFirst()
+      let id: number
+      if (existing) {
+        const set: Record<string, unknown> = { state: ACTIVE, modified: now }
+        if (body.mode !== undefined) set.mode = body.mode
+        await trx.updateTable('site_agent_services').set(set).where('id', '=', existing.id).execute()
+        id = existing.id
+      } else {
+        const r = await trx
+          .insertInto('site_agent_services')
+          .values({
+            uuid: ctx.newUuid(),
+            identity_id: identity.id,
+            name: body.name,
+            mode: body.mode ?? null,
+            state: ACTIVE,
+            statistics: toJson({}),
+            created: now,
+            modified: now,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+        id = r.id
+      }
+      await ensureSweep(ctx, trx)
+      return { id, created: !existing }
+    })
+  let r: { id: number; created: boolean }
+  try {
+    r = await upsert()
+  } catch (e) {
+    // A racing registration of the same name inserted first (unique index): now it is an update.
+    r = await upsert().catch(() => {
+      throw e
+    })
+  }
+  return { created: r.created, service: await serviceRecord(ctx, b, r.id) }
+}
+
+// ---- services ----
+
+const serviceColumns = [
+  'site_agent_services.id',
+  'site_agent_services.uuid',
+  'site_agent_services.name',
+  'site_agent_services.mode',
+  'site_agent_services.state',
+  'site_agent_services.statistics',
+  'site_agent_services.created',
+  'site_agent_services.modified',
+  'site_agent_identities.uuid as identity_uuid',
+  'site_agent_identities.name as identity_name',
+  'site_agent_identities.offering_id',
+  'offerings.customer_id as offering_customer_id',
+] as const
+
+function services(db: Db) {
+  return db
+    .selectFrom('site_agent_services')
+    .innerJoin('site_agent_identities', 'site_agent_identities.id', 'site_agent_services.identity_id')
+    .innerJoin('offerings', 'offerings.id', 'site_agent_identities.offering_id')
+}
+
+type ServiceRow = NonNullable<Awaited<ReturnType<typeof serviceRowById>>>
+function serviceRowById(db: Db, id: number) {
+  return services(db).select(serviceColumns).where('site_agent_services.id', '=', id).executeTakeFirst()
+}
+
+async function toServices(ctx: AppContext, b: string, rows: ServiceRow[]): Promise<Service[]> {
+  const ids = rows.map((r) => r.id)
+  const procs = ids.length
+    ? await ctx.db
+        .selectFrom('site_agent_processors')
+        .selectAll()
+        .where('service_id', 'in', ids)
+        .orderBy('created')
+        .orderBy('id')
+        .execute()
+    : []
+  return rows.map((r) => ({
+    uuid: r.uuid,
+    url: urlOf(b, SERVICE_PATH, r.uuid)!,
+    identity: r.identity_uuid,
+    identity_name: r.identity_name,
+    name: r.name,
+    mode: r.mode,
+    state: stateLabel(r.state),
+    statistics: parseJson(r.statistics, {}),
+    created: r.created,
+    modified: r.modified,
+    processors: procs
+      .filter((p) => p.service_id === r.id)
+      .map((p) => ({
+        uuid: p.uuid,
+        url: urlOf(b, PROCESSOR_PATH, p.uuid)!,
+        name: p.name,
+        last_run: p.last_run,
+        backend_type: p.backend_type,
+        backend_version: p.backend_version,
+        created: p.created,
+        modified: p.modified,
+      })),
+  }))
+}
+
+async function serviceRecord(ctx: AppContext, b: string, id: number): Promise<Service> {
+  return (await toServices(ctx, b, [(await serviceRowById(ctx.db, id))!]))[0]!
+}
+
+async function visibleService(ctx: AppContext, actor: Actor, uuid: string): Promise<ServiceRow> {
+  const u = normalizeUuid(uuid)
+  const row = u
+    ? await restrict(services(ctx.db).select(serviceColumns), actor)
+        .where('site_agent_services.uuid', '=', u)
+        .executeTakeFirst()
+    : undefined
+  if (!row) throw notFound(SERVICE_NOT_FOUND)
+  return row
+}
+
+export interface ServiceFilters {
+  identity_uuid?: string
+  mode?: string
+  modified_after?: string
+  modified_before?: string
+  stale?: boolean
+  states?: number[]
+}
+
+export async function listServices(
+  ctx: AppContext,
+  actor: Actor,
+  f: ServiceFilters,
+  b: string,
+  page: Page<Service>,
+) {
+  const staleBefore = new Date(ctx.clock().getTime() - STALE_MS).toISOString()
+  const filtered = () => {
+    let q = restrict(services(ctx.db), actor)
+    if (f.identity_uuid) q = q.where('site_agent_identities.uuid', '=', f.identity_uuid)
+    if (f.mode !== undefined) q = q.where('site_agent_services.mode', '=', f.mode)
+    if (f.modified_after) q = q.where('site_agent_services.modified', '>', f.modified_after)
+    if (f.modified_before) q = q.where('site_agent_services.modified', '<', f.modified_before)
+    if (f.stale === true) q = q.where('site_agent_services.modified', '<', staleBefore)
+    if (f.stale === false) q = q.where('site_agent_services.modified', '>=', staleBefore)
+    if (f.states?.length) q = q.where('site_agent_services.state', 'in', f.states)
+    return q
+  }
+  return page(
+    async () =>
+      Number(
+        (
+          await filtered()
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    async (limit, offset) =>
+      toServices(
+        ctx,
+        b,
+        await filtered()
+          .select(serviceColumns)
+          .orderBy('site_agent_services.created')
+          .orderBy('site_agent_services.id')
+          .limit(limit)
+          .offset(offset)
+          .execute(),
+      ),
+  )
+}
+
+export async function getService(ctx: AppContext, actor: Actor, uuid: string, b: string) {
+  const row = await visibleService(ctx, actor, uuid)
+  return (await toServices(ctx, b, [row]))[0]!
+}
+
+async function managedService(ctx: AppContext, actor: Actor, uuid: string) {
+  const row = await visibleService(ctx, actor, uuid)
+  if (!mayManage(actor, row)) throw forbidden()
+  return row
+}
+
+export async function deleteService(ctx: AppContext, actor: Actor, uuid: string) {
+  const row = await managedService(ctx, actor, uuid)
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('site_agent_processors').where('service_id', '=', row.id).execute()
+    await trx.deleteFrom('site_agent_services').where('id', '=', row.id).execute()
+  })
+}
+
+/** Replaces the statistics object; answers the service. */
+export async function setStatistics(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  statistics: unknown,
+  b: string,
+) {
+  const row = await managedService(ctx, actor, uuid)
+  await ctx.db
+    .updateTable('site_agent_services')
+    .set({ statistics: toJson(statistics), modified: ctx.clock().toISOString() })
+    .where('id', '=', row.id)
+    .execute()
+  return serviceRecord(ctx, b, row.id)
+}
+
+export async function registerProcessor(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { name: string; backend_type: string; backend_version?: string | null },
+  b: string,
+): Promise<{ created: boolean; processor: Processor }> {
+  const service = await managedService(ctx, actor, uuid)
+  const upsert = async () => {
+    const now = ctx.clock().toISOString()
+    const existing = await ctx.db
+      .selectFrom('site_agent_processors')
+      .select('id')
+      .where('service_id', '=', service.id)
+      .where('name', '=', body.name)
+      .executeTakeFirst()
+    if (existing) {
+      await ctx.db
+        .updateTable('site_agent_processors')
+        .set({
+          backend_type: body.backend_type,
+          backend_version: body.backend_version ?? null,
+          last_run: now,
+          modified: now,
+        })
+        .where('id', '=', existing.id)
+        .execute()
+      return { id: existing.id, created: false }
+    }
+    const r = await ctx.db
+      .insertInto('site_agent_processors')
+      .values({
+        uuid: ctx.newUuid(),
+        service_id: service.id,
+        name: body.name,
+        backend_type: body.backend_type,
+        backend_version: body.backend_version ?? null,
+        last_run: now,
+        created: now,
+        modified: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    return { id: r.id, created: true }
+  }
+  let r: { id: number; created: boolean }
+  try {
+    r = await upsert()
+  } catch (e) {
+    // A racing registration of the same name won the unique index: update instead.
+    r = await upsert().catch(() => {
+      throw e
+    })
+  }
+  const p = await ctx.db
+    .selectFrom('site_agent_processors')
+    .selectAll()
+    .where('id', '=', r.id)
+    .executeTakeFirstOrThrow()
+  return {
+    created: r.created,
+    processor: {
+      uuid: p.uuid,
+      url: urlOf(b, PROCESSOR_PATH, p.uuid)!,
+      service: service.uuid,
+      service_name: service.name,
+      name: p.name,
+      last_run: p.last_run,
+      backend_type: p.backend_type,
+      backend_version: p.backend_version,
+      created: p.created,
+      modified: p.modified,
+    },
+  }
+}
+
+/** Staff only (checked by the route before the body is read). */
+export async function cleanupStale(
+  ctx: AppContext,
+  body: { dry_run?: unknown; older_than_hours?: unknown },
+): Promise<CleanupResultT> {
+  let dryRun = true
+  if (body.dry_run !== undefined) {
+    if (typeof body.dry_run !== 'boolean') throw fieldError('dry_run', 'Must be a valid boolean.')
+    dryRun = body.dry_run
+  }
+  let hours = 24
+  if (body.older_than_hours !== undefined) {
+    const h = body.older_than_hours
+    if (typeof h !== 'number' || !Number.isInteger(h))
+      throw fieldError('older_than_hours', 'A valid integer is required.')
+    if (h < 1) throw fieldError('older_than_hours', 'Ensure this value is greater than or equal to 1.')
+    hours = h
+  }
+  const before = new Date(ctx.clock().getTime() - hours * 3600 * 1000).toISOString()
+  return ctx.db.transaction().execute(async (trx) => {
+    const rows = await services(trx)
+      .select(serviceColumns)
+      .where('site_agent_services.modified', '<', before)
+      .orderBy('site_agent_services.modified')
+      .orderBy('site_agent_services.id')
+      .execute()
+    if (!dryRun && rows.length) {
+      const ids = rows.map((r) => r.id)
+      await trx.deleteFrom('site_agent_processors').where('service_id', 'in', ids).execute()
+      await trx.deleteFrom('site_agent_services').where('id', 'in', ids).execute()
+    }
+    return {
+      deleted_count: rows.length,
+      dry_run: dryRun,
+      items: rows.map((r) => ({
+        uuid: r.uuid,
+        name: r.name,
+        identity_name: r.identity_name,
+        state: stateLabel(r.state),
+        modified: r.modified,
+      })),
+    }
+  })
+}
+
+/**
+ * The idle sweep (reference §3.3): an Active service whose newest processor run is at least 10
+ * minutes old becomes Idle (modified bumped); services without processors are skipped. While Active
+ * services remain the sweep re-enqueues itself SWEEP_INTERVAL_MS later (runAt), so it runs only
+ * when due and tests drive it with the clock.
+ */
+export async function markIdle(ctx: AppContext): Promise<number> {
+  const now = ctx.clock()
+  const threshold = new Date(now.getTime() - IDLE_AFTER_MS).toISOString()
+  return ctx.db.transaction().execute(async (trx) => {
+    const newest = trx
+      .selectFrom('site_agent_processors')
+      .select((eb) => eb.fn.max('last_run').as('m'))
+      .where(sql<boolean>`site_agent_processors.service_id = site_agent_services.id`)
+    const r = await trx
+      .updateTable('site_agent_services')
+      .set({ state: IDLE, modified: now.toISOString() })
+      .where('state', '=', ACTIVE)
+      .where(newest, '<=', threshold)
+      .executeTakeFirst()
+    const remaining = await trx
+      .selectFrom('site_agent_services')
+      .select('id')
+      .where('state', '=', ACTIVE)
+      .executeTakeFirst()
+    if (remaining) {
+      await ctx.jobs.enqueue(trx, MARK_IDLE_JOB, {}, { runAt: new Date(now.getTime() + SWEEP_INTERVAL_MS) })
+    }
+    return Number(r.numUpdatedRows)
+  })
+}

@@ -1,0 +1,302 @@
+// Support use cases. Issues are written by staff and support; they are seen by staff, support,
+// their caller and the owners of their customer. Feedback is left without a login, by presenting
+// a signed token that staff or support obtained for the issue; one feedback per issue.
+import type { AppContext } from '../../context.js'
+import { fromBool, toBool } from '../../db/values.js'
+import { AppError, fieldError, forbidden, nonFieldError, notFound } from '../../http/errors.js'
+import { resolveLink, urlOf } from '../../http/links.js'
+import { customerIds, seesAll, type Actor } from '../../http/permissions.js'
+import type { OrderTerm } from '../../http/query.js'
+import { normalizeUuid } from '../../http/uuid.js'
+import { findProjectById } from '../directory/service.js'
+import { signFeedbackToken, verifyFeedbackToken } from './feedback-token.js'
+import {
+  feedbacksRepository,
+  isUniqueViolation,
+  issuesRepository,
+  type FeedbackFilters,
+  type FeedbackRow,
+  type IssueFilters,
+  type IssueRow,
+  type IssueVisibility,
+} from './repository.js'
+import { FEEDBACKS_PATH, ISSUES_PATH, type Feedback, type Issue, type IssueWrite } from './schema.js'
+
+type Page<T> = (
+  count: () => Promise<number>,
+  fetch: (limit: number, offset: number) => Promise<T[]>,
+) => Promise<T[]>
+
+const ISSUE_NOT_FOUND = 'No Issue matches the given query.'
+const FEEDBACK_NOT_FOUND = 'No Feedback matches the given query.'
+const TOKEN_WRONG = 'Token is wrong.'
+
+function issueVisibility(actor: Actor): IssueVisibility {
+  if (seesAll(actor)) return { all: true }
+  return { all: false, userId: actor.id, ownedCustomerIds: customerIds(actor, ['CUSTOMER.OWNER']) }
+}
+
+/** Staff and global support run the support desk. */
+function requireSupportDesk(actor: Actor): void {
+  if (!seesAll(actor)) throw forbidden()
+}
+
+export function toIssue(base: string, r: IssueRow): Issue {
+  return {
+    uuid: r.uuid,
+    url: urlOf(base, ISSUES_PATH, r.uuid)!,
+    key: r.key,
+    summary: r.summary,
+    description: r.description,
+    caller: urlOf(base, 'users', r.caller_uuid),
+    caller_uuid: r.caller_uuid,
+    caller_full_name: r.caller_full_name,
+    reporter: urlOf(base, 'users', r.reporter_uuid),
+    reporter_uuid: r.reporter_uuid,
+    reporter_full_name: r.reporter_full_name,
+    customer: urlOf(base, 'customers', r.customer_uuid),
+    customer_uuid: r.customer_uuid,
+    customer_name: r.customer_name,
+    project: urlOf(base, 'projects', r.project_uuid),
+    project_uuid: r.project_uuid,
+    project_name: r.project_name,
+    state: r.state,
+    resolved: toBool(r.resolved),
+    created: r.created,
+    modified: r.modified,
+  }
+}
+
+function toFeedback(r: FeedbackRow): Feedback {
+  return {
+    uuid: r.uuid,
+    created: r.created,
+    modified: r.modified,
+    state: r.state,
+    evaluation: Number(r.evaluation),
+    comment: r.comment,
+    issue_uuid: r.issue_uuid,
+    user_full_name: r.user_full_name,
+    issue_key: r.issue_key,
+    issue_summary: r.issue_summary,
+  }
+}
+
+// ---- issues ----
+
+export async function listIssues(
+  ctx: AppContext,
+  actor: Actor,
+  f: IssueFilters,
+  order: OrderTerm[],
+  base: string,
+  page: Page<Issue>,
+): Promise<Issue[]> {
+  const repo = issuesRepository(ctx.db)
+  const vis = issueVisibility(actor)
+  return page(
+    () => repo.count(vis, f),
+    async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toIssue(base, r)),
+  )
+}
+
+async function findVisibleIssue(ctx: AppContext, actor: Actor, uuid: string) {
+  const u = normalizeUuid(uuid)
+  const row = u ? await issuesRepository(ctx.db).findVisibleByUuid(issueVisibility(actor), u) : undefined
+  if (!row) throw notFound(ISSUE_NOT_FOUND)
+  return row
+}
+
+export async function getIssue(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<Issue> {
+  return toIssue(base, await findVisibleIssue(ctx, actor, uuid))
+}
+
+async function optionalLink(
+  ctx: AppContext,
+  field: string,
+  value: unknown,
+  path: string,
+  table: 'users' | 'customers' | 'projects',
+) {
+  if (value === null || value === undefined) return null
+  return (await resolveLink(ctx.db, field, value, path, table)).id
+}
+
+/**
+ * Resolves the links of an issue body. The customer defaults to the project's customer; a
+ * project of another customer is refused.
+ */
+async function resolveIssueLinks(
+  ctx: AppContext,
+  body: IssueWrite,
+  current: { caller_id: number | null; customer_id: number | null; project_id: number | null } | null,
+) {
+  const out: Record<string, number | null> = {}
+  if (body.caller !== undefined)
+    out.caller_id = await optionalLink(ctx, 'caller', body.caller, 'users', 'users')
+  if (body.reporter !== undefined)
+    out.reporter_id = await optionalLink(ctx, 'reporter', body.reporter, 'users', 'users')
+  if (body.customer !== undefined)
+    out.customer_id = await optionalLink(ctx, 'customer', body.customer, 'customers', 'customers')
+  if (body.project !== undefined)
+    out.project_id = await optionalLink(ctx, 'project', body.project, 'projects', 'projects')
+  const projectId = out.project_id !== undefined ? out.project_id : (current?.project_id ?? null)
+  if (projectId !== null) {
+    const project = await findProjectById(ctx, projectId)
+    const customerId = out.customer_id !== undefined ? out.customer_id : (current?.customer_id ?? null)
+    if (customerId === null) out.customer_id = project!.customer_id
+    else if (customerId !== project!.customer_id) {
+      throw fieldError('project', 'Project does not belong to the selected customer.')
+    }
+  }
+  return out
+}
+
+export async function createIssue(
+  ctx: AppContext,
+  actor: Actor,
+  body: IssueWrite,
+  base: string,
+): Promise<Issue> {
+  requireSupportDesk(actor)
+  const links = await resolveIssueLinks(ctx, body, null)
+  const now = ctx.clock().toISOString()
+  const id = await ctx.db.transaction().execute((trx) =>
+    issuesRepository(trx).insert({
+      uuid: ctx.newUuid(),
+      summary: body.summary!,
+      description: body.description ?? '',
+      caller_id: links.caller_id !== undefined ? links.caller_id : actor.id,
+      reporter_id: links.reporter_id !== undefined ? links.reporter_id : actor.id,
+      customer_id: links.customer_id ?? null,
+      project_id: links.project_id ?? null,
+      state: body.state ?? 'new',
+      resolved: fromBool(body.resolved ?? false),
+      created: now,
+      modified: now,
+    }),
+  )
+  return toIssue(base, await issuesRepository(ctx.db).findById(id))
+}
+
+export async function updateIssue(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: IssueWrite,
+  base: string,
+): Promise<Issue> {
+  const current = await findVisibleIssue(ctx, actor, uuid)
+  requireSupportDesk(actor)
+  const changes: Record<string, unknown> = await resolveIssueLinks(ctx, body, current)
+  if (body.summary !== undefined) changes.summary = body.summary
+  if (body.description !== undefined) changes.description = body.description
+  if (body.state !== undefined) changes.state = body.state
+  if (body.resolved !== undefined) changes.resolved = fromBool(body.resolved)
+  changes.modified = ctx.clock().toISOString()
+  const repo = issuesRepository(ctx.db)
+  await repo.update(current.id, changes)
+  return toIssue(base, await repo.findById(current.id))
+}
+
+export async function deleteIssue(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
+  const current = await findVisibleIssue(ctx, actor, uuid)
+  requireSupportDesk(actor)
+  await issuesRepository(ctx.db).delete(current.id)
+}
+
+/** GET feedback_token: a signed token (valid FEEDBACK_TOKEN_DAYS) and the link it travels in. */
+export async function feedbackToken(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  base: string,
+): Promise<{ token: string; url: string }> {
+  requireSupportDesk(actor)
+  const issue = await findVisibleIssue(ctx, actor, uuid)
+  const token = signFeedbackToken(ctx.config.secretKey, issue.uuid, ctx.clock())
+  return { token, url: `${base}/api/${FEEDBACKS_PATH}/?token=${encodeURIComponent(token)}` }
+}
+
+// ---- feedbacks ----
+
+/** Evaluation is a choice of 1..10; integers and their strings are accepted (a DRF choice field). */
+function parseEvaluation(v: unknown): number | string {
+  if (v === null) return 'This field may not be null.'
+  const text = typeof v === 'string' ? v : JSON.stringify(v)
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,2}$/.test(v) ? Number(v) : NaN
+  if (Number.isInteger(n) && n >= 1 && n <= 10) return n
+  return `"${text}" is not a valid choice.`
+}
+
+/**
+ * POST support-feedbacks (no login needed): field checks first (evaluation, token), then the issue
+ * must still exist and have no feedback yet. A racing second submission is stopped by the unique
+ * index on the issue and answers the same 400.
+ */
+export async function createFeedback(
+  ctx: AppContext,
+  body: { token: string; evaluation: unknown; comment?: string | null },
+  base: string,
+): Promise<{ uuid: string; issue: string; comment: string; evaluation: number }> {
+  const errors: Record<string, string[]> = {}
+  const evaluation = parseEvaluation(body.evaluation)
+  if (typeof evaluation === 'string') errors.evaluation = [evaluation]
+  const check = verifyFeedbackToken(
+    ctx.config.secretKey,
+    body.token,
+    ctx.clock(),
+    ctx.config.feedbackTokenDays * 86400,
+  )
+  if (!check.ok) errors.token = [TOKEN_WRONG]
+  if (Object.keys(errors).length || !check.ok || typeof evaluation === 'string') {
+    throw new AppError('invalid', errors)
+  }
+  const issue = await issuesRepository(ctx.db).findByUuid(check.issueUuid)
+  if (!issue) throw nonFieldError('An issue is not found.')
+  const repo = feedbacksRepository(ctx.db)
+  const duplicate = nonFieldError('Feedback for this issue already exists.')
+  if (await repo.existsForIssue(issue.id)) throw duplicate
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const comment = body.comment ?? ''
+  try {
+    // No support backend to push to: the feedback is recorded and settled (state OK) at once.
+    await repo.insert({
+      uuid,
+      issue_id: issue.id,
+      evaluation,
+      comment,
+      state: 'OK',
+      created: now,
+      modified: now,
+    })
+  } catch (e) {
+    if (isUniqueViolation(e)) throw duplicate
+    throw e
+  }
+  return { uuid, issue: urlOf(base, ISSUES_PATH, issue.uuid)!, comment, evaluation }
+}
+
+export async function listFeedbacks(
+  ctx: AppContext,
+  actor: Actor,
+  f: FeedbackFilters,
+  order: OrderTerm[],
+  page: Page<Feedback>,
+): Promise<Feedback[]> {
+  requireSupportDesk(actor)
+  const repo = feedbacksRepository(ctx.db)
+  return page(
+    () => repo.count(f),
+    async (l, o) => (await repo.list(f, order, l, o)).map(toFeedback),
+  )
+}
+
+export async function getFeedback(ctx: AppContext, actor: Actor, uuid: string): Promise<Feedback> {
+  requireSupportDesk(actor)
+  const u = normalizeUuid(uuid)
+  const row = u ? await feedbacksRepository(ctx.db).findByUuid(u) : undefined
+  if (!row) throw notFound(FEEDBACK_NOT_FOUND)
+  return toFeedback(row)
+}

@@ -1,0 +1,92 @@
+// The only reader of process.env. Every setting is documented in README.md with its default.
+
+export interface Config {
+  port: number
+  host: string
+  databaseUrl: string
+  publicUrl: string | null
+  trustProxy: boolean
+  logLevel: string
+  bootstrapStaffToken: string | null
+  secretKey: string
+  /** Run the job worker inside the serve process. */
+  workerEnabled: boolean
+  workerPollMs: number
+  /** Seconds a token look-up may be cached in-process (revocation delay bound). */
+  tokenCacheSeconds: number
+  bodyLimitBytes: number
+  uploadLimitBytes: number
+  uploadDir: string
+  pageSizeDefault: number
+  pageSizeMax: number
+  requestTimeoutMs: number
+  /** Requests per minute per token (or per IP for anonymous callers); 0 disables. */
+  rateLimitPerMinute: number
+  corsOrigins: string[]
+  /** Hosts or CIDRs that callback_url may target besides public addresses. */
+  callbackAllowList: string[]
+  /** Allow callbacks to loopback/private addresses (tests, single-machine setups). */
+  callbackAllowPrivate: boolean
+  callbackTimeoutMs: number
+  feedbackTokenDays: number
+  orderStartDateEnabled: boolean
+  /** Serve the benchmark's reference route (a precomputed body behind the token check). */
+  benchRoutes: boolean
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return dflt
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`)
+  return n
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return dflt
+  if (/^(1|true|yes|on)$/i.test(raw)) return true
+  if (/^(0|false|no|off)$/i.test(raw)) return false
+  throw new Error(`${name} must be true or false, got "${raw}"`)
+}
+
+function list(env: NodeJS.ProcessEnv, name: string): string[] {
+  return (env[name] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const publicUrl = env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null
+  if (publicUrl && !/^https?:\/\/[^/]+/.test(publicUrl)) throw new Error('PUBLIC_URL must be an http(s) URL')
+  const config: Config = {
+    port: int(env, 'PORT', 8000),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || 'sqlite:./data/marketplace.sqlite',
+    publicUrl,
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    logLevel: env.LOG_LEVEL || 'info',
+    bootstrapStaffToken: env.BOOTSTRAP_STAFF_TOKEN || null,
+    secretKey: env.SECRET_KEY || 'insecure-development-secret-change-me',
+    workerEnabled: bool(env, 'WORKER_ENABLED', true),
+    workerPollMs: int(env, 'WORKER_POLL_MS', 500, 10),
+    tokenCacheSeconds: int(env, 'TOKEN_CACHE_SECONDS', 5),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    uploadLimitBytes: int(env, 'UPLOAD_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+    uploadDir: env.UPLOAD_DIR || './data/uploads',
+    pageSizeDefault: int(env, 'PAGE_SIZE_DEFAULT', 10, 1),
+    pageSizeMax: int(env, 'PAGE_SIZE_MAX', 300, 1),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30000),
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0),
+    corsOrigins: list(env, 'CORS_ORIGINS'),
+    callbackAllowList: list(env, 'CALLBACK_ALLOW_LIST'),
+    callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),
+    callbackTimeoutMs: int(env, 'CALLBACK_TIMEOUT_MS', 5000, 1),
+    feedbackTokenDays: int(env, 'FEEDBACK_TOKEN_DAYS', 7, 1),
+    orderStartDateEnabled: bool(env, 'ORDER_START_DATE_ENABLED', true),
+    benchRoutes: bool(env, 'BENCH_ROUTES', false),
+    ...overrides,
+  }
+  return Object.freeze(config)
+}

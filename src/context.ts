@@ -1,0 +1,20 @@
+import type { Kysely } from 'kysely'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from './config.js'
+import type { DB } from './db/tables.js'
+import type { Dialect } from './db/database.js'
+import type { JobQueue } from './jobs/queue.js'
+
+/** Everything a service needs: handed to every area at registration, never global. */
+export interface AppContext {
+  db: Kysely<DB>
+  dialect: Dialect
+  config: Config
+  /** The current time; tests replace it to control clocks. */
+  clock: () => Date
+  newUuid: () => string
+  jobs: JobQueue
+  log: FastifyBaseLogger
+  /** Drops cached token look-ups after users or role grants change. */
+  actorsChanged: () => void
+}

@@ -1,0 +1,117 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import SQLite from 'better-sqlite3'
+import pg from 'pg'
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  sql,
+  type DatabaseConnection,
+  type SqliteDialectConfig,
+} from 'kysely'
+import type { DB } from './tables.js'
+
+export type Dialect = 'sqlite' | 'postgres'
+
+export interface Database {
+  db: Kysely<DB>
+  dialect: Dialect
+  /** PostgreSQL schema holding the tables, when not the default. */
+  schema?: string
+  /** Closes the pool or file handle. */
+  close(): Promise<void>
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL only: put every table in this schema (created when missing). Tests use one per file. */
+  schema?: string
+  poolSize?: number
+}
+
+// int8 (count(*), sum of integers) comes back as a string by default; our counts fit in a double.
+pg.types.setTypeParser(20, (v) => Number(v))
+
+/**
+ * SQLite transactions start with BEGIN IMMEDIATE: a deferred transaction that reads and then
+ * writes fails at once with SQLITE_BUSY when another process wrote in between (the busy timeout
+ * does not apply to that upgrade); taking the write lock up front makes concurrent writers queue.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig
+  constructor(config: SqliteDialectConfig) {
+    super(config)
+    this.#config = config
+  }
+  override createDriver() {
+    return new ImmediateSqliteDriver(this.#config)
+  }
+}
+
+export function dialectOf(url: string): Dialect {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return 'postgres'
+  if (url.startsWith('sqlite:')) return 'sqlite'
+  throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got "${url}"`)
+}
+
+export async function createDatabase(url: string, opts: DatabaseOptions = {}): Promise<Database> {
+  const dialect = dialectOf(url)
+  if (dialect === 'sqlite') {
+    const file = url.slice('sqlite:'.length) || ':memory:'
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
+    const handle = new SQLite(file)
+    handle.pragma('journal_mode = WAL')
+    handle.pragma('synchronous = NORMAL')
+    handle.pragma('foreign_keys = ON')
+    handle.pragma('busy_timeout = 5000')
+    const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: handle }) })
+    return { db, dialect, close: () => db.destroy() }
+  }
+  // `?schema=name` in the URL keeps every table in that PostgreSQL schema.
+  const parsed = new URL(url)
+  const schemaParam = parsed.searchParams.get('schema')
+  if (schemaParam) {
+    parsed.searchParams.delete('schema')
+    url = parsed.toString()
+    opts = { ...opts, schema: opts.schema ?? schemaParam }
+  }
+  if (opts.schema && !/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new Error('invalid schema name')
+  if (opts.schema) {
+    const admin = new pg.Client({ connectionString: url })
+    await admin.connect()
+    try {
+      await admin.query(`CREATE SCHEMA IF NOT EXISTS ${opts.schema}`)
+    } finally {
+      await admin.end()
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 10,
+    ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+  })
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  return { db, dialect, schema: opts.schema, close: () => db.destroy() }
+}
+
+export async function ping(db: Kysely<DB>): Promise<void> {
+  await sql`select 1`.execute(db)
+}
+
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+  } finally {
+    await admin.end()
+  }
+}

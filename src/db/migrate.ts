@@ -1,0 +1,39 @@
+import { readdirSync } from 'node:fs'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { join } from 'node:path'
+import { Migrator, type Migration, type MigrationProvider, type Kysely } from 'kysely'
+
+const dir = fileURLToPath(new URL('./migrations/', import.meta.url))
+
+/** Every file in db/migrations/ (not starting with "_"), ordered by its timestamped name. */
+class DirectoryProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {}
+    const files = readdirSync(dir)
+      .filter(
+        (f) => /\.(ts|js)$/.test(f) && !f.startsWith('_') && !f.endsWith('.d.ts') && !f.includes('.test.'),
+      )
+      .sort()
+    for (const f of files) {
+      const mod = (await import(pathToFileURL(join(dir, f)).href)) as Migration
+      out[f.replace(/\.(ts|js)$/, '')] = mod
+    }
+    return out
+  }
+}
+
+export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<void> {
+  // With a non-default schema the migration tables must live there too: Kysely's existence
+  // check looks across schemas and would otherwise find another schema's tables.
+  const migrator = new Migrator({
+    db,
+    provider: new DirectoryProvider(),
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  })
+  const { error, results } = await migrator.migrateToLatest()
+  const failed = results?.find((r) => r.status === 'Error')
+  if (error || failed) {
+    const reason = error instanceof Error ? error.message : String(error ?? '')
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${reason}`, { cause: error })
+  }
+}

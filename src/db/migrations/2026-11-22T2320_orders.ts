@@ -1,0 +1,56 @@
+import type { Kysely } from 'kysely'
+import { decimalType, jsonType, withId } from './_helpers.js'
+
+export async function up(db: Kysely<any>): Promise<void> {
+  const json = jsonType(db)
+  // Visibility and filter columns are denormalized (customer, provider customer) so a caller's
+  // list is served by an index, never by per-row joins.
+  await withId(db, db.schema.createTable('orders'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('slug', 'varchar(150)', (c) => c.notNull().defaultTo(''))
+    .addColumn('type', 'varchar(20)', (c) => c.notNull())
+    .addColumn('state', 'varchar(30)', (c) => c.notNull())
+    .addColumn('offering_id', 'integer', (c) => c.notNull().references('offerings.id').onDelete('cascade'))
+    .addColumn('provider_customer_id', 'integer', (c) => c.notNull())
+    .addColumn('plan_id', 'integer', (c) => c.references('plans.id').onDelete('set null'))
+    .addColumn('old_plan_id', 'integer', (c) => c.references('plans.id').onDelete('set null'))
+    .addColumn('project_id', 'integer', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+    .addColumn('customer_id', 'integer', (c) => c.notNull())
+    .addColumn('resource_id', 'integer', (c) => c.references('resources.id').onDelete('set null'))
+    .addColumn('attributes', json, (c) => c.notNull())
+    .addColumn('limits', json, (c) => c.notNull())
+    .addColumn('cost', decimalType(db))
+    .addColumn('callback_url', 'varchar(2000)')
+    .addColumn('request_comment', 'text')
+    .addColumn('start_date', 'varchar(10)')
+    .addColumn('output', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('error_message', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('error_traceback', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('backend_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+    .addColumn('attachment', 'varchar(500)')
+    .addColumn('termination_comment', 'text')
+    .addColumn('consumer_reviewed_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('consumer_reviewed_at', 'varchar(32)')
+    .addColumn('provider_reviewed_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('provider_reviewed_at', 'varchar(32)')
+    .addColumn('created_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('completed_at', 'varchar(32)')
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .execute()
+  const idx = (name: string, cols: string[]) =>
+    db.schema.createIndex(name).on('orders').columns(cols).execute()
+  await idx('orders_created_idx', ['created', 'id'])
+  await idx('orders_project_idx', ['project_id', 'created'])
+  await idx('orders_customer_idx', ['customer_id', 'created'])
+  await idx('orders_provider_idx', ['provider_customer_id', 'created'])
+  await idx('orders_offering_idx', ['offering_id', 'created'])
+  await idx('orders_resource_idx', ['resource_id'])
+  await idx('orders_state_idx', ['state', 'created'])
+  await idx('orders_project_state_idx', ['project_id', 'state', 'created'])
+  await idx('orders_modified_idx', ['modified'])
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropTable('orders').ifExists().execute()
+}

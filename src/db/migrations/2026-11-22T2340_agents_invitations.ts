@@ -1,0 +1,122 @@
+import type { Kysely } from 'kysely'
+import { jsonType, withId } from './_helpers.js'
+
+export async function up(db: Kysely<any>): Promise<void> {
+  const json = jsonType(db)
+  const idx = async (name: string, table: string, columns: string[]) =>
+    db.schema.createIndex(name).on(table).columns(columns).execute()
+
+  // ---- backend resource requests ----
+  await withId(db, db.schema.createTable('backend_resource_requests'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('offering_id', 'integer', (c) => c.notNull().references('offerings.id').onDelete('cascade'))
+    .addColumn('state', 'varchar(20)', (c) => c.notNull().defaultTo('Sent'))
+    .addColumn('started', 'varchar(32)')
+    .addColumn('finished', 'varchar(32)')
+    .addColumn('error_message', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('error_traceback', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('created_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .execute()
+  await idx('backend_resource_requests_offering_idx', 'backend_resource_requests', ['offering_id'])
+  await idx('backend_resource_requests_state_idx', 'backend_resource_requests', ['state'])
+  await idx('backend_resource_requests_created_idx', 'backend_resource_requests', ['created'])
+
+  // ---- site agents ----
+  await withId(db, db.schema.createTable('site_agent_identities'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('name', 'varchar(255)', (c) => c.notNull())
+    .addColumn('offering_id', 'integer', (c) => c.notNull().references('offerings.id').onDelete('cascade'))
+    .addColumn('version', 'varchar(100)')
+    .addColumn('last_polled_at', 'varchar(32)')
+    .addColumn('created_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .execute()
+  await idx('site_agent_identities_offering_idx', 'site_agent_identities', ['offering_id'])
+
+  await withId(db, db.schema.createTable('site_agent_services'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('identity_id', 'integer', (c) =>
+      c.notNull().references('site_agent_identities.id').onDelete('cascade'),
+    )
+    .addColumn('name', 'varchar(255)', (c) => c.notNull())
+    .addColumn('mode', 'varchar(100)')
+    .addColumn('state', 'integer', (c) => c.notNull().defaultTo(1))
+    .addColumn('statistics', json, (c) => c.notNull())
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .addUniqueConstraint('site_agent_services_identity_name_uq', ['identity_id', 'name'])
+    .execute()
+  await idx('site_agent_services_modified_idx', 'site_agent_services', ['modified'])
+  await idx('site_agent_services_state_idx', 'site_agent_services', ['state'])
+
+  await withId(db, db.schema.createTable('site_agent_processors'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('service_id', 'integer', (c) =>
+      c.notNull().references('site_agent_services.id').onDelete('cascade'),
+    )
+    .addColumn('name', 'varchar(255)', (c) => c.notNull())
+    .addColumn('backend_type', 'varchar(100)', (c) => c.notNull())
+    .addColumn('backend_version', 'varchar(100)')
+    .addColumn('last_run', 'varchar(32)')
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .addUniqueConstraint('site_agent_processors_service_name_uq', ['service_id', 'name'])
+    .execute()
+
+  // ---- user group invitations and permission requests ----
+  await withId(db, db.schema.createTable('user_group_invitations'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('role_id', 'integer', (c) => c.notNull().references('roles.id').onDelete('cascade'))
+    .addColumn('scope_type', 'varchar(20)', (c) => c.notNull())
+    .addColumn('scope_id', 'integer', (c) => c.notNull())
+    .addColumn('customer_id', 'integer', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+    .addColumn('created_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('is_active', 'integer', (c) => c.notNull().defaultTo(1))
+    .addColumn('is_public', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('auto_create_project', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('auto_approve', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('project_name_template', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+    .addColumn('project_role_id', 'integer', (c) => c.references('roles.id').onDelete('set null'))
+    .addColumn('user_affiliations', json, (c) => c.notNull())
+    .addColumn('user_email_patterns', json, (c) => c.notNull())
+    .addColumn('user_identity_sources', json, (c) => c.notNull())
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .execute()
+  await idx('user_group_invitations_customer_idx', 'user_group_invitations', ['customer_id'])
+  await idx('user_group_invitations_scope_idx', 'user_group_invitations', ['scope_type', 'scope_id'])
+  await idx('user_group_invitations_role_idx', 'user_group_invitations', ['role_id'])
+  await idx('user_group_invitations_created_idx', 'user_group_invitations', ['created'])
+
+  await withId(db, db.schema.createTable('user_permission_requests'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('invitation_id', 'integer', (c) =>
+      c.notNull().references('user_group_invitations.id').onDelete('cascade'),
+    )
+    .addColumn('created_by_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .addColumn('state', 'varchar(20)', (c) => c.notNull().defaultTo('pending'))
+    .addColumn('reviewed_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('reviewed_at', 'varchar(32)')
+    .addColumn('review_comment', 'text')
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .execute()
+  await idx('user_permission_requests_invitation_idx', 'user_permission_requests', ['invitation_id'])
+  await idx('user_permission_requests_user_idx', 'user_permission_requests', ['created_by_id', 'state'])
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  for (const t of [
+    'user_permission_requests',
+    'user_group_invitations',
+    'site_agent_processors',
+    'site_agent_services',
+    'site_agent_identities',
+    'backend_resource_requests',
+  ]) {
+    await db.schema.dropTable(t).ifExists().execute()
+  }
+}

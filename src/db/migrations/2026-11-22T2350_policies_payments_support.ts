@@ -1,0 +1,137 @@
+import { sql, type Kysely } from 'kysely'
+import { jsonType, withId } from './_helpers.js'
+
+export async function up(db: Kysely<any>): Promise<void> {
+  const json = jsonType(db)
+
+  // ---- payment profiles ----
+  await withId(db, db.schema.createTable('payment_profiles'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('name', 'varchar(150)', (c) => c.notNull())
+    .addColumn('organization_id', 'integer', (c) =>
+      c.notNull().references('customers.id').onDelete('cascade'),
+    )
+    .addColumn('attributes', json, (c) => c.notNull())
+    .addColumn('payment_type', 'varchar(30)', (c) => c.notNull())
+    .addColumn('is_active', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .execute()
+  await db.schema
+    .createIndex('payment_profiles_organization_idx')
+    .on('payment_profiles')
+    .columns(['organization_id', 'is_active'])
+    .execute()
+  await db.schema.createIndex('payment_profiles_name_idx').on('payment_profiles').column('name').execute()
+  // At most one active profile per organization. A partial unique index reads the same on
+  // SQLite and PostgreSQL; the enable transaction keeps it satisfied, this makes it a guarantee.
+  await sql`create unique index payment_profiles_one_active_idx on payment_profiles (organization_id) where is_active = 1`.execute(
+    db,
+  )
+
+  // ---- support issues and feedback ----
+  await withId(db, db.schema.createTable('support_issues'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('key', 'varchar(64)', (c) => c.notNull().unique())
+    .addColumn('summary', 'varchar(255)', (c) => c.notNull())
+    .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('caller_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('reporter_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('customer_id', 'integer', (c) => c.references('customers.id').onDelete('set null'))
+    .addColumn('project_id', 'integer', (c) => c.references('projects.id').onDelete('set null'))
+    .addColumn('state', 'varchar(100)', (c) => c.notNull().defaultTo('new'))
+    .addColumn('resolved', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .execute()
+  await db.schema.createIndex('support_issues_caller_idx').on('support_issues').column('caller_id').execute()
+  await db.schema
+    .createIndex('support_issues_customer_idx')
+    .on('support_issues')
+    .column('customer_id')
+    .execute()
+  await db.schema
+    .createIndex('support_issues_project_idx')
+    .on('support_issues')
+    .column('project_id')
+    .execute()
+  await db.schema
+    .createIndex('support_issues_reporter_idx')
+    .on('support_issues')
+    .column('reporter_id')
+    .execute()
+  await db.schema.createIndex('support_issues_created_idx').on('support_issues').column('created').execute()
+
+  await withId(db, db.schema.createTable('support_feedbacks'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    // One feedback per issue: the unique index makes a racing second submission fail.
+    .addColumn('issue_id', 'integer', (c) =>
+      c.notNull().unique().references('support_issues.id').onDelete('cascade'),
+    )
+    .addColumn('evaluation', 'integer', (c) => c.notNull())
+    .addColumn('comment', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('state', 'varchar(30)', (c) => c.notNull().defaultTo('OK'))
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .execute()
+  await db.schema
+    .createIndex('support_feedbacks_created_idx')
+    .on('support_feedbacks')
+    .column('created')
+    .execute()
+  await db.schema
+    .createIndex('support_feedbacks_evaluation_idx')
+    .on('support_feedbacks')
+    .column('evaluation')
+    .execute()
+
+  // ---- offering estimated cost policies ----
+  await withId(db, db.schema.createTable('cost_policies'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('offering_id', 'integer', (c) => c.notNull().references('offerings.id').onDelete('cascade'))
+    .addColumn('actions', 'varchar(500)', (c) => c.notNull())
+    .addColumn('options', json, (c) => c.notNull())
+    .addColumn('limit_cost', 'bigint', (c) => c.notNull())
+    .addColumn('period', 'integer', (c) => c.notNull().defaultTo(2))
+    .addColumn('apply_to_all', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('has_fired', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('fired_datetime', 'varchar(32)')
+    // When a re-evaluation at the next period start has been scheduled (dedupes those jobs).
+    .addColumn('recheck_at', 'varchar(32)')
+    .addColumn('created_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .execute()
+  await db.schema
+    .createIndex('cost_policies_offering_idx')
+    .on('cost_policies')
+    .columns(['offering_id', 'has_fired'])
+    .execute()
+  await db.schema.createIndex('cost_policies_created_idx').on('cost_policies').column('created').execute()
+
+  await db.schema
+    .createTable('cost_policy_organization_groups')
+    .addColumn('policy_id', 'integer', (c) => c.notNull().references('cost_policies.id').onDelete('cascade'))
+    .addColumn('organization_group_id', 'integer', (c) =>
+      c.notNull().references('organization_groups.id').onDelete('cascade'),
+    )
+    .addPrimaryKeyConstraint('cost_policy_organization_groups_pk', ['policy_id', 'organization_group_id'])
+    .execute()
+  await db.schema
+    .createIndex('cost_policy_organization_groups_group_idx')
+    .on('cost_policy_organization_groups')
+    .column('organization_group_id')
+    .execute()
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  for (const t of [
+    'cost_policy_organization_groups',
+    'cost_policies',
+    'support_feedbacks',
+    'support_issues',
+    'payment_profiles',
+  ]) {
+    await db.schema.dropTable(t).ifExists().execute()
+  }
+}

@@ -1,0 +1,184 @@
+// Token authentication. Tokens are stored as SHA-256 hashes; a presented key is hashed and looked
+// up by hash (an index probe, no secret comparison in SQL), then compared in constant time.
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { promisify } from 'node:util'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { DB } from '../db/tables.js'
+import { parseJson, toBool } from '../db/values.js'
+import { unauthenticated } from './errors.js'
+import type { Actor, Grant, RoleName, ScopeType } from './permissions.js'
+
+const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>
+
+export function hashToken(key: string): string {
+  return createHash('sha256').update(key).digest('hex')
+}
+
+export function generateTokenKey(): string {
+  return randomBytes(20).toString('hex')
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16)
+  const hash = await scryptAsync(password, salt, 32)
+  return `scrypt$${salt.toString('hex')}$${hash.toString('hex')}`
+}
+
+export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+  if (!stored) return false
+  const [scheme, saltHex, hashHex] = stored.split('$')
+  if (scheme !== 'scrypt' || !saltHex || !hashHex) return false
+  const expected = Buffer.from(hashHex, 'hex')
+  const actual = await scryptAsync(password, Buffer.from(saltHex, 'hex'), expected.length)
+  return timingSafeEqual(expected, actual)
+}
+
+/** Loads a user with its active, unexpired role grants. */
+export async function loadActor(db: Kysely<DB>, userId: number, now: string): Promise<Actor | null> {
+  const user = await db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst()
+  if (!user) return null
+  const grants = await db
+    .selectFrom('user_roles')
+    .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+    .leftJoin('projects', (j) =>
+      j.onRef('projects.id', '=', 'user_roles.scope_id').on('user_roles.scope_type', '=', 'project'),
+    )
+    .select(['roles.name as role', 'user_roles.scope_type', 'user_roles.scope_id', 'projects.customer_id'])
+    .where('user_roles.user_id', '=', userId)
+    .where('user_roles.is_active', '=', 1)
+    .where((eb) =>
+      eb.or([eb('user_roles.expiration_time', 'is', null), eb('user_roles.expiration_time', '>', now)]),
+    )
+    .execute()
+  return {
+    id: user.id,
+    uuid: user.uuid,
+    username: user.username,
+    fullName: user.full_name,
+    email: user.email,
+    civilNumber: user.civil_number,
+    isStaff: toBool(user.is_staff),
+    isSupport: toBool(user.is_support),
+    affiliations: parseJson<string[]>(user.affiliations, []),
+    identitySource: user.identity_source,
+    image: user.image,
+    grants: grants.map((g): Grant => ({
+      role: g.role as RoleName,
+      scopeType: g.scope_type as ScopeType,
+      scopeId: g.scope_id,
+      customerId: g.customer_id ?? null,
+    })),
+    ...(toBool(user.is_active) ? {} : { inactive: true }),
+  }
+}
+
+interface CacheEntry {
+  actor: Actor | 'inactive'
+  keyHash: string
+  expires: number
+  generation: number
+}
+
+/**
+ * In-process cache of token → actor, bounded in time by TOKEN_CACHE_SECONDS and dropped whenever
+ * this process changes users or grants (so a revocation made here applies at once).
+ */
+export class TokenCache {
+  private entries = new Map<string, CacheEntry>()
+  private generation = 0
+  constructor(private readonly ttlMs: number) {}
+
+  get(keyHash: string, now: number): CacheEntry | undefined {
+    if (this.ttlMs <= 0) return undefined
+    const e = this.entries.get(keyHash)
+    if (!e || e.expires <= now || e.generation !== this.generation) return undefined
+    return e
+  }
+
+  set(keyHash: string, actor: Actor | 'inactive', now: number): void {
+    if (this.ttlMs <= 0) return
+    if (this.entries.size > 10000) this.entries.clear()
+    this.entries.set(keyHash, { actor, keyHash, expires: now + this.ttlMs, generation: this.generation })
+  }
+
+  invalidate(): void {
+    this.generation++
+    this.entries.clear()
+  }
+}
+
+export type AuthMode = 'required' | 'optional'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** 'optional': anonymous callers allowed (a bad token is still 401). Default 'required'. */
+    auth?: AuthMode
+  }
+  interface FastifyRequest {
+    actor: Actor | null
+  }
+}
+
+/** Reads `Authorization: Token <key>` (or the `x-auth-token` query parameter) and sets request.actor. */
+export function installAuth(
+  app: FastifyInstance,
+  db: Kysely<DB>,
+  cache: TokenCache,
+  clock: () => Date,
+): void {
+  app.decorateRequest('actor', null)
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const mode: AuthMode | 'none' = request.routeOptions.config.auth ?? (request.is404 ? 'none' : 'required')
+    if (mode === 'none') return
+    const key = presentedKey(request)
+    if (key === undefined) {
+      if (mode === 'required') throw unauthenticated('Authentication credentials were not provided.')
+      return
+    }
+    const now = clock()
+    const keyHash = hashToken(key)
+    let entry = cache.get(keyHash, now.getTime())
+    if (!entry) {
+      const row = await db
+        .selectFrom('tokens')
+        .select(['user_id', 'key_hash'])
+        .where('key_hash', '=', keyHash)
+        .executeTakeFirst()
+      if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) {
+        throw unauthenticated('Invalid token.')
+      }
+      const actor = await loadActor(db, row.user_id, now.toISOString())
+      if (!actor) throw unauthenticated('Invalid token.')
+      const value = (actor as Actor & { inactive?: boolean }).inactive ? 'inactive' : actor
+      cache.set(keyHash, value, now.getTime())
+      entry = { actor: value, keyHash, expires: 0, generation: 0 }
+    }
+    if (entry.actor === 'inactive') throw unauthenticated('User inactive or deleted.')
+    request.actor = entry.actor
+  })
+}
+
+function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  if (header === undefined || header === '') {
+    const q = (request.query as Record<string, unknown> | undefined)?.['x-auth-token']
+    return typeof q === 'string' && q ? q : undefined
+  }
+  const parts = header.trim().split(/\s+/)
+  if (parts[0]?.toLowerCase() !== 'token') {
+    // Another scheme (e.g. Basic): treated as no token credentials.
+    return undefined
+  }
+  if (parts.length === 1) throw unauthenticated('Invalid token. No credentials provided.')
+  if (parts.length > 2) throw unauthenticated('Invalid token. Token string should not contain spaces.')
+  const key = parts[1]!
+  if (key.length > 256) throw unauthenticated('Invalid token.')
+  return key
+}
+
+/** The authenticated caller of a route with auth 'required'. */
+export function actorOf(request: FastifyRequest): Actor {
+  if (!request.actor) throw unauthenticated('Authentication credentials were not provided.')
+  return request.actor
+}

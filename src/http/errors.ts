@@ -1,0 +1,278 @@
+// Error kinds, the one mapping from kind to HTTP status, and the DRF-shaped bodies.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ErrorObject } from 'ajv'
+
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'not_allowed'
+  | 'conflict'
+  | 'unsupported_media'
+  | 'too_large'
+  | 'rate_limited'
+
+const STATUS: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  not_allowed: 405,
+  conflict: 409,
+  too_large: 413,
+  unsupported_media: 415,
+  rate_limited: 429,
+}
+
+export type FieldErrors = { [field: string]: unknown }
+
+export class AppError extends Error {
+  readonly kind: ErrorKind
+  /** A DRF detail string or a field-error object (400). */
+  readonly body: string | FieldErrors | null
+  readonly headers: Record<string, string>
+
+  constructor(kind: ErrorKind, body: string | FieldErrors | null, headers: Record<string, string> = {}) {
+    super(typeof body === 'string' ? body : kind)
+    this.kind = kind
+    this.body = body
+    this.headers = headers
+  }
+
+  get status(): number {
+    return STATUS[this.kind]
+  }
+}
+
+/** 400 `{"<field>": ["message"]}`. */
+export function fieldError(field: string, message: string): AppError {
+  return new AppError('invalid', { [field]: [message] })
+}
+
+/** 400 `{"non_field_errors": ["message"]}`. */
+export function nonFieldError(message: string): AppError {
+  return new AppError('invalid', { non_field_errors: [message] })
+}
+
+export function notFound(message = 'Not found.'): AppError {
+  return new AppError('not_found', message)
+}
+
+export function forbidden(message = 'You do not have permission to perform this action.'): AppError {
+  return new AppError('forbidden', message)
+}
+
+/** 403 with no body (order unlink, as the spec says). */
+export function forbiddenNoBody(): AppError {
+  return new AppError('forbidden', null)
+}
+
+export function conflict(message: string): AppError {
+  return new AppError('conflict', message)
+}
+
+/** 409 in the wording of the reference's state validator. */
+export function invalidState(validStates: readonly string[]): AppError {
+  return new AppError('conflict', `Valid states for operation: ${validStates.join(', ')}.`)
+}
+
+export function methodNotAllowed(method: string): AppError {
+  return new AppError('not_allowed', `Method "${method}" not allowed.`)
+}
+
+export function unauthenticated(message: string): AppError {
+  return new AppError('unauthenticated', message, { 'www-authenticate': 'Token' })
+}
+
+// ---- Ajv errors → DRF field errors ----
+
+function messageFor(e: ErrorObject): string {
+  const p = e.params
+  switch (e.keyword) {
+    case 'required':
+      return 'This field is required.'
+    case 'type': {
+      const t = String(p.type)
+      if (t.includes('null') && t !== 'null') return messageForType(t.replace(/,?null,?/, ''))
+      return messageForType(t)
+    }
+    case 'enum':
+    case 'const':
+      return 'Select a valid choice.'
+    case 'maxLength':
+      return `Ensure this field has no more than ${p.limit} characters.`
+    case 'minLength':
+      return p.limit === 1
+        ? 'This field may not be blank.'
+        : `Ensure this field has at least ${p.limit} characters.`
+    case 'maximum':
+      return `Ensure this value is less than or equal to ${p.limit}.`
+    case 'minimum':
+      return `Ensure this value is greater than or equal to ${p.limit}.`
+    case 'exclusiveMinimum':
+      return `Ensure this value is greater than ${p.limit}.`
+    case 'maxItems':
+      return `Ensure this field has no more than ${p.limit} elements.`
+    case 'minItems':
+      return `Ensure this field has at least ${p.limit} elements.`
+    case 'maxProperties':
+      return `Ensure this object has no more than ${p.limit} keys.`
+    case 'pattern':
+      return 'This value does not match the required pattern.'
+    case 'format':
+      return formatMessage(String(p.format))
+    case 'anyOf':
+    case 'oneOf':
+      return 'Invalid value.'
+    default:
+      return e.message ?? 'Invalid value.'
+  }
+}
+
+function messageForType(t: string): string {
+  switch (t) {
+    case 'integer':
+      return 'A valid integer is required.'
+    case 'number':
+      return 'A valid number is required.'
+    case 'boolean':
+      return 'Must be a valid boolean.'
+    case 'string':
+      return 'Not a valid string.'
+    case 'array':
+      return 'Expected a list of items.'
+    case 'object':
+      return 'Expected a dictionary of items.'
+    case 'null':
+      return 'Must be null.'
+    default:
+      return `Expected ${t}.`
+  }
+}
+
+function formatMessage(format: string): string {
+  switch (format) {
+    case 'date-time':
+      return 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].'
+    case 'date':
+      return 'Date has wrong format. Use one of these formats instead: YYYY-MM-DD.'
+    case 'uri':
+      return 'Enter a valid URL.'
+    case 'email':
+      return 'Enter a valid email address.'
+    case 'uuid':
+      return 'Must be a valid UUID.'
+    default:
+      return `Enter a valid ${format}.`
+  }
+}
+
+function setPath(target: FieldErrors, path: string[], message: string): void {
+  let node: any = target
+  for (let i = 0; i < path.length; i++) {
+    const key = path[i]!
+    const last = i === path.length - 1
+    if (last) {
+      const existing = node[key]
+      if (Array.isArray(existing) && existing.every((x) => typeof x === 'string')) {
+        if (!existing.includes(message)) existing.push(message)
+      } else if (existing === undefined) {
+        node[key] = [message]
+      }
+      return
+    }
+    if (typeof node[key] !== 'object' || node[key] === null || Array.isArray(node[key])) node[key] = {}
+    node = node[key]
+  }
+}
+
+/** Turns Ajv errors of one request part into a DRF body keyed by field. */
+export function validationBody(errors: ErrorObject[], part: string | undefined): FieldErrors {
+  const body: FieldErrors = {}
+  for (const e of errors) {
+    // anyOf/oneOf report every failed branch and then a summary; the summary is enough.
+    if (/\/(anyOf|oneOf)\/\d+\//.test(e.schemaPath)) continue
+    const path = e.instancePath
+      .split('/')
+      .slice(1)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    if (e.keyword === 'required') path.push(String((e.params as any).missingProperty))
+    if (path.length === 0) {
+      if (part === 'body' && e.keyword === 'type') {
+        setPath(body, ['non_field_errors'], 'Invalid data. Expected a dictionary, but got another type.')
+      } else {
+        setPath(body, ['non_field_errors'], messageFor(e))
+      }
+      continue
+    }
+    setPath(body, path, messageFor(e))
+  }
+  return Object.keys(body).length ? body : { non_field_errors: ['Invalid input.'] }
+}
+
+function send(
+  reply: FastifyReply,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  for (const [k, v] of Object.entries(headers)) void reply.header(k, v)
+  if (body === null) {
+    void reply.code(status).removeHeader('content-type').send()
+    return
+  }
+  void reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body)
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler(
+    (error: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
+      if (error instanceof AppError) {
+        const body =
+          error.body === null ? null : typeof error.body === 'string' ? { detail: error.body } : error.body
+        send(reply, error.status, body, error.headers)
+        return
+      }
+      const fe = error as FastifyError & { validationContext?: string }
+      if (fe.validation) {
+        send(reply, 400, validationBody(fe.validation as ErrorObject[], fe.validationContext))
+        return
+      }
+      switch (fe.code) {
+        case 'FST_ERR_CTP_INVALID_JSON_BODY':
+          send(reply, 400, { detail: `JSON parse error - ${fe.message}` })
+          return
+        case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+          const ct = String(request.headers['content-type'] ?? '').split(';')[0]
+          send(reply, 415, { detail: `Unsupported media type "${ct}" in request.` })
+          return
+        }
+        case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        case 'FST_REQ_FILE_TOO_LARGE':
+          send(reply, 413, { detail: 'Request body is too large.' })
+          return
+        case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+          send(reply, 400, { detail: 'Invalid Content-Length header.' })
+          return
+        default:
+          break
+      }
+      if (error instanceof SyntaxError) {
+        send(reply, 400, { detail: `JSON parse error - ${error.message}` })
+        return
+      }
+      const status = fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500 ? fe.statusCode : 500
+      if (status === 500) {
+        request.log.error({ err: error }, 'unhandled error')
+        send(reply, 500, { detail: 'A server error occurred.' })
+        return
+      }
+      send(reply, status, { detail: fe.message })
+    },
+  )
+
+  app.setNotFoundHandler((_request, reply) => {
+    send(reply, 404, { detail: 'Not found.' })
+  })
+}

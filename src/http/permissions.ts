@@ -1,0 +1,220 @@
+// The one permission module: which role holds which permission, and "may this actor do X on
+// this scope". Role → permission mapping is data, after the reference's default role set:
+// customer owners (and staff) approve for the consumer side; project admins and managers may
+// create orders but do not approve them.
+
+export const ROLE_NAMES = [
+  'CUSTOMER.OWNER',
+  'CUSTOMER.MANAGER',
+  'CUSTOMER.SUPPORT',
+  'PROJECT.ADMIN',
+  'PROJECT.MANAGER',
+  'PROJECT.MEMBER',
+  'OFFERING.MANAGER',
+] as const
+export type RoleName = (typeof ROLE_NAMES)[number]
+
+export type ScopeType = 'customer' | 'project' | 'offering'
+
+export const ROLE_SCOPE: Record<RoleName, ScopeType> = {
+  'CUSTOMER.OWNER': 'customer',
+  'CUSTOMER.MANAGER': 'customer',
+  'CUSTOMER.SUPPORT': 'customer',
+  'PROJECT.ADMIN': 'project',
+  'PROJECT.MANAGER': 'project',
+  'PROJECT.MEMBER': 'project',
+  'OFFERING.MANAGER': 'offering',
+}
+
+export const PERMISSIONS = [
+  // directory
+  'CUSTOMER.UPDATE',
+  'CUSTOMER.CREATE_PERMISSION',
+  'PROJECT.CREATE',
+  'PROJECT.UPDATE',
+  'PROJECT.DELETE',
+  'PROJECT.CREATE_PERMISSION',
+  // orders
+  'ORDER.LIST',
+  'ORDER.CREATE',
+  'ORDER.APPROVE',
+  'ORDER.APPROVE_PRIVATE',
+  'ORDER.REJECT',
+  'ORDER.CANCEL',
+  'ORDER.DESTROY',
+  // provider side
+  'OFFERING.CREATE',
+  'OFFERING.UPDATE',
+  'OFFERING.MANAGE_BACKEND_RESOURCES',
+  'OFFERING.MANAGE_POLICIES',
+  // cloud resources
+  'RESOURCE.MANAGE',
+] as const
+export type Permission = (typeof PERMISSIONS)[number]
+
+export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
+  'CUSTOMER.OWNER': [
+    'CUSTOMER.UPDATE',
+    'CUSTOMER.CREATE_PERMISSION',
+    'PROJECT.CREATE',
+    'PROJECT.UPDATE',
+    'PROJECT.DELETE',
+    'PROJECT.CREATE_PERMISSION',
+    'ORDER.LIST',
+    'ORDER.CREATE',
+    'ORDER.APPROVE',
+    'ORDER.APPROVE_PRIVATE',
+    'ORDER.REJECT',
+    'ORDER.CANCEL',
+    'ORDER.DESTROY',
+    'OFFERING.CREATE',
+    'OFFERING.UPDATE',
+    'OFFERING.MANAGE_BACKEND_RESOURCES',
+    'OFFERING.MANAGE_POLICIES',
+    'RESOURCE.MANAGE',
+  ],
+  // The service provider manager: runs the provider side of the organization's offerings.
+  'CUSTOMER.MANAGER': [
+    'ORDER.LIST',
+    'ORDER.APPROVE',
+    'ORDER.REJECT',
+    'OFFERING.CREATE',
+    'OFFERING.UPDATE',
+    'OFFERING.MANAGE_BACKEND_RESOURCES',
+  ],
+  'CUSTOMER.SUPPORT': ['ORDER.LIST'],
+  'PROJECT.ADMIN': [
+    'PROJECT.CREATE_PERMISSION',
+    'ORDER.LIST',
+    'ORDER.CREATE',
+    'ORDER.CANCEL',
+    'ORDER.DESTROY',
+    'RESOURCE.MANAGE',
+  ],
+  'PROJECT.MANAGER': [
+    'PROJECT.UPDATE',
+    'PROJECT.CREATE_PERMISSION',
+    'ORDER.LIST',
+    'ORDER.CREATE',
+    'ORDER.CANCEL',
+    'ORDER.DESTROY',
+    'RESOURCE.MANAGE',
+  ],
+  'PROJECT.MEMBER': ['ORDER.LIST', 'ORDER.CREATE'],
+  'OFFERING.MANAGER': [
+    'ORDER.LIST',
+    'ORDER.APPROVE',
+    'ORDER.REJECT',
+    'OFFERING.UPDATE',
+    'OFFERING.MANAGE_BACKEND_RESOURCES',
+    'OFFERING.MANAGE_POLICIES',
+  ],
+}
+
+export interface Grant {
+  role: RoleName
+  scopeType: ScopeType
+  scopeId: number
+  /** For project grants: the project's customer, so customer-wide checks can see them. */
+  customerId: number | null
+}
+
+export interface Actor {
+  id: number
+  uuid: string
+  username: string
+  fullName: string
+  email: string
+  civilNumber: string | null
+  isStaff: boolean
+  isSupport: boolean
+  affiliations: string[]
+  identitySource: string
+  image: string | null
+  grants: Grant[]
+}
+
+/** Scopes a check may be satisfied on: a grant on any of them that holds the permission counts. */
+export interface Scopes {
+  customerId?: number | null
+  projectId?: number | null
+  offeringId?: number | null
+}
+
+function grantMatches(g: Grant, s: Scopes): boolean {
+  switch (g.scopeType) {
+    case 'customer':
+      return s.customerId != null && g.scopeId === s.customerId
+    case 'project':
+      return s.projectId != null && g.scopeId === s.projectId
+    case 'offering':
+      return s.offeringId != null && g.scopeId === s.offeringId
+  }
+}
+
+/** May this actor do `permission` on any of these scopes? Staff always may. */
+export function can(actor: Actor | null, permission: Permission, scopes: Scopes): boolean {
+  if (!actor) return false
+  if (actor.isStaff) return true
+  return actor.grants.some((g) => grantMatches(g, scopes) && ROLE_PERMISSIONS[g.role].includes(permission))
+}
+
+/** Does the actor hold one of these roles on any of these scopes (staff not implied)? */
+export function hasRole(actor: Actor | null, roles: readonly RoleName[], scopes: Scopes): boolean {
+  if (!actor) return false
+  return actor.grants.some((g) => grantMatches(g, scopes) && roles.includes(g.role))
+}
+
+/** Staff and global support read everything. */
+export function seesAll(actor: Actor | null): boolean {
+  return !!actor && (actor.isStaff || actor.isSupport)
+}
+
+/** Customers where the actor holds a customer role ("connected customers"). */
+export function customerIds(actor: Actor, roles?: readonly RoleName[]): number[] {
+  return unique(
+    actor.grants
+      .filter((g) => g.scopeType === 'customer' && (!roles || roles.includes(g.role)))
+      .map((g) => g.scopeId),
+  )
+}
+
+/** Projects where the actor holds a project role. */
+export function projectIds(actor: Actor, roles?: readonly RoleName[]): number[] {
+  return unique(
+    actor.grants
+      .filter((g) => g.scopeType === 'project' && (!roles || roles.includes(g.role)))
+      .map((g) => g.scopeId),
+  )
+}
+
+/** Offerings where the actor holds an offering role. */
+export function offeringIds(actor: Actor, roles?: readonly RoleName[]): number[] {
+  return unique(
+    actor.grants
+      .filter((g) => g.scopeType === 'offering' && (!roles || roles.includes(g.role)))
+      .map((g) => g.scopeId),
+  )
+}
+
+/** Customers the actor is connected to through a customer role or a project role in it. */
+export function connectedCustomerIds(actor: Actor): number[] {
+  return unique([
+    ...customerIds(actor),
+    ...actor.grants
+      .filter((g) => g.scopeType === 'project' && g.customerId != null)
+      .map((g) => g.customerId!),
+  ])
+}
+
+/** Scope ids (by type) where the actor holds a role that grants `permission`. */
+export function scopesWith(actor: Actor, permission: Permission): Record<ScopeType, number[]> {
+  const out: Record<ScopeType, number[]> = { customer: [], project: [], offering: [] }
+  for (const g of actor.grants)
+    if (ROLE_PERMISSIONS[g.role].includes(permission)) out[g.scopeType].push(g.scopeId)
+  return { customer: unique(out.customer), project: unique(out.project), offering: unique(out.offering) }
+}
+
+function unique(xs: number[]): number[] {
+  return [...new Set(xs)]
+}

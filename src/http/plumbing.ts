@@ -1,0 +1,226 @@
+// Cross-cutting HTTP behaviour registered once: validators, body parsing, base URL, security
+// headers, CORS, rate limiting, metrics, 405 for known paths, health.
+import { Ajv, type Options as AjvOptions } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
+import { Registry, Histogram, Counter, collectDefaultMetrics } from 'prom-client'
+import type { Config } from '../config.js'
+import { AppError, methodNotAllowed } from './errors.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Scheme and host every absolute URL in the response is built from. */
+    baseUrl: string
+    /** The best-known client identity for rate limiting. */
+    rateKey?: string
+  }
+  interface FastifyInstance {
+    appConfig: Config
+  }
+}
+
+function makeAjv(opts: AjvOptions): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, ...opts })
+  // ajv-formats is CommonJS: its default export arrives under .default in ESM.
+  const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as (a: Ajv) => void
+  addFormats(ajv)
+  return ajv
+}
+
+/**
+ * Bodies are validated strictly (no type coercion: `null` is not 0, "1" is not 1) with unknown
+ * fields dropped; query strings and params coerce, and a single value becomes an array.
+ */
+export function installValidators(app: FastifyInstance): void {
+  const bodyAjv = makeAjv({ coerceTypes: false, removeAdditional: true })
+  const queryAjv = makeAjv({ coerceTypes: 'array', removeAdditional: false })
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : queryAjv
+    return ajv.compile(schema)
+  })
+}
+
+/** JSON bodies: an empty body is an empty object (as DRF treats it). */
+export function installBodyParsing(app: FastifyInstance): void {
+  app.removeContentTypeParser(['application/json', 'text/plain'])
+  app.addContentTypeParser(
+    /^application\/([\w.+-]+\+)?json(\s*;.*)?$/i,
+    { parseAs: 'string' },
+    (_req, body: string | Buffer, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8')
+      if (text.trim() === '') {
+        done(null, {})
+        return
+      }
+      try {
+        done(null, JSON.parse(text))
+      } catch (e) {
+        done(new AppError('invalid', `JSON parse error - ${(e as Error).message}`), undefined)
+      }
+    },
+  )
+  // Form posts are accepted for the few actions clients send that way; fields become strings.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    const out: Record<string, string> = {}
+    for (const [k, v] of new URLSearchParams(String(body))) out[k] = v
+    done(null, out)
+  })
+}
+
+/** A write without a body is validated as an empty object (DRF treats it so): fields it needs
+ * are then reported as required, by name. */
+export function installEmptyBody(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    if (
+      request.body === undefined &&
+      (request.method === 'POST' || request.method === 'PUT' || request.method === 'PATCH')
+    ) {
+      request.body = {}
+    }
+  })
+}
+
+export function installBaseUrl(app: FastifyInstance, config: Config): void {
+  app.decorateRequest('baseUrl', '')
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    if (config.publicUrl) {
+      request.baseUrl = config.publicUrl
+      return
+    }
+    const host = request.host || 'localhost'
+    const safeHost = /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : 'localhost'
+    request.baseUrl = `${request.protocol}://${safeHost}`
+  })
+}
+
+export function installSecurityHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    void reply.header('x-content-type-options', 'nosniff')
+    void reply.header('x-frame-options', 'DENY')
+    void reply.header('referrer-policy', 'same-origin')
+    void reply.header('cross-origin-opener-policy', 'same-origin')
+    if (!request.url.startsWith('/api/docs')) {
+      void reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
+    }
+    void reply.header('x-request-id', request.id)
+    return payload
+  })
+}
+
+export function installCors(app: FastifyInstance, config: Config): void {
+  if (!config.corsOrigins.length) return
+  const any = config.corsOrigins.includes('*')
+  const allowed = (origin: string | undefined) => !!origin && (any || config.corsOrigins.includes(origin))
+  app.addHook('onRequest', async (request, reply) => {
+    const origin = request.headers.origin
+    if (!allowed(origin)) return
+    void reply.header('access-control-allow-origin', any ? '*' : origin!)
+    void reply.header('vary', 'Origin')
+    void reply.header('access-control-expose-headers', 'Link, X-Result-Count, X-Request-Id, Retry-After')
+    if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
+      void reply.header('access-control-allow-methods', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS')
+      void reply.header('access-control-allow-headers', 'Authorization, Content-Type, X-Request-Id')
+      void reply.header('access-control-max-age', '600')
+      return reply.code(204).send()
+    }
+  })
+}
+
+/** Fixed one-minute windows per token (or per client address for anonymous callers). */
+export function installRateLimit(app: FastifyInstance, config: Config, clock: () => Date): void {
+  if (config.rateLimitPerMinute <= 0) return
+  const windows = new Map<string, { start: number; count: number }>()
+  app.addHook('onRequest', async (request, reply) => {
+    const auth = request.headers.authorization
+    const key = auth ? `t:${auth}` : `ip:${request.ip}`
+    const now = clock().getTime()
+    const start = now - (now % 60000)
+    let w = windows.get(key)
+    if (!w || w.start !== start) {
+      if (windows.size > 50000) windows.clear()
+      w = { start, count: 0 }
+      windows.set(key, w)
+    }
+    w.count++
+    void reply.header('x-ratelimit-limit', String(config.rateLimitPerMinute))
+    void reply.header('x-ratelimit-remaining', String(Math.max(0, config.rateLimitPerMinute - w.count)))
+    if (w.count > config.rateLimitPerMinute) {
+      const retry = Math.max(1, Math.ceil((start + 60000 - now) / 1000))
+      throw new AppError('rate_limited', 'Request was throttled.', { 'retry-after': String(retry) })
+    }
+  })
+}
+
+export function installMetrics(app: FastifyInstance): Registry {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Request latency by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  })
+  const total = new Counter({
+    name: 'http_requests_total',
+    help: 'Requests by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  })
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    }
+    total.inc(labels)
+    duration.observe(labels, reply.elapsedTime / 1000)
+  })
+  app.get('/metrics', { schema: { hide: true }, config: { auth: 'optional' } }, async (_req, reply) => {
+    void reply.type(registry.contentType)
+    return registry.metrics()
+  })
+  return registry
+}
+
+const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
+const GENERIC_STATUSES = [401, 404, 413, 415, 429] as const
+const GENERIC_ERROR = {
+  type: 'object',
+  properties: { detail: { type: 'string' } },
+  required: ['detail'],
+  additionalProperties: true,
+  description: 'Error detail',
+}
+
+/** Collects the methods of every route so wrong methods on a known path answer 405, not 404. */
+export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
+  const routes = new Map<string, Set<string>>()
+  app.addHook('onRoute', (r) => {
+    if (!r.url.startsWith('/api') || r.schema?.hide) return
+    // Statuses the platform itself may answer on any route, documented everywhere.
+    const schema = (r.schema ??= {}) as { response?: Record<string | number, unknown> }
+    schema.response ??= {}
+    for (const code of GENERIC_STATUSES) schema.response[code] ??= GENERIC_ERROR
+    const set = routes.get(r.url) ?? new Set<string>()
+    for (const m of Array.isArray(r.method) ? r.method : [r.method]) set.add(m)
+    routes.set(r.url, set)
+  })
+  return routes
+}
+
+export function installMethodNotAllowed(app: FastifyInstance, routes: Map<string, Set<string>>): void {
+  for (const [url, methods] of [...routes.entries()]) {
+    const missing = METHODS.filter((m) => !methods.has(m))
+    if (!missing.length) continue
+    app.route({
+      method: missing,
+      url,
+      schema: { hide: true },
+      config: { auth: 'optional' },
+      handler: async (request) => {
+        throw methodNotAllowed(request.method)
+      },
+    })
+  }
+}

@@ -1,0 +1,85 @@
+// The command line and the bootstrap token, as an operator uses them.
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { buildTestApp, type TestApp } from './support/app.js'
+import { client } from './support/client.js'
+import { ensureBootstrapStaff } from '../src/areas/directory/service.js'
+import { createUserWithToken, seedDemo } from '../src/seed.js'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+
+const run = promisify(execFile)
+let t: TestApp
+before(async () => {
+  t = await buildTestApp()
+})
+after(async () => {
+  await t.close()
+})
+
+test('BOOTSTRAP_STAFF_TOKEN makes a staff admin whose token works, idempotently', async () => {
+  await ensureBootstrapStaff(t.ctx, 'bootstrap-key-1')
+  await ensureBootstrapStaff(t.ctx, 'bootstrap-key-1')
+  const me = await client(t.app, 'bootstrap-key-1').get('/api/users/me/')
+  assert.equal(me.status, 200)
+  assert.equal(me.body.username, 'admin')
+  assert.equal(me.body.is_staff, true)
+  const admins = await t.ctx.db.selectFrom('users').select('id').where('username', '=', 'admin').execute()
+  assert.equal(admins.length, 1)
+  const tokens = await t.ctx.db
+    .selectFrom('tokens')
+    .select('id')
+    .where('user_id', '=', admins[0]!.id)
+    .execute()
+  assert.equal(tokens.length, 1)
+})
+
+test('create-user and seed-demo give working tokens', async () => {
+  const token = await createUserWithToken(t.ctx, { username: 'scripted', isStaff: true })
+  assert.equal((await client(t.app, token).get('/api/customers/')).status, 200)
+  const demo = (await seedDemo(t.ctx)) as { tokens: Record<string, string>; project: string }
+  const owner = await client(t.app, demo.tokens['demo-owner']).get('/api/projects/')
+  assert.equal(owner.status, 200)
+  assert.ok(owner.body.some((p: { uuid: string }) => p.uuid === demo.project))
+  // Seeding twice does not duplicate the data set.
+  await seedDemo(t.ctx)
+  const projects = await t.ctx.db
+    .selectFrom('projects')
+    .select('id')
+    .where('name', '=', 'Demo research project')
+    .execute()
+  assert.equal(projects.length, 1)
+})
+
+test('npm run cli -- create-user prints a token that authenticates', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'marketplace-cli-'))
+  const url = `sqlite:${join(dir, 'cli.sqlite')}`
+  try {
+    const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' }
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/main.ts', 'create-user', '--username', 'ops', '--staff'],
+      {
+        env,
+      },
+    )
+    const token = stdout.trim()
+    assert.match(token, /^[0-9a-f]{40}$/)
+    const app = await buildApp(loadConfig({}, { databaseUrl: url, logLevel: 'silent', workerEnabled: false }))
+    try {
+      const me = await client(app, token).get('/api/users/me/')
+      assert.equal(me.status, 200)
+      assert.equal(me.body.username, 'ops')
+      assert.equal(me.body.is_staff, true)
+    } finally {
+      await app.close()
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

@@ -1,0 +1,532 @@
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { buildTestApp, type TestApp } from '../support/app.js'
+import { client } from '../support/client.js'
+import {
+  grant,
+  makeCustomer,
+  makeProject,
+  makeUser,
+  roleGraph,
+  type Ref,
+  type UserRef,
+} from '../support/fixtures.js'
+
+const INV = '/api/user-group-invitations/'
+const REQ = '/api/user-permission-requests/'
+const HOST = 'http://localhost:80'
+
+let t: TestApp
+let staff: UserRef
+let roles: Record<string, string>
+before(async () => {
+  t = await buildTestApp()
+  staff = await makeUser(t.ctx, { staff: true })
+  const rows = await t.ctx.db.selectFrom('roles').select(['name', 'uuid']).execute()
+  roles = Object.fromEntries(rows.map((r) => [r.name, r.uuid]))
+})
+after(async () => {
+  await t.close()
+})
+
+async function invite(as: UserRef, body: Record<string, unknown>) {
+  const r = await client(t.app, as.token).post(INV, body)
+  assert.equal(r.status, 201, JSON.stringify(r.body))
+  return r.body
+}
+
+async function ownedCustomer() {
+  const c = await makeCustomer(t.ctx)
+  const owner = await makeUser(t.ctx, { fullName: 'Olga Owner' })
+  await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: c.id })
+  return { c, owner }
+}
+
+async function roleOf(user: UserRef, scopeType: string, scopeId: number) {
+  return t.ctx.db
+    .selectFrom('user_roles')
+    .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+    .select('roles.name')
+    .where('user_id', '=', user.id)
+    .where('scope_type', '=', scopeType)
+    .where('scope_id', '=', scopeId)
+    .execute()
+    .then((rs) => rs.map((r) => r.name))
+}
+
+describe('creating invitations', () => {
+  test('a customer owner creates a customer invitation and gets the full record', async () => {
+    const { c, owner } = await ownedCustomer()
+    const r = await client(t.app, owner.token).post(INV, { role: roles['CUSTOMER.MANAGER'], scope: c.url })
+    assert.equal(r.status, 201)
+    assert.deepEqual(r.body, {
+      scope_uuid: c.uuid,
+      scope_name: c.name,
+      scope_description: '',
+      scope_type: 'customer',
+      scope_image: null,
+      customer_uuid: c.uuid,
+      customer_name: c.name,
+      role_name: 'CUSTOMER.MANAGER',
+      role_description: 'Service provider manager',
+      created_by_full_name: 'Olga Owner',
+      created_by_username: r.body.created_by_username,
+      created_by_image: null,
+      url: `${HOST}${INV}${r.body.uuid}/`,
+      uuid: r.body.uuid,
+      role: roles['CUSTOMER.MANAGER'],
+      created: t.clock.now().toISOString(),
+      is_active: true,
+      is_public: false,
+      auto_create_project: false,
+      auto_approve: false,
+      project_name_template: '',
+      project_role: null,
+      user_affiliations: [],
+      user_email_patterns: [],
+      user_identity_sources: [],
+    })
+    const got = await client(t.app, owner.token).get(`${INV}${r.body.uuid}/`)
+    assert.deepEqual(got.body, r.body)
+  })
+
+  test('a project manager invites to the project; a project member may not', async () => {
+    const g = roleGraph(t.ctx)
+    const project = await g.project()
+    const mgr = await g.projectRole('PROJECT.MANAGER')
+    const inv = await invite(mgr, { role: roles['PROJECT.MEMBER'], scope: project.url })
+    assert.equal(inv.scope_type, 'project')
+    assert.equal(inv.scope_uuid, project.uuid)
+    const member = await g.projectRole('PROJECT.MEMBER')
+    const r = await client(t.app, member.token).post(INV, {
+      role: roles['PROJECT.MEMBER'],
+      scope: project.url,
+    })
+    assert.equal(r.status, 403)
+  })
+
+  test('role and scope must be of the same kind', async () => {
+    const { c, owner } = await ownedCustomer()
+    const r = await client(t.app, owner.token).post(INV, { role: roles['PROJECT.ADMIN'], scope: c.url })
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, { non_field_errors: ['Role and scope should belong to the same content type.'] })
+    // ... except a project role on a customer with auto_create_project.
+    const ok = await client(t.app, owner.token).post(INV, {
+      role: roles['PROJECT.ADMIN'],
+      scope: c.url,
+      auto_create_project: true,
+    })
+    assert.equal(ok.status, 201)
+  })
+
+  test('bad scope and role values are 400 on their field', async () => {
+    const { c, owner } = await ownedCustomer()
+    const a = await client(t.app, owner.token).post(INV, {
+      role: roles['CUSTOMER.OWNER'],
+      scope: `${HOST}/api/users/x/`,
+    })
+    assert.equal(a.status, 400)
+    assert.deepEqual(a.body, { scope: ['Invalid hyperlink - Incorrect URL match.'] })
+    const b = await client(t.app, owner.token).post(INV, {
+      role: roles['CUSTOMER.OWNER'],
+      scope: `${HOST}/api/customers/00000000-0000-0000-0000-000000000000/`,
+    })
+    assert.deepEqual(b.body, { scope: ['Invalid hyperlink - Object does not exist.'] })
+    const d = await client(t.app, owner.token).post(INV, { role: 'nope', scope: c.url })
+    assert.equal(d.status, 400)
+    assert.ok(d.body.role)
+  })
+
+  test('only staff create public invitations, which need auto_create_project and a project role', async () => {
+    const { c, owner } = await ownedCustomer()
+    const a = await client(t.app, owner.token).post(INV, {
+      role: roles['PROJECT.ADMIN'],
+      scope: c.url,
+      is_public: true,
+      auto_create_project: true,
+    })
+    assert.equal(a.status, 400)
+    assert.deepEqual(a.body, { is_public: ['Only staff users can create public invitations.'] })
+    const b = await client(t.app, staff.token).post(INV, {
+      role: roles['PROJECT.ADMIN'],
+      scope: c.url,
+      is_public: true,
+    })
+    assert.equal(b.status, 400)
+    assert.ok(b.body.auto_create_project)
+    const d = await client(t.app, staff.token).post(INV, {
+      role: roles['CUSTOMER.OWNER'],
+      scope: c.url,
+      is_public: true,
+      auto_create_project: true,
+    })
+    assert.equal(d.status, 400)
+    assert.ok(d.body.role)
+    const ok = await invite(staff, {
+      role: roles['PROJECT.ADMIN'],
+      scope: c.url,
+      is_public: true,
+      auto_create_project: true,
+    })
+    assert.equal(ok.is_public, true)
+  })
+
+  test('auto_create_project rules for project_role', async () => {
+    const { c, owner } = await ownedCustomer()
+    const a = await client(t.app, owner.token).post(INV, {
+      role: roles['CUSTOMER.MANAGER'],
+      scope: c.url,
+      auto_create_project: true,
+    })
+    assert.equal(a.status, 400)
+    assert.ok(a.body.project_role)
+    const b = await client(t.app, owner.token).post(INV, {
+      role: roles['CUSTOMER.MANAGER'],
+      scope: c.url,
+      auto_create_project: true,
+      project_role: roles['CUSTOMER.OWNER'],
+    })
+    assert.deepEqual(b.body, { project_role: ['project_role must be a project-level role'] })
+  })
+
+  test('project_name_template accepts only {username}, {email}, {full_name}', async () => {
+    const { c, owner } = await ownedCustomer()
+    const bad = await client(t.app, owner.token).post(INV, {
+      role: roles['CUSTOMER.MANAGER'],
+      scope: c.url,
+      project_name_template: '{username}-{organization}',
+    })
+    assert.equal(bad.status, 400)
+    assert.deepEqual(bad.body, {
+      project_name_template: [
+        'Unknown placeholders: {organization}. Allowed: {username}, {email}, {full_name}.',
+      ],
+    })
+    const ok = await invite(owner, {
+      role: roles['CUSTOMER.MANAGER'],
+      scope: c.url,
+      project_name_template: '{username} {email} {full_name}',
+    })
+    assert.equal(ok.project_name_template, '{username} {email} {full_name}')
+  })
+
+  test('user_email_patterns must be valid, short and free of nested quantifiers', async () => {
+    const { c, owner } = await ownedCustomer()
+    const r = await client(t.app, owner.token).post(INV, {
+      role: roles['CUSTOMER.MANAGER'],
+      scope: c.url,
+      user_email_patterns: ['.*@ok\\.org', '(a+)+@x', '([', 'x'.repeat(201)],
+    })
+    assert.equal(r.status, 400)
+    assert.equal(r.body.user_email_patterns.length, 3)
+    const notList = await client(t.app, owner.token).post(INV, {
+      role: roles['CUSTOMER.MANAGER'],
+      scope: c.url,
+      user_affiliations: 'staff',
+    })
+    assert.equal(notList.status, 400)
+    assert.ok(notList.body.user_affiliations)
+  })
+})
+
+describe('visibility, filters, cancel and delete', () => {
+  let c: Ref
+  let owner: UserRef
+  let priv: any
+  let pub: any
+  let projInv: any
+  let project: Ref
+  before(async () => {
+    ;({ c, owner } = await ownedCustomer())
+    project = await makeProject(t.ctx, c)
+    priv = await invite(owner, { role: roles['CUSTOMER.MANAGER'], scope: c.url })
+    t.clock.advanceHours(1)
+    pub = await invite(staff, {
+      role: roles['PROJECT.ADMIN'],
+      scope: c.url,
+      is_public: true,
+      auto_create_project: true,
+    })
+    t.clock.advanceHours(1)
+    projInv = await invite(owner, { role: roles['PROJECT.MEMBER'], scope: project.url })
+  })
+
+  test('anonymous callers see only public active invitations, without the creator', async () => {
+    const list = await client(t.app).get(`${INV}?customer_uuid=${c.uuid}`)
+    assert.equal(list.status, 200)
+    assert.deepEqual(
+      list.body.map((i: any) => i.uuid),
+      [pub.uuid],
+    )
+    assert.equal(list.body[0].created_by_username, null)
+    assert.equal(list.body[0].created_by_full_name, null)
+    assert.equal((await client(t.app).get(`${INV}${pub.uuid}/`)).status, 200)
+    assert.equal((await client(t.app).get(`${INV}${priv.uuid}/`)).status, 404)
+    // Staff and the customer owner see the creator of public invitations.
+    const asOwner = await client(t.app, owner.token).get(`${INV}${pub.uuid}/`)
+    assert.notEqual(asOwner.body.created_by_username, null)
+  })
+
+  test('authenticated outsiders list public ones only but may retrieve any', async () => {
+    const outsider = await makeUser(t.ctx)
+    const list = await client(t.app, outsider.token).get(`${INV}?customer_uuid=${c.uuid}`)
+    assert.deepEqual(
+      list.body.map((i: any) => i.uuid),
+      [pub.uuid],
+    )
+    assert.equal((await client(t.app, outsider.token).get(`${INV}${priv.uuid}/`)).status, 200)
+    const ownerList = await client(t.app, owner.token).get(`${INV}?customer_uuid=${c.uuid}`)
+    assert.deepEqual(
+      ownerList.body.map((i: any) => i.uuid),
+      [projInv.uuid, pub.uuid, priv.uuid],
+    )
+  })
+
+  test('filters and ordering', async () => {
+    const as = client(t.app, staff.token)
+    const uuids = async (qs: string) => {
+      const r = await as.get(`${INV}?customer_uuid=${c.uuid}&${qs}`)
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      return r.body.map((i: any) => i.uuid)
+    }
+    assert.deepEqual(await uuids('is_public=true'), [pub.uuid])
+    assert.deepEqual(await uuids('is_public=false'), [projInv.uuid, priv.uuid])
+    assert.deepEqual(await uuids('role_name=CUSTOMER.MANAGER'), [priv.uuid])
+    assert.deepEqual(await uuids(`role_uuid=${roles['PROJECT.MEMBER']}`), [projInv.uuid])
+    assert.deepEqual(await uuids('scope_type=project'), [projInv.uuid])
+    assert.deepEqual(await uuids('scope_type=customer'), [pub.uuid, priv.uuid])
+    assert.deepEqual(await uuids('scope_type=planet'), [projInv.uuid, pub.uuid, priv.uuid])
+    assert.deepEqual(await uuids('o=created'), [priv.uuid, pub.uuid, projInv.uuid])
+    assert.deepEqual(await uuids('is_active=false'), [])
+    const other = await makeCustomer(t.ctx)
+    assert.deepEqual((await as.get(`${INV}?customer_uuid=${other.uuid}`)).body, [])
+    assert.equal((await as.get(`${INV}?o=role`)).status, 400)
+  })
+
+  test('projects/ lists the customer projects; a project-scoped invitation gives 404', async () => {
+    const r = await client(t.app, owner.token).get(`${INV}${priv.uuid}/projects/`)
+    assert.equal(r.status, 200)
+    assert.deepEqual(r.body, [{ uuid: project.uuid, url: `${HOST}/api/projects/${project.uuid}/` }])
+    const p = await client(t.app, owner.token).get(`${INV}${projInv.uuid}/projects/`)
+    assert.equal(p.status, 404)
+    assert.equal(p.text, '')
+  })
+
+  test('cancel then delete; wrong order is a 400; outsiders get 404', async () => {
+    const inv = await invite(owner, { role: roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const as = client(t.app, owner.token)
+    const outsider = await makeUser(t.ctx)
+    assert.equal((await client(t.app, outsider.token).post(`${INV}${inv.uuid}/cancel/`)).status, 404)
+    const del = await as.delete(`${INV}${inv.uuid}/`)
+    assert.equal(del.status, 400)
+    assert.deepEqual(del.body, { non_field_errors: ['Only canceled invitation can be deleted.'] })
+    const cancel = await as.post(`${INV}${inv.uuid}/cancel/`)
+    assert.equal(cancel.status, 200)
+    assert.equal(cancel.text, '')
+    assert.equal((await as.get(`${INV}${inv.uuid}/`)).body.is_active, false)
+    const again = await as.post(`${INV}${inv.uuid}/cancel/`)
+    assert.equal(again.status, 400)
+    assert.deepEqual(again.body, { non_field_errors: ['Only pending invitation can be canceled.'] })
+    assert.equal((await as.delete(`${INV}${inv.uuid}/`)).status, 204)
+    assert.equal((await as.get(`${INV}${inv.uuid}/`)).status, 404)
+  })
+})
+
+describe('submit_request', () => {
+  test('a matching user is auto-approved and gets the role on the scope', async () => {
+    const { c, owner } = await ownedCustomer()
+    const inv = await invite(owner, {
+      role: roles['CUSTOMER.SUPPORT'],
+      scope: c.url,
+      auto_approve: true,
+      user_email_patterns: ['.*@uni\\.edu'],
+    })
+    const user = await makeUser(t.ctx, { email: 'ann@uni.edu' })
+    const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
+    assert.equal(r.status, 200)
+    assert.deepEqual(r.body, {
+      uuid: r.body.uuid,
+      scope_name: c.name,
+      scope_uuid: c.uuid,
+      auto_approved: true,
+    })
+    assert.deepEqual(await roleOf(user, 'customer', c.id), ['CUSTOMER.SUPPORT'])
+    const req = await client(t.app, user.token).get(`${REQ}${r.body.uuid}/`)
+    assert.equal(req.body.state, 'approved')
+    // Same role again → refused.
+    const again = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
+    assert.deepEqual(again.body, { non_field_errors: ['User already has this role in the scope.'] })
+  })
+
+  test('matching by affiliation or identity source; nobody matching is refused; patterns anchor at the start', async () => {
+    const { c, owner } = await ownedCustomer()
+    const inv = await invite(owner, {
+      role: roles['CUSTOMER.SUPPORT'],
+      scope: c.url,
+      auto_approve: true,
+      user_email_patterns: ['uni\\.edu'],
+      user_affiliations: ['faculty'],
+      user_identity_sources: ['eduGAIN'],
+    })
+    const byAff = await makeUser(t.ctx, { affiliations: ['faculty', 'x'] })
+    const bySource = await makeUser(t.ctx, { identitySource: 'eduGAIN' })
+    const nobody = await makeUser(t.ctx, { email: 'bob@uni.edu', affiliations: ['student'] })
+    for (const u of [byAff, bySource]) {
+      const r = await client(t.app, u.token).post(`${INV}${inv.uuid}/submit_request/`)
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      assert.equal(r.body.auto_approved, true)
+    }
+    const r = await client(t.app, nobody.token).post(`${INV}${inv.uuid}/submit_request/`)
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, {
+      non_field_errors: [
+        'You are not allowed to accept this invitation. Your email or organization must match the invitation restrictions.',
+      ],
+    })
+  })
+
+  test('auto_create_project creates the templated project and grants project_role there', async () => {
+    const { c, owner } = await ownedCustomer()
+    const inv = await invite(owner, {
+      role: roles['CUSTOMER.MANAGER'],
+      scope: c.url,
+      auto_approve: true,
+      auto_create_project: true,
+      project_role: roles['PROJECT.ADMIN'],
+      project_name_template: '{full_name} ({username}) {email}',
+    })
+    const user = await makeUser(t.ctx, { username: 'ann', fullName: 'Ann Lee', email: 'ann@x.org' })
+    const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
+    assert.equal(r.status, 200)
+    assert.equal(r.body.auto_approved, true)
+    const p = await t.ctx.db
+      .selectFrom('projects')
+      .select(['id', 'name'])
+      .where('customer_id', '=', c.id)
+      .executeTakeFirstOrThrow()
+    assert.equal(p.name, 'Ann Lee (ann) ann@x.org')
+    assert.deepEqual(await roleOf(user, 'project', p.id), ['PROJECT.ADMIN'])
+    assert.deepEqual(await roleOf(user, 'customer', c.id), [])
+  })
+
+  test('an empty template names the project <username>_project and role is used without project_role', async () => {
+    const { c } = await ownedCustomer()
+    const inv = await invite(staff, {
+      role: roles['PROJECT.MEMBER'],
+      scope: c.url,
+      is_public: true,
+      auto_approve: true,
+      auto_create_project: true,
+    })
+    const user = await makeUser(t.ctx, { username: 'bo' })
+    const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
+    assert.equal(r.status, 200)
+    const p = await t.ctx.db
+      .selectFrom('projects')
+      .select(['id', 'name'])
+      .where('customer_id', '=', c.id)
+      .executeTakeFirstOrThrow()
+    assert.equal(p.name, 'bo_project')
+    assert.deepEqual(await roleOf(user, 'project', p.id), ['PROJECT.MEMBER'])
+  })
+
+  test('without auto_approve the request waits; duplicates and inactive invitations are refused', async () => {
+    const { c, owner } = await ownedCustomer()
+    const inv = await invite(owner, { role: roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const user = await makeUser(t.ctx)
+    const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
+    assert.equal(r.status, 200)
+    assert.equal(r.body.auto_approved, false)
+    assert.deepEqual(await roleOf(user, 'customer', c.id), [])
+    const dup = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
+    assert.deepEqual(dup.body, { non_field_errors: ['Permission request already exists for this scope.'] })
+    await client(t.app, owner.token).post(`${INV}${inv.uuid}/cancel/`)
+    const other = await makeUser(t.ctx)
+    const inactive = await client(t.app, other.token).post(`${INV}${inv.uuid}/submit_request/`)
+    assert.deepEqual(inactive.body, { non_field_errors: ['Only pending invitation can be requested.'] })
+    assert.equal((await client(t.app).post(`${INV}${inv.uuid}/submit_request/`)).status, 401)
+  })
+})
+
+describe('permission requests', () => {
+  async function pending() {
+    const { c, owner } = await ownedCustomer()
+    const inv = await invite(owner, { role: roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const user = await makeUser(t.ctx)
+    const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
+    return { c, owner, inv, user, uuid: r.body.uuid as string }
+  }
+
+  test('the scope owner approves: the role is granted, a second approve is a 409', async () => {
+    const { c, owner, user, uuid, inv } = await pending()
+    const outsider = await makeUser(t.ctx)
+    assert.equal((await client(t.app, outsider.token).post(`${REQ}${uuid}/approve/`)).status, 404)
+    assert.equal((await client(t.app, user.token).post(`${REQ}${uuid}/approve/`)).status, 404)
+    const r = await client(t.app, owner.token).post(`${REQ}${uuid}/approve/`, { comment: 'welcome' })
+    assert.equal(r.status, 200)
+    assert.equal(r.text, '')
+    assert.deepEqual(await roleOf(user, 'customer', c.id), ['CUSTOMER.SUPPORT'])
+    const got = await client(t.app, user.token).get(`${REQ}${uuid}/`)
+    assert.equal(got.status, 200)
+    assert.equal(got.body.state, 'approved')
+    assert.equal(got.body.review_comment, 'welcome')
+    assert.equal(got.body.invitation_uuid, inv.uuid)
+    const again = await client(t.app, owner.token).post(`${REQ}${uuid}/reject/`)
+    assert.equal(again.status, 409)
+    assert.deepEqual(again.body, { detail: 'Valid states for operation: pending.' })
+  })
+
+  test('reject leaves the user without the role', async () => {
+    const { c, owner, user, uuid } = await pending()
+    const r = await client(t.app, owner.token).post(`${REQ}${uuid}/reject/`)
+    assert.equal(r.status, 200)
+    assert.deepEqual(await roleOf(user, 'customer', c.id), [])
+    assert.equal((await client(t.app, user.token).get(`${REQ}${uuid}/`)).body.state, 'rejected')
+  })
+
+  test('the creator cancels a pending request; others get 403 or 404', async () => {
+    const { owner, user, uuid, c } = await pending()
+    assert.equal((await client(t.app, owner.token).post(`${REQ}${uuid}/cancel_request/`)).status, 403)
+    assert.equal(
+      (await client(t.app, (await makeUser(t.ctx)).token).post(`${REQ}${uuid}/cancel_request/`)).status,
+      404,
+    )
+    const r = await client(t.app, user.token).post(`${REQ}${uuid}/cancel_request/`)
+    assert.equal(r.status, 200)
+    assert.deepEqual(r.body, { uuid, scope_name: c.name, scope_uuid: c.uuid })
+    assert.equal((await client(t.app, user.token).post(`${REQ}${uuid}/cancel_request/`)).status, 409)
+  })
+
+  test('lists: own requests, managed scopes, staff; filter by state', async () => {
+    const { owner, user, uuid } = await pending()
+    const own = await client(t.app, user.token).get(REQ)
+    assert.deepEqual(
+      own.body.map((r: any) => r.uuid),
+      [uuid],
+    )
+    const managed = await client(t.app, owner.token).get(REQ)
+    assert.deepEqual(
+      managed.body.map((r: any) => r.uuid),
+      [uuid],
+    )
+    const outsider = await makeUser(t.ctx)
+    assert.deepEqual((await client(t.app, outsider.token).get(REQ)).body, [])
+    const st = await client(t.app, staff.token).get(`${REQ}?state=pending`)
+    assert.ok(st.body.some((r: any) => r.uuid === uuid))
+    const none = await client(t.app, staff.token).get(
+      `${REQ}?state=canceled&invitation_uuid=${own.body[0].invitation_uuid}`,
+    )
+    assert.deepEqual(none.body, [])
+    assert.equal((await client(t.app, staff.token).get(`${REQ}?state=draft2`)).status, 400)
+  })
+
+  test('two concurrent approvals: exactly one 200', async () => {
+    const { c, owner, user, uuid } = await pending()
+    const rs = await Promise.all([
+      client(t.app, owner.token).post(`${REQ}${uuid}/approve/`),
+      client(t.app, staff.token).post(`${REQ}${uuid}/approve/`),
+    ])
+    assert.deepEqual(rs.map((r) => r.status).sort(), [200, 409])
+    assert.deepEqual(await roleOf(user, 'customer', c.id), ['CUSTOMER.SUPPORT'])
+  })
+})

@@ -1,0 +1,690 @@
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer, type IncomingMessage } from 'node:http'
+import { buildTestApp, type TestApp } from '../support/app.js'
+import { call, client } from '../support/client.js'
+import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import { makeOffering, makePlan, makeResource, type OfferingRef } from '../support/catalog-fixtures.js'
+
+let t: TestApp
+let consumer: Ref
+let project: Ref
+let provider: Ref
+let users: Record<
+  | 'staff'
+  | 'owner'
+  | 'manager'
+  | 'admin'
+  | 'member'
+  | 'provider'
+  | 'offeringManager'
+  | 'outsider'
+  | 'support',
+  UserRef
+>
+const offerings: Record<string, { offering: OfferingRef; plan: Ref }> = {}
+
+before(async () => {
+  t = await buildTestApp()
+  consumer = await makeCustomer(t.ctx, 'Consumer org')
+  project = await makeProject(t.ctx, consumer, { name: 'Alpha project' })
+  provider = await makeCustomer(t.ctx, 'Provider org')
+  users = {
+    staff: await makeUser(t.ctx, { staff: true, username: 'staff.user' }),
+    owner: await makeUser(t.ctx, { username: 'owner.user' }),
+    manager: await makeUser(t.ctx),
+    admin: await makeUser(t.ctx),
+    member: await makeUser(t.ctx),
+    provider: await makeUser(t.ctx, { username: 'provider.owner' }),
+    offeringManager: await makeUser(t.ctx),
+    outsider: await makeUser(t.ctx),
+    support: await makeUser(t.ctx, { support: true }),
+  }
+  await grant(t.ctx, users.owner, 'CUSTOMER.OWNER', { type: 'customer', id: consumer.id })
+  await grant(t.ctx, users.manager, 'PROJECT.MANAGER', { type: 'project', id: project.id })
+  await grant(t.ctx, users.admin, 'PROJECT.ADMIN', { type: 'project', id: project.id })
+  await grant(t.ctx, users.member, 'PROJECT.MEMBER', { type: 'project', id: project.id })
+  await grant(t.ctx, users.provider, 'CUSTOMER.OWNER', { type: 'customer', id: provider.id })
+  for (const type of ['Marketplace.Basic', 'Marketplace.Slurm', 'Support.OfferingTemplate']) {
+    const offering = await makeOffering(t.ctx, provider, { type, name: `${type} offering` })
+    const plan = await makePlan(t.ctx, offering, { unitPrice: '12.5' })
+    offerings[type] = { offering, plan }
+  }
+  await grant(t.ctx, users.offeringManager, 'OFFERING.MANAGER', {
+    type: 'offering',
+    id: offerings['Marketplace.Slurm']!.offering.id,
+  })
+})
+after(async () => {
+  await t.close()
+})
+
+const R = '/api/marketplace-orders'
+
+async function order(
+  who: UserRef,
+  type = 'Marketplace.Slurm',
+  extra: Record<string, unknown> = {},
+): Promise<{ uuid: string; state: string; body: any }> {
+  const { offering, plan } = offerings[type]!
+  const r = await client(t.app, who.token).post(`${R}/`, {
+    offering: offering.url,
+    plan: plan.url,
+    project: project.url,
+    attributes: { name: `res-${Math.random().toString(36).slice(2, 7)}` },
+    limits: { cpu: 2 },
+    ...extra,
+  })
+  assert.equal(r.status, 201, JSON.stringify(r.body))
+  return { uuid: r.body.uuid, state: r.body.state, body: r.body }
+}
+
+const as = (u: UserRef) => client(t.app, u.token)
+
+describe('create', () => {
+  test('a project manager creates an order that waits for consumer approval', async () => {
+    const o = await order(users.manager)
+    assert.equal(o.state, 'pending-consumer')
+    assert.equal(o.body.type, 'Create')
+    assert.equal(o.body.project_uuid, project.uuid)
+    assert.equal(o.body.customer_uuid, consumer.uuid)
+    assert.equal(o.body.provider_uuid, provider.uuid)
+    assert.equal(o.body.offering_type, 'Marketplace.Slurm')
+    assert.equal(o.body.plan_uuid, offerings['Marketplace.Slurm']!.plan.uuid)
+    assert.equal(o.body.cost, '12.5000000000')
+    assert.equal(o.body.consumer_reviewed_by, null)
+    assert.equal(o.body.created_by_username, users.manager.username)
+    assert.deepEqual(o.body.limits, { cpu: 2 })
+    assert.ok(o.body.marketplace_resource_uuid)
+    assert.equal(o.body.url, `http://localhost:80${R}/${o.uuid}/`)
+    const resource = await as(users.manager).get(
+      `/api/marketplace-resources/${o.body.marketplace_resource_uuid}/`,
+    )
+    assert.equal(resource.body.state, 'Creating')
+  })
+
+  test('the owner creates with consumer approval implied; Slurm still needs the provider', async () => {
+    const o = await order(users.owner)
+    assert.equal(o.state, 'pending-provider')
+    assert.equal(o.body.consumer_reviewed_by, users.owner.username)
+    assert.ok(o.body.consumer_reviewed_at)
+  })
+
+  test('a support offering skips the provider and executes when the consumer approves', async () => {
+    const o = await order(users.owner, 'Support.OfferingTemplate')
+    assert.equal(o.state, 'executing')
+  })
+
+  test('validation: offering not active, plan of another offering, invisible project, wrong kinds', async () => {
+    const paused = await makeOffering(t.ctx, provider, { state: 'Paused' })
+    const m = as(users.manager)
+    const a = await m.post(`${R}/`, { offering: paused.url, project: project.url })
+    assert.equal(a.status, 400)
+    assert.deepEqual(a.body, { offering: ['Offering is not available.'] })
+    const b = await m.post(`${R}/`, {
+      offering: offerings['Marketplace.Slurm']!.offering.url,
+      plan: offerings['Marketplace.Basic']!.plan.url,
+      project: project.url,
+    })
+    assert.deepEqual(b.body, { plan: ['This plan is not available for selected offering.'] })
+    const other = await makeProject(t.ctx, await makeCustomer(t.ctx))
+    const c = await m.post(`${R}/`, {
+      offering: offerings['Marketplace.Slurm']!.offering.url,
+      project: other.url,
+    })
+    assert.deepEqual(c.body, { project: ['Invalid hyperlink - Object does not exist.'] })
+    const d = await m.post(`${R}/`, { offering: project.url, project: project.url })
+    assert.deepEqual(d.body, { offering: ['Invalid hyperlink - Incorrect URL match.'] })
+    const e = await m.post(`${R}/`, {
+      offering: offerings['Marketplace.Slurm']!.offering.url,
+      project: project.url,
+    })
+    assert.deepEqual(e.body, { plan: ['This field is required.'] })
+    const f = await m.post(`${R}/`, { project: project.url })
+    assert.deepEqual(f.body, { offering: ['This field is required.'] })
+    const g = await m.post(`${R}/`, {
+      ...{
+        offering: offerings['Marketplace.Slurm']!.offering.url,
+        project: project.url,
+        plan: offerings['Marketplace.Slurm']!.plan.url,
+      },
+      limits: { cpu: -1 },
+    })
+    assert.equal(g.status, 400)
+    assert.ok(g.body.limits)
+    const h = await m.post(`${R}/`, {
+      offering: offerings['Marketplace.Slurm']!.offering.url,
+      project: project.url,
+      plan: offerings['Marketplace.Slurm']!.plan.url,
+      slug: 'mine',
+    })
+    assert.deepEqual(h.body, { slug: ['Only staff can set the slug.'] })
+  })
+
+  test('a private offering of another organization cannot be ordered', async () => {
+    const priv = await makeOffering(t.ctx, provider, { shared: false, name: 'Private one' })
+    const r = await as(users.staff).post(`${R}/`, { offering: priv.url, project: project.url })
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, {
+      non_field_errors: ['Offering "Private one" is not allowed in organization "Consumer org".'],
+    })
+  })
+
+  test('a blocked organization and an expired project are refused', async () => {
+    const blocked = await makeCustomer(t.ctx)
+    await t.ctx.db.updateTable('customers').set({ blocked: 1 }).where('id', '=', blocked.id).execute()
+    const p = await makeProject(t.ctx, blocked)
+    const { offering, plan } = offerings['Marketplace.Basic']!
+    const r = await as(users.staff).post(`${R}/`, { offering: offering.url, plan: plan.url, project: p.url })
+    assert.deepEqual(r.body, { non_field_errors: ['Blocked organization is not available.'] })
+    const expired = await makeProject(t.ctx, consumer, { name: 'Old', endDate: '2020-01-01' })
+    const e = await as(users.staff).post(`${R}/`, {
+      offering: offering.url,
+      plan: plan.url,
+      project: expired.url,
+    })
+    assert.deepEqual(e.body, { non_field_errors: ["Project 'Old' is expired."] })
+  })
+})
+
+describe('transitions', () => {
+  test('Slurm: consumer approval, provider approval, agent executing and done; resource OK', async () => {
+    const o = await order(users.manager)
+    assert.equal((await as(users.manager).post(`${R}/${o.uuid}/approve_by_consumer/`)).status, 403)
+    assert.equal((await as(users.admin).post(`${R}/${o.uuid}/approve_by_consumer/`)).status, 403)
+    const c = await as(users.owner).post(`${R}/${o.uuid}/approve_by_consumer/`)
+    assert.equal(c.status, 200)
+    assert.equal(c.text, '')
+    assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.state, 'pending-provider')
+    assert.equal((await as(users.owner).post(`${R}/${o.uuid}/approve_by_provider/`)).status, 403)
+    assert.equal((await as(users.provider).post(`${R}/${o.uuid}/approve_by_provider/`)).status, 200)
+    const executing = (await as(users.provider).get(`${R}/${o.uuid}/`)).body
+    assert.equal(executing.state, 'executing')
+    assert.equal(executing.provider_reviewed_by, users.provider.username)
+    // The agent (provider side) reports the outcome.
+    assert.equal((await as(users.offeringManager).post(`${R}/${o.uuid}/set_state_done/`)).status, 200)
+    const done = (await as(users.owner).get(`${R}/${o.uuid}/`)).body
+    assert.equal(done.state, 'done')
+    assert.ok(done.completed_at)
+    const res = await as(users.owner).get(`/api/marketplace-resources/${done.marketplace_resource_uuid}/`)
+    assert.equal(res.body.state, 'OK')
+  })
+
+  test('Basic: the approved order completes at once through the processing job', async () => {
+    const o = await order(users.owner, 'Marketplace.Basic')
+    assert.equal(o.state, 'pending-provider')
+    assert.equal((await as(users.provider).post(`${R}/${o.uuid}/approve_by_provider/`)).status, 200)
+    await t.ctx.jobs.drain()
+    const done = (await as(users.owner).get(`${R}/${o.uuid}/`)).body
+    assert.equal(done.state, 'done')
+    assert.equal(
+      (await as(users.owner).get(`/api/marketplace-resources/${done.marketplace_resource_uuid}/`)).body.state,
+      'OK',
+    )
+  })
+
+  test('wrong states answer 409 with the valid states', async () => {
+    const o = await order(users.owner)
+    const r = await as(users.owner).post(`${R}/${o.uuid}/approve_by_consumer/`)
+    assert.equal(r.status, 409)
+    assert.deepEqual(r.body, { detail: 'Valid states for operation: pending-consumer.' })
+    const d = await as(users.provider).post(`${R}/${o.uuid}/set_state_done/`)
+    assert.equal(d.status, 409)
+    assert.deepEqual(d.body, { detail: 'Valid states for operation: executing.' })
+  })
+
+  test('offering types that do not support an action answer 405', async () => {
+    const basic = await order(users.owner, 'Marketplace.Basic')
+    const r = await as(users.provider).post(`${R}/${basic.uuid}/set_state_executing/`)
+    assert.equal(r.status, 405)
+    assert.deepEqual(r.body, {
+      detail: "The order's offering type Marketplace.Basic does not support this action.",
+    })
+    const slurm = await order(users.owner)
+    const c = await as(users.owner).post(`${R}/${slurm.uuid}/cancel/`)
+    assert.equal(c.status, 405)
+  })
+
+  test('rejection by consumer stores the message and terminates the new resource', async () => {
+    const o = await order(users.manager)
+    const r = await as(users.owner).post(`${R}/${o.uuid}/reject_by_consumer/`, {
+      error_message: 'not needed',
+      error_traceback: 'tb',
+    })
+    assert.equal(r.status, 200)
+    assert.equal(r.text, '')
+    const body = (await as(users.owner).get(`${R}/${o.uuid}/`)).body
+    assert.equal(body.state, 'rejected')
+    assert.equal(body.error_message, 'not needed')
+    assert.equal(body.error_traceback, '', 'the traceback is hidden from non-staff')
+    assert.equal((await as(users.staff).get(`${R}/${o.uuid}/`)).body.error_traceback, 'tb')
+    assert.equal(
+      (await as(users.owner).get(`/api/marketplace-resources/${body.marketplace_resource_uuid}/`)).body.state,
+      'Terminated',
+    )
+    assert.equal((await as(users.owner).post(`${R}/${o.uuid}/reject_by_consumer/`)).status, 409)
+  })
+
+  test('the creator may reject its own order; provider rejects pending-provider ones', async () => {
+    const o = await order(users.member)
+    assert.equal((await as(users.member).post(`${R}/${o.uuid}/reject_by_consumer/`)).status, 200)
+    const p = await order(users.owner)
+    assert.equal((await as(users.member).post(`${R}/${p.uuid}/reject_by_provider/`)).status, 403)
+    assert.equal((await as(users.provider).post(`${R}/${p.uuid}/reject_by_provider/`)).status, 200)
+    assert.equal((await as(users.provider).get(`${R}/${p.uuid}/`)).body.state, 'rejected')
+  })
+
+  test('cancel answers 202 for support offerings and is refused once terminal', async () => {
+    const o = await order(users.manager, 'Support.OfferingTemplate')
+    const r = await as(users.manager).post(`${R}/${o.uuid}/cancel/`)
+    assert.equal(r.status, 202)
+    assert.equal(r.text, '')
+    assert.equal((await as(users.manager).get(`${R}/${o.uuid}/`)).body.state, 'canceled')
+    assert.equal((await as(users.manager).post(`${R}/${o.uuid}/cancel/`)).status, 409)
+    assert.equal(
+      (
+        await as(users.member).post(
+          `${R}/${(await order(users.manager, 'Support.OfferingTemplate')).uuid}/cancel/`,
+        )
+      ).status,
+      403,
+    )
+  })
+
+  test('support staff complete support requests with set_state_done', async () => {
+    const o = await order(users.owner, 'Support.OfferingTemplate')
+    assert.equal(o.state, 'executing')
+    assert.equal((await as(users.support).post(`${R}/${o.uuid}/set_state_done/`)).status, 200)
+    assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.state, 'done')
+  })
+
+  test('set_state_erred from any non-terminal state stores the error; terminal is 409', async () => {
+    const o = await order(users.owner)
+    const r = await as(users.provider).post(`${R}/${o.uuid}/set_state_erred/`, {
+      error_message: 'boom',
+      error_traceback: 'trace',
+    })
+    assert.equal(r.status, 200)
+    const body = (await as(users.staff).get(`${R}/${o.uuid}/`)).body
+    assert.equal(body.state, 'erred')
+    assert.equal(body.error_message, 'boom')
+    assert.equal(body.error_traceback, 'trace')
+    assert.equal((await as(users.provider).post(`${R}/${o.uuid}/set_state_erred/`)).status, 409)
+    // erred → executing again for the site agent type
+    assert.equal((await as(users.provider).post(`${R}/${o.uuid}/set_state_executing/`)).status, 200)
+  })
+
+  test('two concurrent approvals: exactly one succeeds', async () => {
+    const o = await order(users.manager)
+    const results = await Promise.all([
+      call(t.app, 'POST', `${R}/${o.uuid}/approve_by_consumer/`, { token: users.owner.token }),
+      call(t.app, 'POST', `${R}/${o.uuid}/approve_by_consumer/`, { token: users.staff.token }),
+      call(t.app, 'POST', `${R}/${o.uuid}/approve_by_consumer/`, { token: users.owner.token }),
+    ])
+    assert.deepEqual(results.map((r) => r.status).sort(), [200, 409, 409])
+  })
+
+  test('delete only pending orders; unlink is staff only with a bodiless 403', async () => {
+    const o = await order(users.manager)
+    assert.equal((await as(users.member).delete(`${R}/${o.uuid}/`)).status, 403)
+    assert.equal((await as(users.manager).delete(`${R}/${o.uuid}/`)).status, 204)
+    assert.equal((await as(users.manager).get(`${R}/${o.uuid}/`)).status, 404)
+    const s = await order(users.owner, 'Support.OfferingTemplate')
+    const refused = await as(users.owner).delete(`${R}/${s.uuid}/`)
+    assert.equal(refused.status, 409)
+    assert.deepEqual(refused.body, {
+      detail: 'Valid states for operation: pending-consumer, pending-provider.',
+    })
+    const u = await as(users.owner).post(`${R}/${s.uuid}/unlink/`)
+    assert.equal(u.status, 403)
+    assert.equal(u.text, '')
+    assert.equal(
+      (await as(users.outsider).post(`${R}/00000000-0000-4000-8000-000000000000/unlink/`)).status,
+      403,
+    )
+    assert.equal((await as(users.staff).post(`${R}/${s.uuid}/unlink/`)).status, 204)
+    assert.equal((await as(users.staff).get(`${R}/${s.uuid}/`)).status, 404)
+  })
+
+  test('set_backend_id is for the provider side and staff', async () => {
+    const o = await order(users.owner)
+    assert.equal(
+      (await as(users.owner).post(`${R}/${o.uuid}/set_backend_id/`, { backend_id: 'x' })).status,
+      403,
+    )
+    const r = await as(users.provider).post(`${R}/${o.uuid}/set_backend_id/`, { backend_id: 'job-42' })
+    assert.equal(r.status, 200)
+    assert.equal(typeof r.body.status, 'string')
+    assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.backend_id, 'job-42')
+  })
+
+  test('a future start date delays execution until the day comes', async () => {
+    const o = await order(users.owner, 'Marketplace.Basic', { start_date: '2026-03-01' })
+    await as(users.provider).post(`${R}/${o.uuid}/approve_by_provider/`)
+    assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.state, 'pending-start-date')
+    await t.ctx.jobs.drain()
+    assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.state, 'pending-start-date')
+    t.clock.set('2026-03-01T00:00:01.000Z')
+    await t.ctx.jobs.drain()
+    assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.state, 'done')
+    t.clock.set('2026-01-15T10:00:00.000Z')
+  })
+})
+
+describe('visibility and filters', () => {
+  test('consumers, the provider and offering managers see orders; outsiders get 404', async () => {
+    const o = await order(users.manager)
+    for (const u of [
+      'owner',
+      'manager',
+      'admin',
+      'member',
+      'provider',
+      'offeringManager',
+      'support',
+      'staff',
+    ] as const) {
+      assert.equal((await as(users[u]).get(`${R}/${o.uuid}/`)).status, 200, u)
+    }
+    assert.equal((await as(users.outsider).get(`${R}/${o.uuid}/`)).status, 404)
+    const list = await as(users.outsider).get(`${R}/`)
+    assert.deepEqual(list.body, [])
+    assert.equal((await client(t.app).get(`${R}/`)).status, 401)
+  })
+
+  test('every filter narrows the list', async () => {
+    const s = as(users.staff)
+    const o = await order(users.owner, 'Marketplace.Basic', { attributes: { name: 'zeta-resource' } })
+    const check = async (qs: string, expectIn: boolean) => {
+      const r = await s.get(`${R}/?page_size=300&${qs}`)
+      assert.equal(r.status, 200, `${qs}: ${JSON.stringify(r.body)}`)
+      assert.equal(
+        r.body.some((x: { uuid: string }) => x.uuid === o.uuid),
+        expectIn,
+        qs,
+      )
+    }
+    const { offering } = offerings['Marketplace.Basic']!
+    await check(`project_uuid=${project.uuid}`, true)
+    await check(`project_uuid=${consumer.uuid}`, false)
+    await check(`customer_uuid=${consumer.uuid}`, true)
+    await check(`provider_uuid=${provider.uuid}`, true)
+    await check(`provider_uuid=${consumer.uuid}`, false)
+    await check(`offering_uuid=${offering.uuid}`, true)
+    await check(`offering=${offering.url}`, true)
+    await check(`offering_slug=nope,marketplace-basic-offering`, true)
+    await check(`offering_slug=nope`, false)
+    await check(`offering_type=Marketplace.Basic`, true)
+    await check(`offering_type=Marketplace.Slurm`, false)
+    await check(`state=pending-provider&state=done`, true)
+    await check(`state=done`, false)
+    await check(`type=Create`, true)
+    await check(`type=Terminate`, false)
+    await check(`query=zeta-res`, true)
+    await check(`query=${o.uuid}`, true)
+    await check(`query=Alpha`, true)
+    await check(`query=nothing-like-this`, false)
+    await check(`resource_name=zeta`, true)
+    await check(`resource_uuid=${o.body.marketplace_resource_uuid}`, true)
+    await check(
+      `resource=http://localhost/api/marketplace-resources/${o.body.marketplace_resource_uuid}/`,
+      true,
+    )
+    await check(`resource=http://localhost/api/projects/${project.uuid}/`, false)
+    await check(`created=2026-01-01T00:00:00Z`, true)
+    await check(`created=2027-01-01`, false)
+    await check(`modified=2027-01-01T00:00:00Z`, false)
+    await check(`can_approve_as_provider=true`, true)
+    await check(`can_approve_as_consumer=false`, false)
+    await check(`category_uuid=${project.uuid}`, false)
+    await check(`parent_offering_uuid=${offering.uuid}`, false)
+    await check(`service_manager_uuid=${users.offeringManager.uuid}`, false)
+    const bad = await s.get(`${R}/?state=bogus`)
+    assert.equal(bad.status, 400)
+    assert.deepEqual(bad.body, {
+      state: ['Select a valid choice. bogus is not one of the available choices.'],
+    })
+    assert.equal((await s.get(`${R}/?created=yesterday`)).status, 400)
+    assert.equal((await s.get(`${R}/?project_uuid=zz`)).status, 400)
+  })
+
+  test('can_approve_as_consumer=true lists only what the caller may approve', async () => {
+    const o = await order(users.manager)
+    const mine = await as(users.owner).get(`${R}/?can_approve_as_consumer=true&page_size=300`)
+    assert.ok(mine.body.some((x: { uuid: string }) => x.uuid === o.uuid))
+    const manager = await as(users.manager).get(`${R}/?can_approve_as_consumer=true&page_size=300`)
+    assert.equal(
+      manager.body.some((x: { uuid: string }) => x.uuid === o.uuid),
+      false,
+    )
+  })
+
+  test('ordering by created, cost and state; unknown ordering is 400', async () => {
+    const s = as(users.staff)
+    const asc = (await s.get(`${R}/?o=created&page_size=300`)).body.map((x: { created: string }) => x.created)
+    assert.deepEqual([...asc].sort(), asc)
+    const desc = (await s.get(`${R}/?o=-created&page_size=300`)).body.map(
+      (x: { created: string }) => x.created,
+    )
+    assert.deepEqual([...desc].sort().reverse(), desc)
+    assert.equal((await s.get(`${R}/?o=cost,-state`)).status, 200)
+    assert.equal((await s.get(`${R}/?o=consumer_reviewed_at`)).status, 200)
+    assert.equal((await s.get(`${R}/?o=name`)).status, 400)
+  })
+
+  test('field limits the record; GET offering/ describes the offering', async () => {
+    const o = await order(users.owner)
+    const r = await as(users.owner).get(`${R}/${o.uuid}/?field=uuid&field=state`)
+    assert.deepEqual(Object.keys(r.body).sort(), ['state', 'uuid'])
+    const off = await as(users.owner).get(`${R}/${o.uuid}/offering/`)
+    assert.equal(off.status, 200)
+    assert.equal(off.body.uuid, offerings['Marketplace.Slurm']!.offering.uuid)
+    assert.ok(off.body.url)
+  })
+})
+
+describe('attachments', () => {
+  const pdf = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n')
+  function multipart(content: Buffer, type: string, field = 'attachment') {
+    const boundary = '----marketplace-test'
+    const payload = Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="a.pdf"\r\nContent-Type: ${type}\r\n\r\n`,
+      ),
+      content,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ])
+    return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
+  }
+
+  test('upload a PDF, read it back, delete it; only while pending', async () => {
+    const o = await order(users.manager)
+    const up = multipart(pdf, 'application/pdf')
+    const r = await call(t.app, 'POST', `${R}/${o.uuid}/update_attachment/`, {
+      token: users.manager.token,
+      ...up,
+    })
+    assert.equal(r.status, 200, r.text)
+    assert.equal(r.body.attachment, `http://localhost:80${R}/${o.uuid}/attachment/`)
+    const file = await t.app.inject({
+      url: `${R}/${o.uuid}/attachment/`,
+      headers: { authorization: `Token ${users.provider.token}` },
+    })
+    assert.equal(file.statusCode, 200)
+    assert.equal(file.headers['content-type'], 'application/pdf')
+    assert.deepEqual(file.rawPayload, pdf)
+    const hidden = await t.app.inject({
+      url: `${R}/${o.uuid}/attachment/`,
+      headers: { authorization: `Token ${users.outsider.token}` },
+    })
+    assert.equal(hidden.statusCode, 404)
+    assert.equal((await as(users.manager).get(`${R}/${o.uuid}/`)).body.attachment, r.body.attachment)
+    assert.equal((await as(users.manager).post(`${R}/${o.uuid}/delete_attachment/`)).status, 204)
+    assert.equal((await as(users.manager).get(`${R}/${o.uuid}/`)).body.attachment, null)
+    await as(users.owner).post(`${R}/${o.uuid}/approve_by_consumer/`)
+    await as(users.provider).post(`${R}/${o.uuid}/approve_by_provider/`)
+    const late = await call(t.app, 'POST', `${R}/${o.uuid}/update_attachment/`, {
+      token: users.manager.token,
+      ...multipart(pdf, 'application/pdf'),
+    })
+    assert.equal(late.status, 409)
+    assert.equal((await as(users.manager).post(`${R}/${o.uuid}/delete_attachment/`)).status, 409)
+  })
+
+  test('non-PDF content and oversize uploads are refused', async () => {
+    const o = await order(users.manager)
+    const txt = await call(t.app, 'POST', `${R}/${o.uuid}/update_attachment/`, {
+      token: users.manager.token,
+      ...multipart(Buffer.from('hello'), 'text/plain'),
+    })
+    assert.equal(txt.status, 400)
+    assert.ok(txt.body.attachment)
+    const fake = await call(t.app, 'POST', `${R}/${o.uuid}/update_attachment/`, {
+      token: users.manager.token,
+      ...multipart(Buffer.from('not a pdf'), 'application/pdf'),
+    })
+    assert.equal(fake.status, 400)
+    const small = await buildTestApp({ uploadLimitBytes: 1024 })
+    try {
+      const c = await makeCustomer(small.ctx)
+      const p = await makeProject(small.ctx, c)
+      const staff = await makeUser(small.ctx, { staff: true })
+      const off = await makeOffering(small.ctx, c, { type: 'Marketplace.Slurm' })
+      const created = await client(small.app, staff.token).post(`${R}/`, {
+        offering: off.url,
+        project: p.url,
+      })
+      const big = Buffer.concat([pdf, Buffer.alloc(4096, 32)])
+      const r = await call(small.app, 'POST', `${R}/${created.body.uuid}/update_attachment/`, {
+        token: staff.token,
+        ...multipart(big, 'application/pdf'),
+      })
+      assert.equal(r.status, 413)
+    } finally {
+      await small.close()
+    }
+  })
+})
+
+describe('callbacks', () => {
+  test('every state change is POSTed to callback_url, and failures are retried', async () => {
+    const received: { state: string; uuid: string }[] = []
+    let failFirst = true
+    const server = createServer((req: IncomingMessage, res) => {
+      let data = ''
+      req.on('data', (c: Buffer) => (data += c.toString()))
+      req.on('end', () => {
+        if (failFirst) {
+          failFirst = false
+          res.writeHead(500).end()
+          return
+        }
+        received.push(JSON.parse(data) as { state: string; uuid: string })
+        res.writeHead(204).end()
+      })
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    try {
+      const port = (server.address() as { port: number }).port
+      const o = await order(users.owner, 'Marketplace.Basic', {
+        callback_url: `http://127.0.0.1:${port}/hook`,
+      })
+      await as(users.provider).post(`${R}/${o.uuid}/approve_by_provider/`)
+      for (let i = 0; i < 5; i++) {
+        await t.ctx.jobs.drain()
+        t.clock.advance(10_000)
+      }
+      t.clock.set('2026-01-15T10:00:00.000Z')
+      const states = received
+        .filter((x) => x.uuid === o.uuid)
+        .map((x) => x.state)
+        .sort()
+      assert.deepEqual(states, ['done', 'executing', 'pending-provider'])
+      const body = received[0]!
+      assert.deepEqual(Object.keys(body).sort(), ['modified', 'resource_uuid', 'state', 'type', 'uuid'])
+    } finally {
+      server.close()
+    }
+  })
+
+  test('callback URLs into private networks are refused unless allowed', async () => {
+    const strict = await buildTestApp({ callbackAllowPrivate: false, callbackAllowList: ['hooks.internal'] })
+    try {
+      const c = await makeCustomer(strict.ctx)
+      const p = await makeProject(strict.ctx, c)
+      const staff = await makeUser(strict.ctx, { staff: true })
+      const off = await makeOffering(strict.ctx, c, { type: 'Marketplace.Slurm' })
+      const s = client(strict.app, staff.token)
+      for (const url of [
+        'http://127.0.0.1:8080/x',
+        'http://localhost/x',
+        'http://10.1.2.3/',
+        'http://[::1]/',
+        'http://169.254.169.254/latest',
+        'ftp://example.com/',
+      ]) {
+        const r = await s.post(`${R}/`, { offering: off.url, project: p.url, callback_url: url })
+        assert.equal(r.status, 400, url)
+        assert.ok(r.body.callback_url, url)
+      }
+      const ok = await s.post(`${R}/`, {
+        offering: off.url,
+        project: p.url,
+        callback_url: 'https://hooks.example.com/order',
+      })
+      assert.equal(ok.status, 201)
+      const listed = await s.post(`${R}/`, {
+        offering: off.url,
+        project: p.url,
+        callback_url: 'http://hooks.internal/order',
+      })
+      assert.equal(listed.status, 201)
+    } finally {
+      await strict.close()
+    }
+  })
+})
+
+describe('resource actions', () => {
+  test('terminate, switch_plan and update_limits create orders that drive the resource', async () => {
+    const { offering, plan } = offerings['Marketplace.Basic']!
+    const other = await makePlan(t.ctx, offering, { unitPrice: '20' })
+    const res = await makeResource(t.ctx, offering, project, { planId: plan.id, state: 'OK' })
+    const o = as(users.owner)
+    const sw = await o.post(`/api/marketplace-resources/${res.uuid}/switch_plan/`, { plan: other.url })
+    assert.equal(sw.status, 200)
+    const update = (await o.get(`${R}/${sw.body.order_uuid}/`)).body
+    assert.equal(update.type, 'Update')
+    assert.equal(update.old_plan_uuid, plan.uuid)
+    assert.equal(update.new_plan_uuid, other.uuid)
+    assert.equal(update.new_cost_estimate, '20.0000000000')
+    assert.equal(update.old_cost_estimate, 12.5)
+    const dup = await o.post(`/api/marketplace-resources/${res.uuid}/update_limits/`, { limits: { cpu: 4 } })
+    assert.equal(dup.status, 400)
+    assert.deepEqual(dup.body, { non_field_errors: ['Pending order for resource already exists.'] })
+    await as(users.provider).post(`${R}/${sw.body.order_uuid}/approve_by_provider/`)
+    await t.ctx.jobs.drain()
+    const after = (await o.get(`/api/marketplace-resources/${res.uuid}/`)).body
+    assert.equal(after.state, 'OK')
+    assert.equal(after.plan_uuid, other.uuid)
+    const lim = await o.post(`/api/marketplace-resources/${res.uuid}/update_limits/`, { limits: { cpu: 4 } })
+    assert.equal(lim.status, 200)
+    await as(users.provider).post(`${R}/${lim.body.order_uuid}/approve_by_provider/`)
+    await t.ctx.jobs.drain()
+    assert.deepEqual((await o.get(`/api/marketplace-resources/${res.uuid}/`)).body.limits, { cpu: 4 })
+    const term = await o.post(`/api/marketplace-resources/${res.uuid}/terminate/`, {})
+    assert.equal(term.status, 200)
+    assert.equal((await o.get(`${R}/${term.body.order_uuid}/`)).body.type, 'Terminate')
+    await as(users.provider).post(`${R}/${term.body.order_uuid}/approve_by_provider/`)
+    await t.ctx.jobs.drain()
+    assert.equal((await o.get(`/api/marketplace-resources/${res.uuid}/`)).body.state, 'Terminated')
+    assert.equal(
+      (await as(users.member).post(`/api/marketplace-resources/${res.uuid}/terminate/`, {})).status,
+      409,
+    )
+    assert.equal(
+      (await as(users.outsider).post(`/api/marketplace-resources/${res.uuid}/terminate/`, {})).status,
+      404,
+    )
+  })
+})

@@ -1,0 +1,384 @@
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { buildTestApp, type TestApp } from '../support/app.js'
+import { client } from '../support/client.js'
+import { makeUser, roleGraph, type UserRef } from '../support/fixtures.js'
+import {
+  makeOffering,
+  makeOfferingManager,
+  providerGraph,
+  type OfferingRef,
+} from '../support/catalog-fixtures.js'
+
+const IDS = '/api/marketplace-site-agent-identities/'
+const SVC = '/api/marketplace-site-agent-services/'
+const HOST = 'http://localhost:80'
+
+async function setup() {
+  const t = await buildTestApp()
+  const staff = await makeUser(t.ctx, { staff: true })
+  const provider = providerGraph(t.ctx)
+  const offering = await makeOffering(t.ctx, await provider.customer(), {
+    name: 'Cluster',
+    type: 'Marketplace.Slurm',
+  })
+  return { t, staff, provider, offering }
+}
+
+async function identity(t: TestApp, user: UserRef, offering: OfferingRef, name = 'agent-1') {
+  const r = await client(t.app, user.token).post(IDS, { name, offering: offering.url, version: '1.0' })
+  assert.equal(r.status, 201, JSON.stringify(r.body))
+  return r.body
+}
+
+async function service(t: TestApp, user: UserRef, ident: { uuid: string }, name: string, mode?: string) {
+  const r = await client(t.app, user.token).post(`${IDS}${ident.uuid}/register_service/`, { name, mode })
+  assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body))
+  return r.body
+}
+
+describe('agent identities', () => {
+  let s: Awaited<ReturnType<typeof setup>>
+  before(async () => {
+    s = await setup()
+  })
+  after(async () => {
+    await s.t.close()
+  })
+
+  test('a provider owner creates an identity for the offering and reads it back', async () => {
+    const owner = await s.provider.owner()
+    const r = await client(s.t.app, owner.token).post(IDS, {
+      name: 'agent-a',
+      offering: s.offering.url,
+      version: '0.7.1',
+      last_polled_at: '2026-01-15T09:00:00Z',
+    })
+    assert.equal(r.status, 201)
+    assert.deepEqual(r.body, {
+      uuid: r.body.uuid,
+      url: `${HOST}${IDS}${r.body.uuid}/`,
+      name: 'agent-a',
+      offering: s.offering.url,
+      offering_uuid: s.offering.uuid,
+      offering_name: 'Cluster',
+      version: '0.7.1',
+      last_polled_at: '2026-01-15T09:00:00.000Z',
+      created: '2026-01-15T10:00:00.000Z',
+      modified: '2026-01-15T10:00:00.000Z',
+    })
+    const got = await client(s.t.app, owner.token).get(`${IDS}${r.body.uuid}/`)
+    assert.deepEqual(got.body, r.body)
+  })
+
+  test('service-provider managers and offering managers may manage; consumers may not', async () => {
+    const mgr = await s.provider.manager()
+    const omgr = await makeOfferingManager(s.t.ctx, s.offering)
+    const a = await identity(s.t, mgr, s.offering, 'by-manager')
+    const b = await identity(s.t, omgr, s.offering, 'by-offering-manager')
+    const patched = await client(s.t.app, omgr.token).patch(`${IDS}${a.uuid}/`, { version: '2.0' })
+    assert.equal(patched.status, 200)
+    assert.equal(patched.body.version, '2.0')
+    const g = roleGraph(s.t.ctx)
+    const outsider = await g.owner()
+    const c = await client(s.t.app, outsider.token).post(IDS, { name: 'x', offering: s.offering.url })
+    assert.equal(c.status, 403)
+    assert.equal((await client(s.t.app, outsider.token).get(`${IDS}${b.uuid}/`)).status, 404)
+    assert.deepEqual((await client(s.t.app, outsider.token).get(IDS)).body, [])
+    const del = await client(s.t.app, mgr.token).delete(`${IDS}${b.uuid}/`)
+    assert.equal(del.status, 204)
+    assert.equal((await client(s.t.app, mgr.token).get(`${IDS}${b.uuid}/`)).status, 404)
+  })
+
+  test('an offering of a type site agents do not serve is a 400 on offering', async () => {
+    const o = await makeOffering(s.t.ctx, await s.provider.customer(), { type: 'Support.OfferingTemplate' })
+    const r = await client(s.t.app, s.staff.token).post(IDS, { name: 'x', offering: o.url })
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, {
+      offering: ['Offering type Support.OfferingTemplate is not served by site agents.'],
+    })
+  })
+
+  test('register_service creates with 201, re-registers with 200 and sets the state Active', async () => {
+    const ident = await identity(s.t, s.staff, s.offering, 'agent-reg')
+    const as = client(s.t.app, s.staff.token)
+    const a = await as.post(`${IDS}${ident.uuid}/register_service/`, {
+      name: 'orders',
+      mode: 'order_process',
+    })
+    assert.equal(a.status, 201)
+    assert.deepEqual(a.body, {
+      uuid: a.body.uuid,
+      url: `${HOST}${SVC}${a.body.uuid}/`,
+      identity: ident.uuid,
+      identity_name: 'agent-reg',
+      name: 'orders',
+      mode: 'order_process',
+      state: 'Active',
+      statistics: {},
+      created: s.t.clock.now().toISOString(),
+      modified: s.t.clock.now().toISOString(),
+      processors: [],
+    })
+    await s.t.ctx.db
+      .updateTable('site_agent_services')
+      .set({ state: 2 })
+      .where('uuid', '=', a.body.uuid)
+      .execute()
+    s.t.clock.advanceHours(1)
+    const b = await as.post(`${IDS}${ident.uuid}/register_service/`, { name: 'orders', mode: 'report' })
+    assert.equal(b.status, 200)
+    assert.equal(b.body.uuid, a.body.uuid)
+    assert.equal(b.body.state, 'Active')
+    assert.equal(b.body.mode, 'report')
+    assert.equal(b.body.modified, s.t.clock.now().toISOString())
+  })
+})
+
+describe('services', () => {
+  let s: Awaited<ReturnType<typeof setup>>
+  before(async () => {
+    s = await setup()
+  })
+  after(async () => {
+    await s.t.close()
+  })
+
+  test('register_processor creates (201) then updates (200) by name', async () => {
+    const ident = await identity(s.t, s.staff, s.offering, 'agent-p')
+    const svc = await service(s.t, s.staff, ident, 'proc-svc')
+    const as = client(s.t.app, (await s.provider.owner()).token)
+    const a = await as.post(`${SVC}${svc.uuid}/register_processor/`, { name: 'slurm', backend_type: 'SLURM' })
+    assert.equal(a.status, 201)
+    assert.deepEqual(a.body, {
+      uuid: a.body.uuid,
+      url: `${HOST}/api/marketplace-site-agent-processors/${a.body.uuid}/`,
+      service: svc.uuid,
+      service_name: 'proc-svc',
+      name: 'slurm',
+      last_run: s.t.clock.now().toISOString(),
+      backend_type: 'SLURM',
+      backend_version: null,
+      created: s.t.clock.now().toISOString(),
+      modified: s.t.clock.now().toISOString(),
+    })
+    s.t.clock.advanceHours(1)
+    const b = await as.post(`${SVC}${svc.uuid}/register_processor/`, {
+      name: 'slurm',
+      backend_type: 'LDAP',
+      backend_version: '23.02',
+    })
+    assert.equal(b.status, 200)
+    assert.equal(b.body.uuid, a.body.uuid)
+    assert.equal(b.body.backend_type, 'LDAP')
+    assert.equal(b.body.backend_version, '23.02')
+    assert.equal(b.body.last_run, s.t.clock.now().toISOString())
+    const got = await as.get(`${SVC}${svc.uuid}/`)
+    assert.deepEqual(got.body.processors, [
+      {
+        uuid: a.body.uuid,
+        url: a.body.url,
+        name: 'slurm',
+        last_run: b.body.last_run,
+        backend_type: 'LDAP',
+        backend_version: '23.02',
+        created: a.body.created,
+        modified: b.body.modified,
+      },
+    ])
+    const missing = await as.post(`${SVC}${svc.uuid}/register_processor/`, { name: 'x' })
+    assert.equal(missing.status, 400)
+    assert.ok(missing.body.backend_type)
+  })
+
+  test('set_statistics replaces the statistics and answers the service', async () => {
+    const ident = await identity(s.t, s.staff, s.offering, 'agent-s')
+    const svc = await service(s.t, s.staff, ident, 'stats-svc')
+    const as = client(s.t.app, s.staff.token)
+    const a = await as.post(`${SVC}${svc.uuid}/set_statistics/`, { statistics: { a: 1, b: [1, 2] } })
+    assert.equal(a.status, 200)
+    assert.deepEqual(a.body.statistics, { a: 1, b: [1, 2] })
+    assert.equal(a.body.uuid, svc.uuid)
+    const b = await as.post(`${SVC}${svc.uuid}/set_statistics/`, { statistics: { c: 'x' } })
+    assert.deepEqual(b.body.statistics, { c: 'x' })
+    const missing = await as.post(`${SVC}${svc.uuid}/set_statistics/`, {})
+    assert.equal(missing.status, 400)
+    assert.ok(missing.body.statistics)
+  })
+
+  test('consumers get 404 and an empty list; support reads; anonymous gets 401', async () => {
+    const ident = await identity(s.t, s.staff, s.offering, 'agent-v')
+    const svc = await service(s.t, s.staff, ident, 'vis-svc')
+    const g = roleGraph(s.t.ctx)
+    const consumer = await g.owner()
+    assert.equal((await client(s.t.app, consumer.token).get(`${SVC}${svc.uuid}/`)).status, 404)
+    assert.deepEqual((await client(s.t.app, consumer.token).get(SVC)).body, [])
+    assert.equal(
+      (await client(s.t.app, consumer.token).post(`${SVC}${svc.uuid}/set_statistics/`, { statistics: {} }))
+        .status,
+      404,
+    )
+    const support = await makeUser(s.t.ctx, { support: true })
+    assert.equal((await client(s.t.app, support.token).get(`${SVC}${svc.uuid}/`)).status, 200)
+    const denied = await client(s.t.app, support.token).post(`${SVC}${svc.uuid}/set_statistics/`, {
+      statistics: {},
+    })
+    assert.equal(denied.status, 403)
+    assert.equal((await client(s.t.app).get(SVC)).status, 401)
+  })
+
+  test('DELETE removes the service and its processors', async () => {
+    const ident = await identity(s.t, s.staff, s.offering, 'agent-d')
+    const svc = await service(s.t, s.staff, ident, 'del-svc')
+    const as = client(s.t.app, (await s.provider.manager()).token)
+    await as.post(`${SVC}${svc.uuid}/register_processor/`, { name: 'p', backend_type: 'SLURM' })
+    const r = await as.delete(`${SVC}${svc.uuid}/`)
+    assert.equal(r.status, 204)
+    assert.equal((await as.get(`${SVC}${svc.uuid}/`)).status, 404)
+    const left = await s.t.ctx.db.selectFrom('site_agent_processors').selectAll().execute()
+    assert.equal(left.filter((p) => p.name === 'p').length, 0)
+    const consumer = await roleGraph(s.t.ctx).owner()
+    const svc2 = await service(s.t, s.staff, ident, 'del-svc-2')
+    assert.equal((await client(s.t.app, consumer.token).delete(`${SVC}${svc2.uuid}/`)).status, 404)
+  })
+})
+
+describe('service filters', () => {
+  test('identity_uuid, mode, modified_after/before, stale and state filter the list', async () => {
+    const { t, staff, offering } = await setup()
+    try {
+      const as = client(t.app, staff.token)
+      const i1 = await identity(t, staff, offering, 'one')
+      const i2 = await identity(t, staff, offering, 'two')
+      const old = await service(t, staff, i1, 'old', 'report')
+      t.clock.advanceHours(25)
+      await service(t, staff, i1, 'a', 'order_process')
+      t.clock.advanceHours(1)
+      const b = await service(t, staff, i2, 'b', 'order_process')
+      await t.ctx.db.updateTable('site_agent_services').set({ state: 3 }).where('uuid', '=', b.uuid).execute()
+      await t.ctx.db
+        .updateTable('site_agent_services')
+        .set({ state: 2 })
+        .where('uuid', '=', old.uuid)
+        .execute()
+      const names = async (qs: string) => {
+        const r = await as.get(`${SVC}?${qs}`)
+        assert.equal(r.status, 200, JSON.stringify(r.body))
+        return r.body.map((x: any) => x.name)
+      }
+      assert.deepEqual(await names(''), ['old', 'a', 'b'])
+      assert.deepEqual(await names(`identity_uuid=${i1.uuid}`), ['old', 'a'])
+      assert.deepEqual(await names('mode=order_process'), ['a', 'b'])
+      assert.deepEqual(await names('mode=nothing'), [])
+      assert.deepEqual(await names('modified_after=2026-01-16T11:00:00Z'), ['b'])
+      assert.deepEqual(await names('modified_before=2026-01-16T11:00:00Z'), ['old'])
+      assert.deepEqual(await names('stale=true'), ['old'])
+      assert.deepEqual(await names('stale=false'), ['a', 'b'])
+      assert.deepEqual(await names('state=Active'), ['a'])
+      assert.deepEqual(await names('state=1'), ['a'])
+      assert.deepEqual(await names('state=Idle&state=3'), ['old', 'b'])
+      assert.deepEqual(await names('state=Error'), ['b'])
+      assert.equal((await as.get(`${SVC}?state=Sleeping`)).status, 400)
+      assert.equal((await as.get(`${SVC}?modified_after=soon`)).status, 400)
+      assert.equal((await as.get(`${SVC}?identity_uuid=xyz`)).status, 400)
+      // One day later "a" and "b" become stale too.
+      t.clock.advanceHours(25)
+      assert.deepEqual(await names('stale=true'), ['old', 'a', 'b'])
+      assert.deepEqual(await names('stale=false'), [])
+    } finally {
+      await t.close()
+    }
+  })
+})
+
+describe('cleanup_stale', () => {
+  test('non-staff get 403 before the body is validated', async () => {
+    const { t, provider } = await setup()
+    try {
+      const owner = await provider.owner()
+      const r = await client(t.app, owner.token).post(`${SVC}cleanup_stale/`, { older_than_hours: 0 })
+      assert.equal(r.status, 403)
+      const support = await makeUser(t.ctx, { support: true })
+      assert.equal((await client(t.app, support.token).post(`${SVC}cleanup_stale/`, {})).status, 403)
+    } finally {
+      await t.close()
+    }
+  })
+
+  test('dry run (the default) reports without deleting; a real run deletes', async () => {
+    const { t, staff, offering } = await setup()
+    try {
+      const as = client(t.app, staff.token)
+      const ident = await identity(t, staff, offering, 'agent-c')
+      const old = await service(t, staff, ident, 'old')
+      await as.post(`${SVC}${old.uuid}/register_processor/`, { name: 'p', backend_type: 'SLURM' })
+      t.clock.advanceHours(25)
+      const fresh = await service(t, staff, ident, 'fresh')
+      const dry = await as.post(`${SVC}cleanup_stale/`)
+      assert.equal(dry.status, 200)
+      assert.deepEqual(dry.body, {
+        deleted_count: 1,
+        dry_run: true,
+        items: [
+          {
+            uuid: old.uuid,
+            name: 'old',
+            identity_name: 'agent-c',
+            state: 'Active',
+            modified: '2026-01-15T10:00:00.000Z',
+          },
+        ],
+      })
+      assert.equal((await as.get(`${SVC}${old.uuid}/`)).status, 200)
+      const explicitDry = await as.post(`${SVC}cleanup_stale/`, { dry_run: true, older_than_hours: 1 })
+      assert.equal(explicitDry.body.deleted_count, 1)
+      const bad = await as.post(`${SVC}cleanup_stale/`, { older_than_hours: 0 })
+      assert.equal(bad.status, 400)
+      assert.deepEqual(bad.body, { older_than_hours: ['Ensure this value is greater than or equal to 1.'] })
+      const wide = await as.post(`${SVC}cleanup_stale/`, { dry_run: true, older_than_hours: 48 })
+      assert.deepEqual(wide.body, { deleted_count: 0, dry_run: true, items: [] })
+      const real = await as.post(`${SVC}cleanup_stale/`, { dry_run: false })
+      assert.equal(real.status, 200)
+      assert.equal(real.body.deleted_count, 1)
+      assert.equal(real.body.dry_run, false)
+      assert.equal(real.body.items[0].uuid, old.uuid)
+      assert.equal((await as.get(`${SVC}${old.uuid}/`)).status, 404)
+      assert.equal((await as.get(`${SVC}${fresh.uuid}/`)).status, 200)
+    } finally {
+      await t.close()
+    }
+  })
+})
+
+describe('idle sweep', () => {
+  test('an Active service whose processors last ran 10 minutes ago becomes Idle; without processors it stays', async () => {
+    const { t, staff, offering } = await setup()
+    try {
+      const as = client(t.app, staff.token)
+      const ident = await identity(t, staff, offering, 'agent-i')
+      const withProc = await service(t, staff, ident, 'with-proc')
+      const noProc = await service(t, staff, ident, 'no-proc')
+      await as.post(`${SVC}${withProc.uuid}/register_processor/`, { name: 'p', backend_type: 'SLURM' })
+      t.clock.advance(5 * 60 * 1000)
+      await t.ctx.jobs.drain()
+      assert.equal((await as.get(`${SVC}${withProc.uuid}/`)).body.state, 'Active')
+      t.clock.advance(5 * 60 * 1000)
+      await t.ctx.jobs.drain()
+      const idle = await as.get(`${SVC}${withProc.uuid}/`)
+      assert.equal(idle.body.state, 'Idle')
+      assert.equal(idle.body.modified, t.clock.now().toISOString())
+      assert.equal((await as.get(`${SVC}${noProc.uuid}/`)).body.state, 'Active')
+      // Re-registering makes it Active again; a fresh processor run keeps it Active at the next sweep.
+      await service(t, staff, ident, 'with-proc')
+      await as.post(`${SVC}${withProc.uuid}/register_processor/`, { name: 'p', backend_type: 'SLURM' })
+      t.clock.advance(5 * 60 * 1000)
+      await t.ctx.jobs.drain()
+      assert.equal((await as.get(`${SVC}${withProc.uuid}/`)).body.state, 'Active')
+      t.clock.advance(5 * 60 * 1000)
+      await t.ctx.jobs.drain()
+      assert.equal((await as.get(`${SVC}${withProc.uuid}/`)).body.state, 'Idle')
+    } finally {
+      await t.close()
+    }
+  })
+})

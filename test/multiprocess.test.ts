@@ -1,0 +1,124 @@
+// Two server processes on one database: concurrent transitions on one order have exactly one
+// winner, and the processing jobs both workers see run exactly once.
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { childDatabase, startServer, type ServerProcess } from './support/server.js'
+import { createDatabase } from '../src/db/database.js'
+
+const TOKEN = 'multiprocess-staff-token'
+let db: { url: string; cleanup: () => Promise<void> }
+const servers: ServerProcess[] = []
+
+before(() => {
+  db = childDatabase()
+})
+after(async () => {
+  for (const s of servers) await s.stop('SIGTERM')
+  await db.cleanup()
+})
+
+async function api(base: string, method: string, path: string, body?: unknown) {
+  const r = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Token ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  })
+  const text = await r.text()
+  return { status: r.status, body: text ? JSON.parse(text) : null }
+}
+
+test('two processes: one winner per transition, each job run once', async () => {
+  // Both processes run a job worker, so they compete for every job.
+  const env = {
+    DATABASE_URL: db.url,
+    BOOTSTRAP_STAFF_TOKEN: TOKEN,
+    WORKER_ENABLED: 'true',
+    WORKER_POLL_MS: '20',
+    PUBLIC_URL: 'http://market.test',
+  }
+  servers.push(await startServer(env))
+  servers.push(await startServer(env))
+  const [a, b] = servers.map((s) => s.url) as [string, string]
+
+  const customer = await api(a, 'POST', '/api/customers/', { name: 'Consumer' })
+  const providerOrg = await api(a, 'POST', '/api/customers/', { name: 'Provider' })
+  const project = await api(a, 'POST', '/api/projects/', { name: 'P', customer: customer.body.url })
+  assert.equal(project.status, 201)
+  const sp = await api(a, 'POST', '/api/marketplace-service-providers/', { customer: providerOrg.body.url })
+  assert.equal(sp.status, 201)
+  const offering = await api(a, 'POST', '/api/marketplace-provider-offerings/', {
+    name: 'Support',
+    type: 'Support.OfferingTemplate',
+    customer: providerOrg.body.url,
+  })
+  assert.equal(offering.status, 201, JSON.stringify(offering.body))
+  assert.equal(
+    (await api(a, 'POST', `/api/marketplace-provider-offerings/${offering.body.uuid}/activate/`)).status,
+    200,
+  )
+  const basic = await api(a, 'POST', '/api/marketplace-provider-offerings/', {
+    name: 'Basic',
+    type: 'Marketplace.Basic',
+    customer: providerOrg.body.url,
+  })
+  assert.equal(
+    (await api(a, 'POST', `/api/marketplace-provider-offerings/${basic.body.uuid}/activate/`)).status,
+    200,
+  )
+
+  // Staff creates orders (consumer review implied): Support ones execute at once, so a race on
+  // set_state_done between the two processes must have one winner.
+  for (let i = 0; i < 5; i++) {
+    const o = await api(a, 'POST', '/api/marketplace-orders/', {
+      offering: offering.body.url,
+      project: project.body.url,
+    })
+    assert.equal(o.status, 201)
+    assert.equal(o.body.state, 'executing')
+    const results = await Promise.all(
+      [a, b, a, b].map((base) => api(base, 'POST', `/api/marketplace-orders/${o.body.uuid}/set_state_done/`)),
+    )
+    assert.deepEqual(results.map((r) => r.status).sort(), [200, 409, 409, 409])
+  }
+
+  // Basic orders approved by the provider are processed by a job; with workers in both
+  // processes, every order ends done and every job ran exactly once.
+  const uuids: string[] = []
+  for (let i = 0; i < 8; i++) {
+    const o = await api(b, 'POST', '/api/marketplace-orders/', {
+      offering: basic.body.url,
+      project: project.body.url,
+    })
+    assert.equal(o.body.state, 'pending-provider')
+    assert.equal(
+      (await api(i % 2 ? a : b, 'POST', `/api/marketplace-orders/${o.body.uuid}/approve_by_provider/`))
+        .status,
+      200,
+    )
+    uuids.push(o.body.uuid)
+  }
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    const states = await Promise.all(
+      uuids.map(async (u) => (await api(a, 'GET', `/api/marketplace-orders/${u}/`)).body.state),
+    )
+    if (states.every((s) => s === 'done')) break
+    if (Date.now() > deadline) assert.fail(`orders not processed: ${states.join(', ')}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  const database = await createDatabase(db.url)
+  try {
+    const jobs = await database.db
+      .selectFrom('jobs')
+      .select(['state', 'attempts'])
+      .where('kind', '=', 'order.process')
+      .execute()
+    assert.equal(jobs.length, uuids.length)
+    for (const j of jobs) {
+      assert.equal(j.state, 'done')
+      assert.equal(j.attempts, 1, 'a processing job was claimed twice')
+    }
+  } finally {
+    await database.close()
+  }
+})

@@ -1,0 +1,231 @@
+// The permission matrix: every endpoint × caller → expected status, for reads and writes, plus
+// what each caller's lists contain. One table a reviewer can read; each cell runs against a
+// fresh target where the call changes state.
+//
+// Callers: anon (no token), outsider (no roles), member / manager / admin (PROJECT.* on the
+// consumer project), owner (CUSTOMER.OWNER of the consumer customer), provider (CUSTOMER.OWNER of
+// the provider customer), offeringManager (OFFERING.MANAGER of the provider's offering), support
+// (global support), staff.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { buildTestApp, type TestApp } from './support/app.js'
+import { call } from './support/client.js'
+import { grant, makeCustomer, makeProject, makeUser } from './support/fixtures.js'
+import { CALLERS, lists, rows, type Caller, type World } from './permission-matrix.table.js'
+
+let world: World
+
+async function buildWorld(t: TestApp): Promise<World> {
+  const ctx = t.ctx
+  const customer = await makeCustomer(ctx, 'Matrix consumer')
+  const project = await makeProject(ctx, customer, { name: 'Matrix project' })
+  const provider = await makeCustomer(ctx, 'Matrix provider')
+  const now = ctx.clock().toISOString()
+  const offeringUuid = ctx.newUuid()
+  const off = await ctx.db
+    .insertInto('offerings')
+    .values({
+      uuid: offeringUuid,
+      name: 'Matrix offering',
+      slug: 'matrix-offering',
+      customer_id: provider.id,
+      type: 'Marketplace.Basic',
+      state: 'Active',
+      shared: 1,
+      billable: 1,
+      plugin_options: '{}',
+      category_id: null,
+      parent_id: null,
+      image: null,
+      thumbnail: null,
+      service_settings_id: null,
+      project_id: null,
+      created: now,
+      modified: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const planUuid = ctx.newUuid()
+  const plan = await ctx.db
+    .insertInto('plans')
+    .values({
+      uuid: planUuid,
+      offering_id: off.id,
+      name: 'Matrix plan',
+      unit_price: 10,
+      created: now,
+      modified: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const users = {
+    outsider: await makeUser(ctx),
+    member: await makeUser(ctx),
+    manager: await makeUser(ctx),
+    admin: await makeUser(ctx),
+    owner: await makeUser(ctx),
+    provider: await makeUser(ctx),
+    offeringManager: await makeUser(ctx),
+    support: await makeUser(ctx, { support: true }),
+    staff: await makeUser(ctx, { staff: true }),
+  }
+  await grant(ctx, users.member, 'PROJECT.MEMBER', { type: 'project', id: project.id })
+  await grant(ctx, users.manager, 'PROJECT.MANAGER', { type: 'project', id: project.id })
+  await grant(ctx, users.admin, 'PROJECT.ADMIN', { type: 'project', id: project.id })
+  await grant(ctx, users.owner, 'CUSTOMER.OWNER', { type: 'customer', id: customer.id })
+  await grant(ctx, users.provider, 'CUSTOMER.OWNER', { type: 'customer', id: provider.id })
+  await grant(ctx, users.offeringManager, 'OFFERING.MANAGER', { type: 'offering', id: off.id })
+  const base = 'http://localhost:80'
+  const insertOffering = async (state: string) => {
+    const uuid = ctx.newUuid()
+    const at = ctx.clock().toISOString()
+    const row = await ctx.db
+      .insertInto('offerings')
+      .values({
+        uuid,
+        name: `Matrix ${state}`,
+        slug: `matrix-${uuid.slice(0, 8)}`,
+        customer_id: provider.id,
+        type: 'Marketplace.Basic',
+        state,
+        shared: 1,
+        billable: 1,
+        plugin_options: '{}',
+        category_id: null,
+        parent_id: null,
+        image: null,
+        thumbnail: null,
+        service_settings_id: null,
+        project_id: null,
+        created: at,
+        modified: at,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    await grant(ctx, users.offeringManager, 'OFFERING.MANAGER', { type: 'offering', id: row.id })
+    return { id: row.id, uuid, url: `${base}/api/marketplace-provider-offerings/${uuid}/` }
+  }
+  const resourceUuid = ctx.newUuid()
+  const resource = await ctx.db
+    .insertInto('resources')
+    .values({
+      uuid: resourceUuid,
+      name: 'Matrix resource',
+      offering_id: off.id,
+      plan_id: plan.id,
+      project_id: project.id,
+      customer_id: customer.id,
+      state: 'OK',
+      attributes: '{}',
+      limits: '{}',
+      scope_type: null,
+      scope_id: null,
+      end_date: null,
+      created: now,
+      modified: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return {
+    resource: { id: resource.id, uuid: resourceUuid },
+    t,
+    users,
+    customer,
+    project,
+    provider,
+    offering: {
+      id: off.id,
+      uuid: offeringUuid,
+      url: `${base}/api/marketplace-provider-offerings/${offeringUuid}/`,
+    },
+    plan: { id: plan.id, uuid: planUuid, url: `${base}/api/marketplace-plans/${planUuid}/` },
+    fresh: {
+      customer: () => makeCustomer(ctx),
+      project: () => makeProject(ctx, customer),
+      user: () => makeUser(ctx),
+      offering: (state = 'Active') => insertOffering(state),
+      paymentProfile: async () => {
+        const r = await call(t.app, 'POST', '/api/payment-profiles/', {
+          token: users.staff.token,
+          body: {
+            name: 'Matrix profile',
+            organization: customer.url,
+            payment_type: 'invoices',
+            is_active: true,
+          },
+        })
+        if (r.status !== 201) throw new Error(`payment profile fixture: ${r.status} ${r.text}`)
+        return r.body.uuid as string
+      },
+      order: async (by: 'manager' | 'owner') => {
+        const r = await call(t.app, 'POST', '/api/marketplace-orders/', {
+          token: users[by].token,
+          body: {
+            offering: `${base}/api/marketplace-provider-offerings/${offeringUuid}/`,
+            plan: `${base}/api/marketplace-plans/${planUuid}/`,
+            project: project.url,
+          },
+        })
+        if (r.status !== 201) throw new Error(`order fixture: ${r.status} ${r.text}`)
+        return r.body.uuid as string
+      },
+      costPolicy: async () => {
+        const r = await call(t.app, 'POST', '/api/marketplace-offering-estimated-cost-policies/', {
+          token: users.staff.token,
+          body: {
+            scope: `${base}/api/marketplace-provider-offerings/${offeringUuid}/`,
+            actions: 'notify_organization_owners',
+            limit_cost: 100,
+            apply_to_all: true,
+          },
+        })
+        if (r.status !== 201) throw new Error(`cost policy fixture: ${r.status} ${r.text}`)
+        return r.body.uuid as string
+      },
+    },
+  }
+}
+
+let t: TestApp
+before(async () => {
+  t = await buildTestApp()
+  world = await buildWorld(t)
+})
+after(async () => {
+  await t.close()
+})
+
+function tokenOf(caller: Caller): string | null {
+  return caller === 'anon' ? null : world.users[caller].token
+}
+
+describe('permission matrix: status per endpoint and caller', () => {
+  for (const row of rows) {
+    test(`${row.endpoint}`, async () => {
+      const got: Partial<Record<Caller, number>> = {}
+      for (const caller of CALLERS) {
+        const path = typeof row.path === 'string' ? row.path : await row.path(world)
+        const body =
+          typeof row.body === 'function' ? await (row.body as (w: World) => unknown)(world) : row.body
+        const r = await call(t.app, row.method, path, { token: tokenOf(caller), body })
+        got[caller] = r.status
+      }
+      assert.deepEqual(got, row.expect)
+    })
+  }
+})
+
+describe('permission matrix: list visibility per caller', () => {
+  for (const row of lists) {
+    test(`${row.endpoint}`, async () => {
+      const { url, uuid } = await row.setup(world)
+      const got: Partial<Record<Caller, boolean>> = {}
+      for (const caller of CALLERS) {
+        const r = await call(t.app, 'GET', url, { token: tokenOf(caller) })
+        got[caller] =
+          r.status === 200 && Array.isArray(r.body) && r.body.some((x: { uuid?: string }) => x.uuid === uuid)
+      }
+      assert.deepEqual(got, row.sees)
+    })
+  }
+})

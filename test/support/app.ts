@@ -1,0 +1,90 @@
+// Builds the app for a test file on a fresh database: in-memory SQLite by default, or a fresh
+// PostgreSQL schema when TEST_DATABASE_URL points at PostgreSQL (CI runs the suite both ways).
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import { createDatabase, dialectOf, dropSchema } from '../../src/db/database.js'
+import type { AppContext } from '../../src/context.js'
+import { Conformance } from './conformance.js'
+
+export class TestClock {
+  private t: number
+  constructor(start = '2026-01-15T10:00:00.000Z') {
+    this.t = Date.parse(start)
+  }
+  now = (): Date => new Date(this.t)
+  set(iso: string): void {
+    this.t = Date.parse(iso)
+  }
+  advance(ms: number): void {
+    this.t += ms
+  }
+  advanceHours(h: number): void {
+    this.t += h * 3600 * 1000
+  }
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  ctx: AppContext
+  clock: TestClock
+  config: Config
+  dialect: 'sqlite' | 'postgres'
+  /** Responses that did not match the served OpenAPI document (checked at close). */
+  conformance: Conformance
+  close(): Promise<void>
+}
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'sqlite::memory:'
+
+export async function buildTestApp(
+  overrides: Partial<Config> = {},
+  clock = new TestClock(),
+): Promise<TestApp> {
+  const url = TEST_DATABASE_URL
+  const dialect = dialectOf(url)
+  const schema = dialect === 'postgres' ? `t_${randomBytes(6).toString('hex')}` : undefined
+  const database = await createDatabase(url, { schema, poolSize: 5 })
+  const config = loadConfig(
+    {},
+    {
+      databaseUrl: url,
+      logLevel: process.env.TEST_LOG_LEVEL || 'silent',
+      tokenCacheSeconds: 0,
+      workerEnabled: false,
+      uploadDir: mkdtempSync(join(tmpdir(), 'marketplace-uploads-')),
+      callbackAllowPrivate: true,
+      ...overrides,
+    },
+  )
+  const conformance = new Conformance()
+  const app = await buildApp(config, {
+    clock: clock.now,
+    database,
+    instrument: (a) => conformance.install(a),
+  })
+  await app.ready()
+  return {
+    app,
+    ctx: app.ctx,
+    clock,
+    config,
+    dialect,
+    conformance,
+    async close() {
+      await app.close()
+      await database.close()
+      rmSync(config.uploadDir, { recursive: true, force: true })
+      if (schema) await dropSchema(url, schema)
+      if (conformance.problems.length) {
+        throw new Error(
+          `responses not matching /api/schema/:\n${[...new Set(conformance.problems)].join('\n')}`,
+        )
+      }
+    },
+  }
+}

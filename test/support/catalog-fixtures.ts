@@ -1,0 +1,214 @@
+// Catalog rows inserted directly, for tests of the catalog and of the areas built on it.
+import type { AppContext } from '../../src/context.js'
+import { toJson } from '../../src/db/values.js'
+import { grant, makeCustomer, makeUser, type Ref, type UserRef } from './fixtures.js'
+
+const BASE = 'http://localhost:80'
+let seq = 0
+
+export interface OfferingRef extends Ref {
+  customerId: number
+}
+
+export async function makeServiceProvider(ctx: AppContext, customer: Ref): Promise<Ref> {
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const row = await ctx.db
+    .insertInto('service_providers')
+    .values({ uuid, customer_id: customer.id, description: '', image: null, created: now, modified: now })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { id: row.id, uuid, name: customer.name, url: `${BASE}/api/marketplace-service-providers/${uuid}/` }
+}
+
+export async function makeCategory(ctx: AppContext, title = `Category ${++seq}`): Promise<Ref> {
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const row = await ctx.db
+    .insertInto('categories')
+    .values({ uuid, title, description: '', icon: null, created: now, modified: now })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { id: row.id, uuid, name: title, url: `${BASE}/api/marketplace-categories/${uuid}/` }
+}
+
+export async function makeServiceSettings(
+  ctx: AppContext,
+  opts: { type?: 'cloudA' | 'cloudB'; shared?: boolean; customerId?: number | null } = {},
+): Promise<Ref> {
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const name = `Settings ${++seq}`
+  const row = await ctx.db
+    .insertInto('service_settings')
+    .values({
+      uuid,
+      name,
+      type: opts.type ?? 'cloudB',
+      shared: opts.shared === false ? 0 : 1,
+      customer_id: opts.customerId ?? null,
+      options: toJson({}),
+      created: now,
+      modified: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { id: row.id, uuid, name, url: `${BASE}/api/service-settings/${uuid}/` }
+}
+
+export async function makeOffering(
+  ctx: AppContext,
+  customer: Ref,
+  opts: {
+    name?: string
+    type?: string
+    state?: 'Draft' | 'Active' | 'Paused' | 'Archived'
+    shared?: boolean
+    categoryId?: number | null
+    projectId?: number | null
+    serviceSettingsId?: number | null
+    pluginOptions?: Record<string, unknown>
+  } = {},
+): Promise<OfferingRef> {
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const name = opts.name ?? `Offering ${++seq}`
+  const row = await ctx.db
+    .insertInto('offerings')
+    .values({
+      uuid,
+      name,
+      slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
+      customer_id: customer.id,
+      category_id: opts.categoryId ?? null,
+      parent_id: null,
+      type: opts.type ?? 'Marketplace.Basic',
+      state: opts.state ?? 'Active',
+      shared: opts.shared === false ? 0 : 1,
+      billable: 1,
+      plugin_options: toJson(opts.pluginOptions ?? {}),
+      image: null,
+      thumbnail: null,
+      service_settings_id: opts.serviceSettingsId ?? null,
+      project_id: opts.projectId ?? null,
+      created: now,
+      modified: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return {
+    id: row.id,
+    uuid,
+    name,
+    customerId: customer.id,
+    url: `${BASE}/api/marketplace-provider-offerings/${uuid}/`,
+  }
+}
+
+export async function makePlan(
+  ctx: AppContext,
+  offering: Ref,
+  opts: { name?: string; unitPrice?: string; archived?: boolean } = {},
+): Promise<Ref> {
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const name = opts.name ?? `Plan ${++seq}`
+  const row = await ctx.db
+    .insertInto('plans')
+    .values({
+      uuid,
+      offering_id: offering.id,
+      name,
+      unit_price: opts.unitPrice ?? '10',
+      archived: opts.archived ? 1 : 0,
+      created: now,
+      modified: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { id: row.id, uuid, name, url: `${BASE}/api/marketplace-plans/${uuid}/` }
+}
+
+export async function makeResource(
+  ctx: AppContext,
+  offering: Ref,
+  project: Ref & { customerId?: number },
+  opts: {
+    name?: string
+    planId?: number | null
+    state?: string
+    backendId?: string
+    scopeType?: string | null
+    scopeId?: number | null
+    attributes?: unknown
+    limits?: Record<string, number>
+  } = {},
+): Promise<Ref> {
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const name = opts.name ?? `Resource ${++seq}`
+  const p = await ctx.db
+    .selectFrom('projects')
+    .select('customer_id')
+    .where('id', '=', project.id)
+    .executeTakeFirstOrThrow()
+  const row = await ctx.db
+    .insertInto('resources')
+    .values({
+      uuid,
+      name,
+      offering_id: offering.id,
+      plan_id: opts.planId ?? null,
+      project_id: project.id,
+      customer_id: p.customer_id,
+      state: opts.state ?? 'OK',
+      attributes: toJson(opts.attributes ?? { name }),
+      limits: toJson(opts.limits ?? {}),
+      backend_id: opts.backendId ?? '',
+      scope_type: opts.scopeType ?? null,
+      scope_id: opts.scopeId ?? null,
+      end_date: null,
+      created: now,
+      modified: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { id: row.id, uuid, name, url: `${BASE}/api/marketplace-resources/${uuid}/` }
+}
+
+/**
+ * The provider-side role graph, created on first use: a service provider organization with its
+ * owner, service provider manager (CUSTOMER.MANAGER) and customer support user.
+ */
+export function providerGraph(ctx: AppContext) {
+  const memo = new Map<string, Promise<unknown>>()
+  const once = <T>(key: string, make: () => Promise<T>): Promise<T> => {
+    if (!memo.has(key)) memo.set(key, make())
+    return memo.get(key) as Promise<T>
+  }
+  const role = (r: 'CUSTOMER.OWNER' | 'CUSTOMER.MANAGER' | 'CUSTOMER.SUPPORT') =>
+    once(r, async () => {
+      const u = await makeUser(ctx)
+      await grant(ctx, u, r, { type: 'customer', id: (await g.customer()).id })
+      return u
+    })
+  const g = {
+    customer: () =>
+      once('customer', async () => {
+        const c = await makeCustomer(ctx)
+        await makeServiceProvider(ctx, c)
+        return c
+      }),
+    owner: () => role('CUSTOMER.OWNER'),
+    manager: () => role('CUSTOMER.MANAGER'),
+    support: () => role('CUSTOMER.SUPPORT'),
+  }
+  return g
+}
+
+/** A user holding OFFERING.MANAGER on the offering. */
+export async function makeOfferingManager(ctx: AppContext, offering: Ref): Promise<UserRef> {
+  const u = await makeUser(ctx)
+  await grant(ctx, u, 'OFFERING.MANAGER', { type: 'offering', id: offering.id })
+  return u
+}

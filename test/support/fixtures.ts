@@ -1,0 +1,145 @@
+// Factories insert rows directly; the lazy role graph gives each test the users it names.
+import type { AppContext } from '../../src/context.js'
+import { grantRole, insertProject, issueToken, resolveRole } from '../../src/areas/directory/service.js'
+import { toJson } from '../../src/db/values.js'
+import type { RoleName } from '../../src/http/permissions.js'
+
+export interface UserRef {
+  id: number
+  uuid: string
+  username: string
+  token: string
+  url: string
+}
+
+export interface Ref {
+  id: number
+  uuid: string
+  url: string
+  name: string
+}
+
+const BASE = 'http://localhost:80'
+let seq = 0
+
+export async function makeUser(
+  ctx: AppContext,
+  opts: {
+    username?: string
+    staff?: boolean
+    support?: boolean
+    email?: string
+    fullName?: string
+    affiliations?: string[]
+    identitySource?: string
+    active?: boolean
+  } = {},
+): Promise<UserRef> {
+  const username = opts.username ?? `user${++seq}-${Math.random().toString(36).slice(2, 7)}`
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const row = await ctx.db
+    .insertInto('users')
+    .values({
+      uuid,
+      username,
+      email: opts.email ?? `${username}@example.com`,
+      full_name: opts.fullName ?? `Full ${username}`,
+      is_staff: opts.staff ? 1 : 0,
+      is_support: opts.support ? 1 : 0,
+      is_active: opts.active === false ? 0 : 1,
+      affiliations: toJson(opts.affiliations ?? []),
+      identity_source: opts.identitySource ?? '',
+      civil_number: null,
+      image: null,
+      password_hash: null,
+      created: now,
+      modified: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const token = await issueToken(ctx, row.id)
+  return { id: row.id, uuid, username, token, url: `${BASE}/api/users/${uuid}/` }
+}
+
+export async function makeCustomer(ctx: AppContext, name = `Org ${++seq}`): Promise<Ref> {
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const row = await ctx.db
+    .insertInto('customers')
+    .values({ uuid, name, slug: `org-${seq}`, created: now, modified: now, image: null })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { id: row.id, uuid, name, url: `${BASE}/api/customers/${uuid}/` }
+}
+
+export async function makeProject(
+  ctx: AppContext,
+  customer: Ref,
+  opts: { name?: string; startDate?: string | null; endDate?: string | null } = {},
+): Promise<Ref> {
+  const name = opts.name ?? `Project ${++seq}`
+  const id = await insertProject(ctx, ctx.db, {
+    name,
+    customerId: customer.id,
+    start_date: opts.startDate ?? null,
+    end_date: opts.endDate ?? null,
+  })
+  const row = await ctx.db
+    .selectFrom('projects')
+    .select('uuid')
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow()
+  return { id, uuid: row.uuid, name, url: `${BASE}/api/projects/${row.uuid}/` }
+}
+
+export async function grant(
+  ctx: AppContext,
+  user: UserRef,
+  role: RoleName,
+  scope: { type: 'customer' | 'project' | 'offering'; id: number },
+): Promise<void> {
+  const r = await resolveRole(ctx, 'role', role)
+  await grantRole(ctx, ctx.db, {
+    userId: user.id,
+    roleId: r.id,
+    scope: { type: scope.type, id: scope.id, uuid: '', name: '' },
+    createdById: null,
+    expiration: null,
+  })
+}
+
+/**
+ * The consumer-side role graph, created on first use: a customer with a project and its owner,
+ * project admin/manager/member, plus staff, support and an outsider.
+ */
+export function roleGraph(ctx: AppContext) {
+  const memo = new Map<string, Promise<unknown>>()
+  const once = <T>(key: string, make: () => Promise<T>): Promise<T> => {
+    if (!memo.has(key)) memo.set(key, make())
+    return memo.get(key) as Promise<T>
+  }
+  const g = {
+    customer: () => once('customer', () => makeCustomer(ctx)),
+    project: () => once('project', async () => makeProject(ctx, await g.customer())),
+    staff: () => once('staff', () => makeUser(ctx, { staff: true })),
+    support: () => once('support', () => makeUser(ctx, { support: true })),
+    outsider: () => once('outsider', () => makeUser(ctx)),
+    owner: () =>
+      once('owner', async () => {
+        const u = await makeUser(ctx)
+        await grant(ctx, u, 'CUSTOMER.OWNER', { type: 'customer', id: (await g.customer()).id })
+        return u
+      }),
+    projectRole: (role: 'PROJECT.ADMIN' | 'PROJECT.MANAGER' | 'PROJECT.MEMBER') =>
+      once(role, async () => {
+        const u = await makeUser(ctx)
+        await grant(ctx, u, role, { type: 'project', id: (await g.project()).id })
+        return u
+      }),
+    admin: () => g.projectRole('PROJECT.ADMIN'),
+    manager: () => g.projectRole('PROJECT.MANAGER'),
+    member: () => g.projectRole('PROJECT.MEMBER'),
+  }
+  return g
+}
