@@ -421,10 +421,46 @@ async function seedFloatingIps(
   return []
 }
 
-/** Site agent identities and services, a third of them stale (when the tables exist). */
-async function seedSiteAgents(db: Kysely<DB>, _offerings: Ref[], _now: number): Promise<boolean> {
-  void db
-  return false
+/** Site agent identities and services: 4 identities per offering, 25 services each, a third stale. */
+async function seedSiteAgents(db: Kysely<DB>, offerings: Ref[], now: number): Promise<boolean> {
+  const iso = (ms: number) => new Date(ms).toISOString()
+  const identities: Row[] = []
+  for (const o of offerings) {
+    for (let k = 0; k < 4; k++) {
+      identities.push({
+        uuid: randomUUID(),
+        name: `agent-${o.id}-${k}`,
+        offering_id: o.id,
+        version: '1.0.0',
+        last_polled_at: iso(now),
+        created_by_id: null,
+        created: iso(now - 86_400_000 * 30),
+        modified: iso(now),
+      })
+    }
+  }
+  await insertMany(db, 'site_agent_identities', identities)
+  const ids = await db.selectFrom('site_agent_identities').select('id').orderBy('id').execute()
+  const services: Row[] = []
+  let n = 0
+  for (const { id } of ids) {
+    for (let k = 0; k < 25; k++, n++) {
+      // every third service last changed two days ago: stale
+      const modified = n % 3 === 0 ? now - 2 * 86_400_000 - n * 1000 : now - (n % 3600) * 1000
+      services.push({
+        uuid: randomUUID(),
+        identity_id: id,
+        name: `service-${id}-${k}`,
+        mode: k % 2 ? 'order_process' : 'report',
+        state: 1 + (n % 3),
+        statistics: JSON.stringify({}),
+        created: iso(now - 86_400_000 * 30),
+        modified: iso(modified),
+      })
+    }
+  }
+  await insertMany(db, 'site_agent_services', services)
+  return true
 }
 
 async function main(): Promise<void> {

@@ -75,3 +75,57 @@ test('acknowledged writes survive SIGKILL and nothing half-written is visible', 
   }
   assert.ok(seen.size >= acknowledged.length)
 })
+
+test('jobs queued before a SIGKILL run after the restart', async () => {
+  // No worker in the first process: approved orders wait in the queue when it dies.
+  const env = { DATABASE_URL: db.url, BOOTSTRAP_STAFF_TOKEN: TOKEN, WORKER_ENABLED: 'false' }
+  server = await startServer(env)
+  const base = server.url
+  const consumer = await api(base, 'POST', '/api/customers/', { name: 'jobs-consumer' })
+  const provider = await api(base, 'POST', '/api/customers/', { name: 'jobs-provider' })
+  const project = await api(base, 'POST', '/api/projects/', { name: 'P', customer: consumer.body.url })
+  assert.equal(project.status, 201)
+  assert.equal(
+    (await api(base, 'POST', '/api/marketplace-service-providers/', { customer: provider.body.url })).status,
+    201,
+  )
+  const offering = await api(base, 'POST', '/api/marketplace-provider-offerings/', {
+    name: 'Basic',
+    type: 'Marketplace.Basic',
+    customer: provider.body.url,
+  })
+  assert.equal(offering.status, 201)
+  const activated = await api(
+    base,
+    'POST',
+    `/api/marketplace-provider-offerings/${offering.body.uuid}/activate/`,
+  )
+  assert.equal(activated.status, 200)
+  const uuids: string[] = []
+  for (let i = 0; i < 5; i++) {
+    const o = await api(base, 'POST', '/api/marketplace-orders/', {
+      offering: offering.body.url,
+      project: project.body.url,
+    })
+    assert.equal(o.status, 201)
+    const approved = await api(base, 'POST', `/api/marketplace-orders/${o.body.uuid}/approve_by_provider/`)
+    assert.equal(approved.status, 200)
+    uuids.push(o.body.uuid)
+  }
+  for (const u of uuids) {
+    assert.equal((await api(base, 'GET', `/api/marketplace-orders/${u}/`)).body.state, 'executing')
+  }
+  await server.stop('SIGKILL')
+  server = null
+
+  server = await startServer({ ...env, WORKER_ENABLED: 'true', WORKER_POLL_MS: '20' })
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    const states = await Promise.all(
+      uuids.map(async (u) => (await api(server!.url, 'GET', `/api/marketplace-orders/${u}/`)).body.state),
+    )
+    if (states.every((s) => s === 'done')) break
+    if (Date.now() > deadline) assert.fail(`queued jobs did not resume: ${states.join(', ')}`)
+    await new Promise((r) => setImmediate(r))
+  }
+})
