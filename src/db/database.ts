@@ -56,6 +56,27 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+/**
+ * Prepared statements reused by SQL text. Kysely prepares every query anew, which costs as much as
+ * running a small one; the bound keeps queries with variable-length IN lists from growing it.
+ * Statements survive schema changes (SQLite re-prepares them) and are never iterated by Kysely
+ * here, so one statement per text is safe.
+ */
+export function withStatementCache(handle: SQLite.Database, max = 1000) {
+  const cache = new Map<string, SQLite.Statement>()
+  return {
+    close: () => handle.close(),
+    prepare(text: string): SQLite.Statement {
+      let statement = cache.get(text)
+      if (statement) return statement
+      statement = handle.prepare(text)
+      if (cache.size >= max) cache.delete(cache.keys().next().value!)
+      cache.set(text, statement)
+      return statement
+    },
+  }
+}
+
 export function dialectOf(url: string): Dialect {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return 'postgres'
   if (url.startsWith('sqlite:')) return 'sqlite'
@@ -72,7 +93,9 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     handle.pragma('synchronous = NORMAL')
     handle.pragma('foreign_keys = ON')
     handle.pragma('busy_timeout = 5000')
-    const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: handle }) })
+    const db = new Kysely<DB>({
+      dialect: new ImmediateSqliteDialect({ database: withStatementCache(handle) }),
+    })
     return { db, dialect, close: () => db.destroy() }
   }
   // `?schema=name` in the URL keeps every table in that PostgreSQL schema.

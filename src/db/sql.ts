@@ -1,5 +1,9 @@
 // Small SQL fragments that read the same on both dialects.
-import { sql, type RawBuilder } from 'kysely'
+import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely'
+
+export function isPostgres(db: Kysely<any>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter
+}
 
 /** Case-insensitive "contains" with LIKE wildcards in the value matched literally. */
 export function icontains(column: string, value: string): RawBuilder<boolean> {

@@ -121,7 +121,14 @@ export interface EventsTable {
   created: string
 }
 
+/** Totals kept by triggers (name → row count), so unfiltered lists need not count. */
+export interface RowCountsTable {
+  name: string
+  n: number
+}
+
 export interface PlatformTables {
+  row_counts: RowCountsTable
   users: UsersTable
   tokens: TokensTable
   organization_groups: OrganizationGroupsTable

@@ -392,6 +392,27 @@ describe('visibility and filters', () => {
     assert.equal((await client(t.app).get(`${R}/`)).status, 401)
   })
 
+  test('the unfiltered total follows creates and deletes', async () => {
+    const s = as(users.staff)
+    const total = async () => Number((await s.head(`${R}/`)).headers['x-result-count'])
+    const counted = async () =>
+      Number(
+        (
+          await t.ctx.db
+            .selectFrom('orders')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      )
+    const before = await total()
+    assert.equal(before, await counted())
+    const o = await order(users.owner, 'Marketplace.Basic')
+    assert.equal(await total(), before + 1)
+    assert.equal((await s.delete(`${R}/${o.uuid}/`)).status, 204)
+    assert.equal(await total(), before)
+    assert.equal(before, await counted())
+  })
+
   test('every filter narrows the list', async () => {
     const s = as(users.staff)
     const o = await order(users.owner, 'Marketplace.Basic', { attributes: { name: 'zeta-resource' } })
@@ -425,6 +446,14 @@ describe('visibility and filters', () => {
     await check(`query=Alpha`, true)
     await check(`query=nothing-like-this`, false)
     await check(`resource_name=zeta`, true)
+    // The resource name index: case folded, short texts, quotes and LIKE wildcards literal.
+    await check(`resource_name=ZETA-RESOURCE`, true)
+    await check(`resource_name=ze`, true)
+    await check(`resource_name=a-R`, true)
+    await check(`resource_name=zeta%25`, false)
+    await check(`resource_name=zeta_`, false)
+    await check(`resource_name=%22zeta%22`, false)
+    await check(`query=TA-RESO`, true)
     await check(`resource_uuid=${o.body.marketplace_resource_uuid}`, true)
     await check(
       `resource=http://localhost/api/marketplace-resources/${o.body.marketplace_resource_uuid}/`,
