@@ -3,6 +3,7 @@
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { icontains, isPostgres } from '../../db/sql.js'
+import { reusable, slot } from '../../db/compiled.js'
 import type { OrderTerm } from '../../http/query.js'
 import type { OrderState } from './state-machine.js'
 
@@ -262,6 +263,16 @@ function detail(db: Db) {
 
 export type OrderDetailRow = Awaited<ReturnType<ReturnType<typeof detail>['executeTakeFirstOrThrow']>>
 
+const detailByUuid = reusable((db: Db) => detail(db).where('orders.uuid', '=', slot(0)))
+const detailById = reusable((db: Db) => detail(db).where('orders.id', '=', slot(0)))
+const detailByIds = reusable((db: Db, n: number) =>
+  detail(db).where(
+    'orders.id',
+    'in',
+    Array.from({ length: n }, (_, i) => slot<number>(i)),
+  ),
+)
+
 export function ordersRepository(db: Db) {
   return {
     async count(vis: OrderVisibility, f: OrderFilters): Promise<number> {
@@ -287,32 +298,27 @@ export function ordersRepository(db: Db) {
       q = q.orderBy('orders.id', last?.desc ? 'desc' : 'asc')
       const page = await q.limit(limit).offset(offset).execute()
       if (!page.length) return []
-      const rows = await detail(db)
-        .where(
-          'orders.id',
-          'in',
-          page.map((r) => r.id),
-        )
-        .execute()
+      const { rows } = await detailByIds(
+        db,
+        [page.length],
+        page.map((r) => r.id),
+      )
       const byId = new Map(rows.map((r) => [r.id, r]))
       return page.map((r) => byId.get(r.id)!).filter(Boolean)
     },
-    findVisibleByUuid(vis: OrderVisibility, uuid: string) {
-      let q = detail(db).where('orders.uuid', '=', uuid)
-      if (!vis.all) {
-        q = q.where((eb) =>
-          eb.or([
-            eb('orders.project_id', 'in', ids(vis.projectIds)),
-            eb('orders.customer_id', 'in', ids(vis.customerIds)),
-            eb('orders.provider_customer_id', 'in', ids(vis.customerIds)),
-            eb('orders.offering_id', 'in', ids(vis.offeringIds)),
-          ]),
-        )
-      }
-      return q.executeTakeFirst()
+    /** The order, when the caller may see it (the same rule as the list's visibility filter). */
+    async findVisibleByUuid(vis: OrderVisibility, uuid: string): Promise<OrderDetailRow | undefined> {
+      const row = (await detailByUuid(db, [], [uuid])).rows[0]
+      if (!row || vis.all) return row
+      const visible =
+        vis.projectIds.includes(row.project_id) ||
+        vis.customerIds.includes(row.customer_id) ||
+        vis.customerIds.includes(row.provider_customer_id) ||
+        vis.offeringIds.includes(row.offering_id)
+      return visible ? row : undefined
     },
-    findById(id: number) {
-      return detail(db).where('orders.id', '=', id).executeTakeFirst()
+    async findById(id: number): Promise<OrderDetailRow | undefined> {
+      return (await detailById(db, [], [id])).rows[0]
     },
     async insert(values: Record<string, unknown>): Promise<number> {
       const r = await db
