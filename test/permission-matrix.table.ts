@@ -46,6 +46,16 @@ export interface World {
     /** An order of the world offering in the consumer project: by the project manager it waits
      * for the consumer (pending-consumer); by the owner it waits for the provider. */
     order(by: 'manager' | 'owner'): Promise<string>
+    /** A site agent identity of the world offering, created by staff; returns its uuid. */
+    agentIdentity(): Promise<string>
+    /** A service registered under a fresh identity; returns its uuid. */
+    agentService(): Promise<string>
+    /** A backend resource request for the world offering, created by staff (state Sent). */
+    backendRequest(state?: 'Sent' | 'Processing'): Promise<string>
+    /** An active invitation to the consumer customer (or project) created by staff. */
+    invitation(scope?: 'customer' | 'project', opts?: { public?: boolean }): Promise<string>
+    /** A pending permission request of a fresh user for a consumer-customer invitation. */
+    permissionRequest(): Promise<string>
   }
 }
 
@@ -76,6 +86,10 @@ function v(...seen: (0 | 1)[]): Record<Caller, boolean> {
   if (seen.length !== CALLERS.length) throw new Error('a row needs one value per caller')
   return Object.fromEntries(CALLERS.map((c, i) => [c, seen[i] === 1])) as Record<Caller, boolean>
 }
+
+const roleUuid = async (w: World, name: string) =>
+  (await w.t.ctx.db.selectFrom('roles').select('uuid').where('name', '=', name).executeTakeFirstOrThrow())
+    .uuid
 
 const newUserBody = async (w: World) => ({ username: `m-${(await w.fresh.user()).uuid.slice(0, 8)}-x` })
 const memberGrant = async (w: World) => ({ user: (await w.fresh.user()).uuid, role: 'PROJECT.MEMBER' })
@@ -190,6 +204,64 @@ export const rows: Row[] = [
   { endpoint: 'POST /api/marketplace-orders/{uuid}/unlink/', method: 'POST',
     path: async (w) => `/api/marketplace-orders/${await w.fresh.order('manager')}/unlink/`,
     expect: e(401, 403, 403, 403, 403, 403, 403, 403, 403, 204) },
+
+  // ---- site agents: the offering's owners and managers manage; consumers do not see ----
+  { endpoint: 'POST /api/marketplace-site-agent-identities/', method: 'POST', path: '/api/marketplace-site-agent-identities/',
+    body: (w: World) => ({ name: `m-${w.t.ctx.newUuid().slice(0, 8)}`, offering: w.offering.url }),
+    expect: e(401, 403, 403, 403, 403, 403, 201, 201, 403, 201) },
+  { endpoint: 'GET /api/marketplace-site-agent-services/{uuid}/', method: 'GET',
+    path: async (w) => `/api/marketplace-site-agent-services/${await w.fresh.agentService()}/`,
+    expect: e(401, 404, 404, 404, 404, 404, 200, 200, 200, 200) },
+  { endpoint: 'POST /api/marketplace-site-agent-services/{uuid}/set_statistics/', method: 'POST',
+    path: async (w) => `/api/marketplace-site-agent-services/${await w.fresh.agentService()}/set_statistics/`,
+    body: { statistics: { jobs: 1 } },
+    expect: e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200) },
+  { endpoint: 'POST /api/marketplace-site-agent-services/{uuid}/register_processor/', method: 'POST',
+    path: async (w) => `/api/marketplace-site-agent-services/${await w.fresh.agentService()}/register_processor/`,
+    body: { name: 'p', backend_type: 'SLURM' },
+    expect: e(401, 404, 404, 404, 404, 404, 201, 201, 403, 201) },
+  { endpoint: 'DELETE /api/marketplace-site-agent-services/{uuid}/', method: 'DELETE',
+    path: async (w) => `/api/marketplace-site-agent-services/${await w.fresh.agentService()}/`,
+    expect: e(401, 404, 404, 404, 404, 404, 204, 204, 403, 204) },
+  { endpoint: 'POST /api/marketplace-site-agent-services/cleanup_stale/', method: 'POST',
+    path: '/api/marketplace-site-agent-services/cleanup_stale/', body: { dry_run: true },
+    expect: e(401, 403, 403, 403, 403, 403, 403, 403, 403, 200) },
+
+  // ---- backend resource requests: staff create; the offering's side acts; others 403 ----
+  { endpoint: 'POST /api/backend-resource-requests/', method: 'POST', path: '/api/backend-resource-requests/',
+    body: (w: World) => ({ offering: w.offering.uuid }),
+    expect: e(401, 403, 403, 403, 403, 403, 403, 403, 403, 201) },
+  { endpoint: 'POST /api/backend-resource-requests/{uuid}/start_processing/', method: 'POST',
+    path: async (w) => `/api/backend-resource-requests/${await w.fresh.backendRequest()}/start_processing/`,
+    expect: e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200) },
+  { endpoint: 'POST /api/backend-resource-requests/{uuid}/set_done/', method: 'POST',
+    path: async (w) => `/api/backend-resource-requests/${await w.fresh.backendRequest('Processing')}/set_done/`,
+    expect: e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200) },
+
+  // ---- invitations and permission requests: managing needs the scope's create-permission right
+  // (customer owner, staff); others get 404 on an invitation's actions (reference §5.3). Private
+  // invitations are listed to those who manage their scope; requests to the requester and managers.
+  { endpoint: 'POST /api/user-group-invitations/ (customer scope)', method: 'POST', path: '/api/user-group-invitations/',
+    body: async (w: World) => ({ role: await roleUuid(w, 'CUSTOMER.MANAGER'), scope: w.customer.url }),
+    expect: e(401, 403, 403, 403, 403, 201, 403, 403, 403, 201) },
+  { endpoint: 'POST /api/user-group-invitations/ (public)', method: 'POST', path: '/api/user-group-invitations/',
+    body: async (w: World) => ({ role: await roleUuid(w, 'PROJECT.MEMBER'), scope: w.customer.url, is_public: true, auto_create_project: true }),
+    expect: e(401, 403, 403, 403, 403, 400, 403, 403, 403, 201) },
+  { endpoint: 'GET /api/user-group-invitations/{uuid}/ (private)', method: 'GET',
+    path: async (w) => `/api/user-group-invitations/${await w.fresh.invitation()}/`,
+    expect: e(404, 200, 200, 200, 200, 200, 200, 200, 200, 200) },
+  { endpoint: 'GET /api/user-group-invitations/{uuid}/ (public)', method: 'GET',
+    path: async (w) => `/api/user-group-invitations/${await w.fresh.invitation('project', { public: true })}/`,
+    expect: e(200, 200, 200, 200, 200, 200, 200, 200, 200, 200) },
+  { endpoint: 'POST /api/user-group-invitations/{uuid}/cancel/', method: 'POST',
+    path: async (w) => `/api/user-group-invitations/${await w.fresh.invitation()}/cancel/`,
+    expect: e(401, 404, 404, 404, 404, 200, 404, 404, 404, 200) },
+  { endpoint: 'POST /api/user-group-invitations/{uuid}/submit_request/', method: 'POST',
+    path: async (w) => `/api/user-group-invitations/${await w.fresh.invitation('project')}/submit_request/`,
+    expect: e(401, 200, 400, 200, 200, 200, 200, 200, 200, 200) },
+  { endpoint: 'POST /api/user-permission-requests/{uuid}/approve/', method: 'POST',
+    path: async (w) => `/api/user-permission-requests/${await w.fresh.permissionRequest()}/approve/`,
+    expect: e(401, 404, 404, 404, 404, 200, 404, 404, 404, 200) },
 ]
 
 //                                                     anon outs memb mngr admn ownr prov ofmg supp staf
@@ -213,4 +285,19 @@ export const lists: ListRow[] = [
   { endpoint: 'GET /api/marketplace-orders/',
     setup: async (w) => ({ url: '/api/marketplace-orders/?page_size=300', uuid: await w.fresh.order('manager') }),
     sees: v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1) },
+  { endpoint: 'GET /api/marketplace-site-agent-services/',
+    setup: async (w) => ({ url: '/api/marketplace-site-agent-services/?page_size=300', uuid: await w.fresh.agentService() }),
+    sees: v(0, 0, 0, 0, 0, 0, 1, 1, 1, 1) },
+  { endpoint: 'GET /api/backend-resource-requests/',
+    setup: async (w) => ({ url: '/api/backend-resource-requests/?page_size=300', uuid: await w.fresh.backendRequest() }),
+    sees: v(0, 0, 0, 0, 0, 0, 1, 1, 1, 1) },
+  { endpoint: 'GET /api/user-group-invitations/ (private, customer scope)',
+    setup: async (w) => ({ url: '/api/user-group-invitations/?page_size=300', uuid: await w.fresh.invitation() }),
+    sees: v(0, 0, 0, 0, 0, 1, 0, 0, 1, 1) },
+  { endpoint: 'GET /api/user-group-invitations/ (public)',
+    setup: async (w) => ({ url: '/api/user-group-invitations/?page_size=300', uuid: await w.fresh.invitation('project', { public: true }) }),
+    sees: v(1, 1, 1, 1, 1, 1, 1, 1, 1, 1) },
+  { endpoint: 'GET /api/user-permission-requests/',
+    setup: async (w) => ({ url: '/api/user-permission-requests/?page_size=300', uuid: await w.fresh.permissionRequest() }),
+    sees: v(0, 0, 0, 0, 0, 1, 0, 0, 1, 1) },
 ]

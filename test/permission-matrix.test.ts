@@ -76,6 +76,7 @@ async function buildWorld(t: TestApp): Promise<World> {
   await grant(ctx, users.provider, 'CUSTOMER.OWNER', { type: 'customer', id: provider.id })
   await grant(ctx, users.offeringManager, 'OFFERING.MANAGER', { type: 'offering', id: off.id })
   const base = 'http://localhost:80'
+  const offeringUrl = `${base}/api/marketplace-provider-offerings/${offeringUuid}/`
   const insertOffering = async (state: string) => {
     const uuid = ctx.newUuid()
     const at = ctx.clock().toISOString()
@@ -167,6 +168,86 @@ async function buildWorld(t: TestApp): Promise<World> {
           },
         })
         if (r.status !== 201) throw new Error(`order fixture: ${r.status} ${r.text}`)
+        return r.body.uuid as string
+      },
+      agentIdentity: async () => {
+        const r = await call(t.app, 'POST', '/api/marketplace-site-agent-identities/', {
+          token: users.staff.token,
+          body: { name: `matrix-agent-${ctx.newUuid().slice(0, 8)}`, offering: offeringUrl, version: '1.0' },
+        })
+        if (r.status !== 201) throw new Error(`identity fixture: ${r.status} ${r.text}`)
+        return r.body.uuid as string
+      },
+      agentService: async () => {
+        const r = await call(t.app, 'POST', '/api/marketplace-site-agent-identities/', {
+          token: users.staff.token,
+          body: { name: `matrix-agent-${ctx.newUuid().slice(0, 8)}`, offering: offeringUrl },
+        })
+        if (r.status !== 201) throw new Error(`identity fixture: ${r.status} ${r.text}`)
+        const s = await call(
+          t.app,
+          'POST',
+          `/api/marketplace-site-agent-identities/${r.body.uuid}/register_service/`,
+          {
+            token: users.staff.token,
+            body: { name: 'matrix-service', mode: 'order_process' },
+          },
+        )
+        if (s.status !== 201) throw new Error(`service fixture: ${s.status} ${s.text}`)
+        return s.body.uuid as string
+      },
+      backendRequest: async (state = 'Sent') => {
+        const r = await call(t.app, 'POST', '/api/backend-resource-requests/', {
+          token: users.staff.token,
+          body: { offering: offeringUuid },
+        })
+        if (r.status !== 201) throw new Error(`backend request fixture: ${r.status} ${r.text}`)
+        if (state === 'Processing') {
+          const p = await call(
+            t.app,
+            'POST',
+            `/api/backend-resource-requests/${r.body.uuid}/start_processing/`,
+            {
+              token: users.staff.token,
+            },
+          )
+          if (p.status !== 200) throw new Error(`start_processing fixture: ${p.status} ${p.text}`)
+        }
+        return r.body.uuid as string
+      },
+      invitation: async (scope = 'customer', opts = {}) => {
+        const role = await ctx.db
+          .selectFrom('roles')
+          .select('uuid')
+          .where('name', '=', scope === 'customer' && !opts.public ? 'CUSTOMER.MANAGER' : 'PROJECT.MEMBER')
+          .executeTakeFirstOrThrow()
+        const r = await call(t.app, 'POST', '/api/user-group-invitations/', {
+          token: users.staff.token,
+          body: {
+            role: role.uuid,
+            scope: scope === 'customer' ? customer.url : project.url,
+            ...(opts.public ? { is_public: true, auto_create_project: true } : {}),
+          },
+        })
+        if (r.status !== 201) throw new Error(`invitation fixture: ${r.status} ${r.text}`)
+        return r.body.uuid as string
+      },
+      permissionRequest: async () => {
+        const role = await ctx.db
+          .selectFrom('roles')
+          .select('uuid')
+          .where('name', '=', 'CUSTOMER.MANAGER')
+          .executeTakeFirstOrThrow()
+        const inv = await call(t.app, 'POST', '/api/user-group-invitations/', {
+          token: users.staff.token,
+          body: { role: role.uuid, scope: customer.url },
+        })
+        if (inv.status !== 201) throw new Error(`invitation fixture: ${inv.status} ${inv.text}`)
+        const requester = await makeUser(ctx)
+        const r = await call(t.app, 'POST', `/api/user-group-invitations/${inv.body.uuid}/submit_request/`, {
+          token: requester.token,
+        })
+        if (r.status !== 200) throw new Error(`permission request fixture: ${r.status} ${r.text}`)
         return r.body.uuid as string
       },
       costPolicy: async () => {
