@@ -165,13 +165,12 @@ describe('service settings records', () => {
 
 describe('service settings visibility and filters', () => {
   let shared: any
-  let own: any
   let foreign: any
   before(async () => {
     const customer = await g.customer()
     const other = await makeCustomer(t.ctx)
     shared = await create({ name: 'vis-shared', shared: true, options: { secret: 's3' } })
-    own = await create({
+    await create({
       name: 'vis-own',
       type: 'cloudB',
       customer: `http://localhost:80/api/customers/${customer.uuid}/`,
