@@ -635,6 +635,20 @@ describe('public IP delete, pull and unlink', () => {
     await t.ctx.jobs.drain()
   })
 
+  test('a queued pull does nothing once the IP is scheduled for deletion', async () => {
+    const s = await makeSettings()
+    const loc = await makeLocation(s, 'southafricanorth')
+    const rg = await makeGroup(s, loc, project, 'rg-race')
+    const ip = await okIp({ service_settings: s.url, location: loc.url, resource_group: rg.url })
+    await setOptions(s, { fail_all: ['pull_public_ip'] })
+    assert.equal((await as(staff).post(`${IPS}${ip.uuid}/pull/`)).status, 202)
+    assert.equal((await as(staff).delete(`${IPS}${ip.uuid}/`)).status, 204)
+    assert.equal(await t.ctx.jobs.runOne(), true)
+    assert.equal((await as(staff).get(`${IPS}${ip.uuid}/`)).body.state, 'DELETION_SCHEDULED')
+    await t.ctx.jobs.drain()
+    assert.equal((await as(staff).get(`${IPS}${ip.uuid}/`)).status, 404)
+  })
+
   test('a pull of an object gone from the backend marks the IP ERRED', async () => {
     const ip = await okIp()
     await t.ctx.db.deleteFrom('cloud_emulator_objects').where('backend_id', '=', ip.backend_id).execute()
