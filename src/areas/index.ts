@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify'
 import type { AppContext } from '../context.js'
 import { backendRequestsRoutes } from './backend-requests/routes.js'
 import { catalogRoutes } from './catalog/routes.js'
+import { cloudRoutes } from './cloud/routes.js'
+import { cloudARoutes } from './cloud-a/routes.js'
 import { costPoliciesRoutes } from './cost-policies/routes.js'
 import { directoryRoutes } from './directory/routes.js'
 import { invitationsRoutes } from './invitations/routes.js'
@@ -23,4 +25,6 @@ export const areas: Area[] = [
   backendRequestsRoutes,
   siteAgentsRoutes,
   invitationsRoutes,
+  cloudRoutes,
+  cloudARoutes,
 ]
