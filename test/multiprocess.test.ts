@@ -121,4 +121,47 @@ test('two processes: one winner per transition, each job run once', async () => 
   } finally {
     await database.close()
   }
+
+  // A backend resource request and a permission request, raced from both processes.
+  for (let i = 0; i < 3; i++) {
+    const req = await api(a, 'POST', '/api/backend-resource-requests/', { offering: basic.body.uuid })
+    assert.equal(req.status, 201, JSON.stringify(req.body))
+    const started = await Promise.all(
+      [a, b, a, b].map((base) =>
+        api(base, 'POST', `/api/backend-resource-requests/${req.body.uuid}/start_processing/`),
+      ),
+    )
+    assert.deepEqual(started.map((r) => r.status).sort(), [200, 409, 409, 409])
+  }
+  const roles = await api(a, 'GET', '/api/roles/?page_size=100')
+  const role = (roles.body as { name: string; uuid: string }[]).find((r) => r.name === 'CUSTOMER.MANAGER')!
+  const invitation = await api(a, 'POST', '/api/user-group-invitations/', {
+    role: role.uuid,
+    scope: customer.body.url,
+  })
+  assert.equal(invitation.status, 201, JSON.stringify(invitation.body))
+  for (let i = 0; i < 3; i++) {
+    const user = await api(a, 'POST', '/api/users/', {
+      username: `requester-${i}`,
+      email: `requester-${i}@example.com`,
+      password: 'a-long-password-1',
+    })
+    assert.equal(user.status, 201, JSON.stringify(user.body))
+    const login = await fetch(`${a}/api-auth/password/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: `requester-${i}`, password: 'a-long-password-1' }),
+    })
+    const { token } = (await login.json()) as { token: string }
+    const submitted = await fetch(`${b}/api/user-group-invitations/${invitation.body.uuid}/submit_request/`, {
+      method: 'POST',
+      headers: { authorization: `Token ${token}` },
+    })
+    assert.equal(submitted.status, 200)
+    const { uuid } = (await submitted.json()) as { uuid: string }
+    const approved = await Promise.all(
+      [a, b, a, b].map((base) => api(base, 'POST', `/api/user-permission-requests/${uuid}/approve/`)),
+    )
+    assert.deepEqual(approved.map((r) => r.status).sort(), [200, 409, 409, 409])
+  }
 })
