@@ -458,6 +458,142 @@ export interface AgentsInvitationsTables {
   user_permission_requests: UserPermissionRequestsTable
 }
 
+// ---- cloudB: tenants and their networking, migrations ----
+/** Columns every cloudB backend object carries (the common record of spec 2.9). */
+export interface CloudBCommonColumns {
+  id: Generated<number>
+  uuid: string
+  name: Generated<string>
+  description: Generated<string>
+  service_settings_id: number
+  project_id: number
+  /** CREATION_SCHEDULED | CREATING | OK | UPDATE_SCHEDULED | UPDATING | DELETION_SCHEDULED | DELETING | ERRED */
+  state: Generated<string>
+  error_message: Generated<string>
+  error_traceback: Generated<string>
+  backend_id: Generated<string>
+  created: string
+  modified: string
+}
+
+export interface CloudBTenantsTable extends CloudBCommonColumns {
+  limits: Json
+  external_network_id: Generated<string>
+  internal_network_id: Generated<string>
+}
+
+export interface CloudBNetworksTable extends CloudBCommonColumns {
+  tenant_id: number
+  is_external: Generated<Bool>
+  type: Generated<string>
+  segmentation_id: number | null
+  mtu: number | null
+}
+
+export interface CloudBSubnetsTable extends CloudBCommonColumns {
+  tenant_id: number
+  network_id: number
+  cidr: string
+  gateway_ip: string | null
+  ip_version: Generated<number>
+  allocation_pools: Json
+  dns_nameservers: Json
+  enable_dhcp: Generated<Bool>
+}
+
+export interface CloudBSecurityGroupsTable extends CloudBCommonColumns {
+  tenant_id: number
+}
+
+export interface CloudBSecurityGroupRulesTable {
+  id: Generated<number>
+  security_group_id: number
+  ethertype: Generated<string>
+  direction: Generated<string>
+  protocol: Generated<string>
+  from_port: number | null
+  to_port: number | null
+  cidr: Generated<string>
+  description: Generated<string>
+  remote_group_id: number | null
+  backend_id: Generated<string>
+}
+
+export interface CloudBPortsTable extends CloudBCommonColumns {
+  tenant_id: number
+  network_id: number | null
+  subnet_id: number | null
+  /** [{ip_address, subnet_id}] */
+  fixed_ips: Json
+  mac_address: Generated<string>
+  device_id: Generated<string>
+  device_owner: Generated<string>
+  /** [{ip_address, mac_address}] */
+  allowed_address_pairs: Json
+  /** DOWN | ACTIVE, as the backend reports */
+  runtime_state: Generated<string>
+}
+
+export interface CloudBPortSecurityGroupsTable {
+  port_id: number
+  security_group_id: number
+}
+
+export interface CloudBFloatingIpsTable extends CloudBCommonColumns {
+  tenant_id: number
+  /** DOWN | ACTIVE (ERROR), as the backend reports */
+  runtime_state: Generated<string>
+  address: string | null
+  backend_network_id: Generated<string>
+  port_id: number | null
+  external_address: string | null
+}
+
+export interface CloudBRoutersTable extends CloudBCommonColumns {
+  tenant_id: number
+  /** [{destination, nexthop}] */
+  routes: Json
+  /** [{ip_address, subnet_id}] */
+  fixed_ips: Json
+}
+
+export interface CloudBRouterInterfacesTable {
+  router_id: number
+  port_id: number
+}
+
+export interface CloudBMigrationsTable {
+  id: Generated<number>
+  uuid: string
+  name: Generated<string>
+  description: Generated<string>
+  mappings: Json
+  created_by_id: number | null
+  src_resource_id: number
+  dst_offering_id: number
+  dst_plan_id: number | null
+  dst_resource_id: number | null
+  state: Generated<string>
+  error_message: Generated<string>
+  error_traceback: Generated<string>
+  created: string
+  modified: string
+}
+
+export interface CloudBTables {
+  cloudb_tenants: CloudBTenantsTable
+  cloudb_networks: CloudBNetworksTable
+  cloudb_subnets: CloudBSubnetsTable
+  cloudb_security_groups: CloudBSecurityGroupsTable
+  cloudb_security_group_rules: CloudBSecurityGroupRulesTable
+  cloudb_ports: CloudBPortsTable
+  cloudb_port_security_groups: CloudBPortSecurityGroupsTable
+  cloudb_floating_ips: CloudBFloatingIpsTable
+  cloudb_routers: CloudBRoutersTable
+  cloudb_router_interfaces: CloudBRouterInterfacesTable
+  cloudb_migrations: CloudBMigrationsTable
+}
+
 // ---- the database: one interface per area, joined here ----
 export interface DB
-  extends PlatformTables, CatalogTables, OrderTables, PoliciesTables, AgentsInvitationsTables {}
+  extends PlatformTables, CatalogTables, OrderTables, PoliciesTables, AgentsInvitationsTables, CloudBTables {}
