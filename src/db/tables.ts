@@ -458,31 +458,16 @@ export interface AgentsInvitationsTables {
   user_permission_requests: UserPermissionRequestsTable
 }
 
-// ---- cloudB: tenants and their networking, migrations ----
-/** Columns every cloudB backend object carries (the common record of spec 2.9). */
-export interface CloudBCommonColumns {
-  id: Generated<number>
-  uuid: string
-  name: Generated<string>
-  description: Generated<string>
-  service_settings_id: number
-  project_id: number
-  /** CREATION_SCHEDULED | CREATING | OK | UPDATE_SCHEDULED | UPDATING | DELETION_SCHEDULED | DELETING | ERRED */
-  state: Generated<string>
-  error_message: Generated<string>
-  error_traceback: Generated<string>
-  backend_id: Generated<string>
-  created: string
-  modified: string
-}
-
-export interface CloudBTenantsTable extends CloudBCommonColumns {
+// ---- cloudB: extension tables of cloud_resources rows (resource_type cloudB.*), migrations ----
+export interface CloudBTenantsTable {
+  resource_id: number
   limits: Json
   external_network_id: Generated<string>
   internal_network_id: Generated<string>
 }
 
-export interface CloudBNetworksTable extends CloudBCommonColumns {
+export interface CloudBNetworksTable {
+  resource_id: number
   tenant_id: number
   is_external: Generated<Bool>
   type: Generated<string>
@@ -490,7 +475,8 @@ export interface CloudBNetworksTable extends CloudBCommonColumns {
   mtu: number | null
 }
 
-export interface CloudBSubnetsTable extends CloudBCommonColumns {
+export interface CloudBSubnetsTable {
+  resource_id: number
   tenant_id: number
   network_id: number
   cidr: string
@@ -501,7 +487,8 @@ export interface CloudBSubnetsTable extends CloudBCommonColumns {
   enable_dhcp: Generated<Bool>
 }
 
-export interface CloudBSecurityGroupsTable extends CloudBCommonColumns {
+export interface CloudBSecurityGroupsTable {
+  resource_id: number
   tenant_id: number
 }
 
@@ -519,7 +506,8 @@ export interface CloudBSecurityGroupRulesTable {
   backend_id: Generated<string>
 }
 
-export interface CloudBPortsTable extends CloudBCommonColumns {
+export interface CloudBPortsTable {
+  resource_id: number
   tenant_id: number
   network_id: number | null
   subnet_id: number | null
@@ -530,8 +518,6 @@ export interface CloudBPortsTable extends CloudBCommonColumns {
   device_owner: Generated<string>
   /** [{ip_address, mac_address}] */
   allowed_address_pairs: Json
-  /** DOWN | ACTIVE, as the backend reports */
-  runtime_state: Generated<string>
 }
 
 export interface CloudBPortSecurityGroupsTable {
@@ -539,17 +525,17 @@ export interface CloudBPortSecurityGroupsTable {
   security_group_id: number
 }
 
-export interface CloudBFloatingIpsTable extends CloudBCommonColumns {
+export interface CloudBFloatingIpsTable {
+  resource_id: number
   tenant_id: number
-  /** DOWN | ACTIVE (ERROR), as the backend reports */
-  runtime_state: Generated<string>
   address: string | null
   backend_network_id: Generated<string>
   port_id: number | null
   external_address: string | null
 }
 
-export interface CloudBRoutersTable extends CloudBCommonColumns {
+export interface CloudBRoutersTable {
+  resource_id: number
   tenant_id: number
   /** [{destination, nexthop}] */
   routes: Json
@@ -581,17 +567,17 @@ export interface CloudBMigrationsTable {
 }
 
 export interface CloudBTables {
-  cloudb_tenants: CloudBTenantsTable
-  cloudb_networks: CloudBNetworksTable
-  cloudb_subnets: CloudBSubnetsTable
-  cloudb_security_groups: CloudBSecurityGroupsTable
-  cloudb_security_group_rules: CloudBSecurityGroupRulesTable
-  cloudb_ports: CloudBPortsTable
-  cloudb_port_security_groups: CloudBPortSecurityGroupsTable
-  cloudb_floating_ips: CloudBFloatingIpsTable
-  cloudb_routers: CloudBRoutersTable
-  cloudb_router_interfaces: CloudBRouterInterfacesTable
-  cloudb_migrations: CloudBMigrationsTable
+  cloud_b_tenants: CloudBTenantsTable
+  cloud_b_networks: CloudBNetworksTable
+  cloud_b_subnets: CloudBSubnetsTable
+  cloud_b_security_groups: CloudBSecurityGroupsTable
+  cloud_b_security_group_rules: CloudBSecurityGroupRulesTable
+  cloud_b_ports: CloudBPortsTable
+  cloud_b_port_security_groups: CloudBPortSecurityGroupsTable
+  cloud_b_floating_ips: CloudBFloatingIpsTable
+  cloud_b_routers: CloudBRoutersTable
+  cloud_b_router_interfaces: CloudBRouterInterfacesTable
+  cloud_b_migrations: CloudBMigrationsTable
 }
 
 // ---- the database: one interface per area, joined here ----
