@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { AppContext } from '../context.js'
 import { backendRequestsRoutes } from './backend-requests/routes.js'
 import { catalogRoutes } from './catalog/routes.js'
+import { cloudRoutes } from './cloud/routes.js'
 import { costPoliciesRoutes } from './cost-policies/routes.js'
 import { directoryRoutes } from './directory/routes.js'
 import { invitationsRoutes } from './invitations/routes.js'
@@ -23,4 +24,5 @@ export const areas: Area[] = [
   backendRequestsRoutes,
   siteAgentsRoutes,
   invitationsRoutes,
+  cloudRoutes,
 ]

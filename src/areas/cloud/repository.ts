@@ -1,0 +1,421 @@
+// SQL of the shared cloud base: service settings and the emulator's durable state.
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { DB } from '../../db/tables.js'
+import type { Dialect } from '../../db/database.js'
+import { parseJson, toJson } from '../../db/values.js'
+import { icontains } from '../../db/sql.js'
+import type { OrderTerm } from '../../http/query.js'
+
+type Db = Kysely<DB> | Transaction<DB>
+
+/** Staff and support see every settings; others the shared ones and their customers' own. */
+export type SettingsVisibility = { all: true } | { all: false; customerIds: number[] }
+
+export interface SettingsFilters {
+  name?: string
+  name_exact?: string
+  types?: string[]
+  shared?: boolean
+  customer_uuid?: string | null
+  state?: string[]
+  uuid?: string
+}
+
+export function serviceSettingsRepository(db: Db) {
+  function base() {
+    return db
+      .selectFrom('service_settings')
+      .leftJoin('customers', 'customers.id', 'service_settings.customer_id')
+  }
+  function filtered(vis: SettingsVisibility, f: SettingsFilters) {
+    let q = base()
+    if (!vis.all) {
+      const ids = vis.customerIds
+      q = q.where((eb) =>
+        ids.length
+          ? eb.or([eb('service_settings.shared', '=', 1), eb('service_settings.customer_id', 'in', ids)])
+          : eb('service_settings.shared', '=', 1),
+      )
+    }
+    if (f.name) q = q.where(icontains('service_settings.name', f.name))
+    if (f.name_exact !== undefined) q = q.where('service_settings.name', '=', f.name_exact)
+    if (f.types?.length) q = q.where('service_settings.type', 'in', f.types)
+    if (f.shared !== undefined) q = q.where('service_settings.shared', '=', f.shared ? 1 : 0)
+    if (f.customer_uuid === null) q = q.where(sql<boolean>`1 = 0`)
+    else if (f.customer_uuid) q = q.where('customers.uuid', '=', f.customer_uuid)
+    if (f.state?.length) q = q.where('service_settings.state', 'in', f.state)
+    if (f.uuid) q = q.where('service_settings.uuid', '=', f.uuid)
+    return q
+  }
+  const columns = [
+    'service_settings.id',
+    'service_settings.uuid',
+    'service_settings.name',
+    'service_settings.type',
+    'service_settings.shared',
+    'service_settings.customer_id',
+    'service_settings.state',
+    'service_settings.error_message',
+    'service_settings.options',
+    'service_settings.created',
+    'service_settings.modified',
+    'customers.uuid as customer_uuid',
+    'customers.name as customer_name',
+  ] as const
+  return {
+    async count(vis: SettingsVisibility, f: SettingsFilters): Promise<number> {
+      const r = await filtered(vis, f)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+      return Number(r.n)
+    },
+    list(vis: SettingsVisibility, f: SettingsFilters, order: OrderTerm[], limit: number, offset: number) {
+      let q = filtered(vis, f).select(columns)
+      for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
+      return q.orderBy('service_settings.id', 'asc').limit(limit).offset(offset).execute()
+    },
+    findVisibleByUuid(vis: SettingsVisibility, uuid: string) {
+      return filtered(vis, {}).select(columns).where('service_settings.uuid', '=', uuid).executeTakeFirst()
+    },
+    findById(id: number) {
+      return base().select(columns).where('service_settings.id', '=', id).executeTakeFirst()
+    },
+    async insert(values: {
+      uuid: string
+      name: string
+      type: string
+      shared: number
+      customer_id: number | null
+      options: string
+      created: string
+      modified: string
+    }): Promise<number> {
+      const r = await db
+        .insertInto('service_settings')
+        .values({ ...values, state: 'OK', error_message: '' })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      return r.id
+    },
+    async update(id: number, values: Record<string, unknown>): Promise<void> {
+      await db
+        .updateTable('service_settings')
+        .set(values as any)
+        .where('id', '=', id)
+        .execute()
+    },
+    async delete(id: number): Promise<void> {
+      await db.deleteFrom('service_settings').where('id', '=', id).execute()
+    },
+    async countResources(id: number): Promise<number> {
+      const r = await db
+        .selectFrom('cloud_resources')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('service_settings_id', '=', id)
+        .executeTakeFirstOrThrow()
+      return Number(r.n)
+    },
+  }
+}
+
+export type SettingsRow = NonNullable<
+  Awaited<ReturnType<ReturnType<typeof serviceSettingsRepository>['findById']>>
+>
+
+export function emulatorRepository(db: Kysely<DB>) {
+  return {
+    async settingsOptions(settingsId: number): Promise<unknown> {
+      const r = await db
+        .selectFrom('service_settings')
+        .select('options')
+        .where('id', '=', settingsId)
+        .executeTakeFirst()
+      return r?.options ?? null
+    },
+    /**
+     * Consumes one pending failure for `op` from options.fail_next (a list of operation names, or
+     * a count of operations). True when this call must fail. The settings row is locked on
+     * PostgreSQL so two workers never consume the same entry.
+     */
+    async consumeFailNext(dialect: Dialect, settingsId: number, op: string, now: string): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const lock = dialect === 'postgres' ? sql` for update` : sql``
+        const r = await sql<{
+          options: unknown
+        }>`select options from service_settings where id = ${settingsId}${lock}`.execute(trx)
+        const options = parseJson<Record<string, unknown>>(r.rows[0]?.options, {})
+        const pending = options.fail_next
+        let next: unknown
+        if (Array.isArray(pending)) {
+          const i = pending.indexOf(op)
+          if (i < 0) return false
+          next = pending.filter((_, j) => j !== i)
+        } else if (typeof pending === 'number' && pending >= 1) {
+          next = Math.floor(pending) - 1
+        } else {
+          return false
+        }
+        const updated = { ...options }
+        if ((Array.isArray(next) && next.length === 0) || next === 0) delete updated.fail_next
+        else updated.fail_next = next
+        await trx
+          .updateTable('service_settings')
+          .set({ options: toJson(updated), modified: now })
+          .where('id', '=', settingsId)
+          .execute()
+        return true
+      })
+    },
+    async nextCounter(settingsId: number, name: string): Promise<number> {
+      return db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('cloud_emulator_counters')
+          .values({ service_settings_id: settingsId, name, value: 0 })
+          .onConflict((oc) => oc.columns(['service_settings_id', 'name']).doNothing())
+          .execute()
+        const r = await trx
+          .updateTable('cloud_emulator_counters')
+          .set((eb) => ({ value: eb('value', '+', 1) }))
+          .where('service_settings_id', '=', settingsId)
+          .where('name', '=', name)
+          .returning('value')
+          .executeTakeFirstOrThrow()
+        return Number(r.value)
+      })
+    },
+    async getObject<T>(settingsId: number, kind: string, backendId: string): Promise<T | null> {
+      const r = await db
+        .selectFrom('cloud_emulator_objects')
+        .select('data')
+        .where('service_settings_id', '=', settingsId)
+        .where('kind', '=', kind)
+        .where('backend_id', '=', backendId)
+        .executeTakeFirst()
+      return r ? parseJson<T | null>(r.data, null) : null
+    },
+    async putObject(settingsId: number, kind: string, backendId: string, data: unknown, now: string) {
+      await db
+        .insertInto('cloud_emulator_objects')
+        .values({
+          service_settings_id: settingsId,
+          kind,
+          backend_id: backendId,
+          data: toJson(data),
+          created: now,
+          modified: now,
+        })
+        .onConflict((oc) =>
+          oc
+            .columns(['service_settings_id', 'kind', 'backend_id'])
+            .doUpdateSet({ data: toJson(data), modified: now }),
+        )
+        .execute()
+    },
+    async deleteObject(settingsId: number, kind: string, backendId: string): Promise<boolean> {
+      const r = await db
+        .deleteFrom('cloud_emulator_objects')
+        .where('service_settings_id', '=', settingsId)
+        .where('kind', '=', kind)
+        .where('backend_id', '=', backendId)
+        .executeTakeFirst()
+      return Number(r.numDeletedRows) > 0
+    },
+    async listObjects<T>(settingsId: number, kind: string): Promise<{ backend_id: string; data: T }[]> {
+      const rows = await db
+        .selectFrom('cloud_emulator_objects')
+        .select(['backend_id', 'data'])
+        .where('service_settings_id', '=', settingsId)
+        .where('kind', '=', kind)
+        .orderBy('id')
+        .execute()
+      return rows.map((r) => ({ backend_id: r.backend_id, data: parseJson<T>(r.data, null as T) }))
+    },
+  }
+}
+
+// ---- cloud resources: the common record ----
+
+/** Staff and support see every resource; others those of connected customers and projects. */
+export type ResourceVisibility = { all: true } | { all: false; customerIds: number[]; projectIds: number[] }
+
+/** Where the actor may manage resources (RESOURCE.MANAGE), for `can_manage`. */
+export type ManageScopes = { all: true } | { all: false; customerIds: number[]; projectIds: number[] }
+
+export interface CommonFilters {
+  /** null: a filter that matches nothing. */
+  customer_uuid?: string | null
+  customer_name?: string
+  customer_native_name?: string
+  customer_abbreviation?: string
+  project_uuid?: string | null
+  project_name?: string
+  service_settings_name?: string
+  service_settings_uuid?: string
+  name?: string
+  name_exact?: string
+  description?: string
+  backend_id?: string
+  states?: string[]
+  uuid?: string
+  can_manage?: ManageScopes
+}
+
+function inScopes(
+  eb: any,
+  scopes: { customerIds: number[]; projectIds: number[] },
+): any {
+  const parts = []
+  if (scopes.customerIds.length) parts.push(eb('projects.customer_id', 'in', scopes.customerIds))
+  if (scopes.projectIds.length) parts.push(eb('cloud_resources.project_id', 'in', scopes.projectIds))
+  return parts.length ? eb.or(parts) : sql<boolean>`1 = 0`
+}
+
+/**
+ * The common record's joins: service settings, project, customer and the marketplace resource
+ * whose scope is this object (the newest one, if several), with its offering, plan and category.
+ */
+export function cloudResourcesBase(db: Db, resourceType: string) {
+  return db
+    .selectFrom('cloud_resources')
+    .innerJoin('service_settings', 'service_settings.id', 'cloud_resources.service_settings_id')
+    .innerJoin('projects', 'projects.id', 'cloud_resources.project_id')
+    .innerJoin('customers', 'customers.id', 'projects.customer_id')
+    .leftJoin('resources as mr', (j) =>
+      j.on(
+        sql<boolean>`mr.id = (select max(r2.id) from resources r2 where r2.scope_type = cloud_resources.resource_type and r2.scope_id = cloud_resources.id)`,
+      ),
+    )
+    .leftJoin('offerings as mo', 'mo.id', 'mr.offering_id')
+    .leftJoin('plans as mp', 'mp.id', 'mr.plan_id')
+    .leftJoin('categories as mc', 'mc.id', 'mo.category_id')
+    .where('cloud_resources.resource_type', '=', resourceType)
+}
+
+export type CloudResourcesQuery = ReturnType<typeof cloudResourcesBase>
+
+export const COMMON_COLUMNS = [
+  'cloud_resources.id',
+  'cloud_resources.uuid',
+  'cloud_resources.resource_type',
+  'cloud_resources.name',
+  'cloud_resources.description',
+  'cloud_resources.state',
+  'cloud_resources.error_message',
+  'cloud_resources.error_traceback',
+  'cloud_resources.backend_id',
+  'cloud_resources.access_url',
+  'cloud_resources.runtime_state',
+  'cloud_resources.created',
+  'cloud_resources.modified',
+  'cloud_resources.service_settings_id',
+  'cloud_resources.project_id',
+  'service_settings.uuid as service_settings_uuid',
+  'service_settings.name as service_settings_name',
+  'service_settings.state as service_settings_state',
+  'service_settings.error_message as service_settings_error_message',
+  'projects.uuid as project_uuid',
+  'projects.name as project_name',
+  'projects.customer_id',
+  'customers.uuid as customer_uuid',
+  'customers.name as customer_name',
+  'customers.native_name as customer_native_name',
+  'customers.abbreviation as customer_abbreviation',
+  'mr.uuid as marketplace_resource_uuid',
+  'mr.state as marketplace_resource_state',
+  'mo.uuid as marketplace_offering_uuid',
+  'mo.name as marketplace_offering_name',
+  'mo.plugin_options as marketplace_offering_plugin_options',
+  'mp.uuid as marketplace_plan_uuid',
+  'mc.uuid as marketplace_category_uuid',
+  'mc.title as marketplace_category_name',
+] as const
+
+export function applyResourceVisibility(
+  q: CloudResourcesQuery,
+  vis: ResourceVisibility,
+): CloudResourcesQuery {
+  if (vis.all) return q
+  return q.where((eb) => inScopes(eb, vis))
+}
+
+export function applyCommonFilters(q: CloudResourcesQuery, f: CommonFilters): CloudResourcesQuery {
+  if (f.customer_uuid === null || f.project_uuid === null) return q.where(sql<boolean>`1 = 0`)
+  if (f.customer_uuid) q = q.where('customers.uuid', '=', f.customer_uuid)
+  if (f.customer_name) q = q.where(icontains('customers.name', f.customer_name))
+  if (f.customer_native_name) q = q.where(icontains('customers.native_name', f.customer_native_name))
+  if (f.customer_abbreviation) q = q.where(icontains('customers.abbreviation', f.customer_abbreviation))
+  if (f.project_uuid) q = q.where('projects.uuid', '=', f.project_uuid)
+  if (f.project_name) q = q.where(icontains('projects.name', f.project_name))
+  if (f.service_settings_name) q = q.where(icontains('service_settings.name', f.service_settings_name))
+  if (f.service_settings_uuid) q = q.where('service_settings.uuid', '=', f.service_settings_uuid)
+  if (f.name) q = q.where(icontains('cloud_resources.name', f.name))
+  if (f.name_exact !== undefined) q = q.where('cloud_resources.name', '=', f.name_exact)
+  if (f.description) q = q.where(icontains('cloud_resources.description', f.description))
+  if (f.backend_id !== undefined) q = q.where('cloud_resources.backend_id', '=', f.backend_id)
+  if (f.states?.length) q = q.where('cloud_resources.state', 'in', f.states)
+  if (f.uuid) q = q.where('cloud_resources.uuid', '=', f.uuid)
+  const manage = f.can_manage
+  if (manage && !manage.all) q = q.where((eb) => inScopes(eb, manage))
+  return q
+}
+
+export function cloudResourcesRepository(db: Db) {
+  return {
+    findCommon(resourceType: string, where: { id?: number; uuid?: string }, vis: ResourceVisibility) {
+      let q = applyResourceVisibility(cloudResourcesBase(db, resourceType), vis)
+      if (where.id !== undefined) q = q.where('cloud_resources.id', '=', where.id)
+      if (where.uuid !== undefined) q = q.where('cloud_resources.uuid', '=', where.uuid)
+      return q.select(COMMON_COLUMNS).executeTakeFirst()
+    },
+    findById(id: number) {
+      return db.selectFrom('cloud_resources').selectAll().where('id', '=', id).executeTakeFirst()
+    },
+    async insert(values: {
+      uuid: string
+      resource_type: string
+      name: string
+      description: string
+      service_settings_id: number
+      project_id: number
+      state: string
+      created: string
+      modified: string
+    }): Promise<number> {
+      const r = await db
+        .insertInto('cloud_resources')
+        .values(values)
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      return r.id
+    },
+    /** The conditional transition: true when this caller moved the row. */
+    async setStateIf(
+      id: number,
+      from: readonly string[],
+      to: string,
+      values: Record<string, unknown>,
+    ): Promise<boolean> {
+      const r = await db
+        .updateTable('cloud_resources')
+        .set({ ...(values as any), state: to })
+        .where('id', '=', id)
+        .where('state', 'in', from as string[])
+        .executeTakeFirst()
+      return Number(r.numUpdatedRows) > 0
+    },
+    async update(id: number, values: Record<string, unknown>): Promise<void> {
+      await db
+        .updateTable('cloud_resources')
+        .set(values as any)
+        .where('id', '=', id)
+        .execute()
+    },
+    async delete(id: number): Promise<void> {
+      await db.deleteFrom('cloud_resources').where('id', '=', id).execute()
+    },
+  }
+}
+
+export type CommonRow = NonNullable<
+  Awaited<ReturnType<ReturnType<typeof cloudResourcesRepository>['findCommon']>>
+>
