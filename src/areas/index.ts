@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js'
 import { backendRequestsRoutes } from './backend-requests/routes.js'
 import { catalogRoutes } from './catalog/routes.js'
 import { cloudRoutes } from './cloud/routes.js'
+import { cloudBRoutes } from './cloud-b/routes.js'
 import { costPoliciesRoutes } from './cost-policies/routes.js'
 import { directoryRoutes } from './directory/routes.js'
 import { invitationsRoutes } from './invitations/routes.js'
@@ -25,4 +26,5 @@ export const areas: Area[] = [
   siteAgentsRoutes,
   invitationsRoutes,
   cloudRoutes,
+  cloudBRoutes,
 ]

@@ -375,6 +375,17 @@ export function cloudBRepository(db: Db) {
         .where('resources.id', '=', id)
         .executeTakeFirst()
     },
+    marketplaceResourcesOf(scopeType: string, scopeId: number) {
+      return db
+        .selectFrom('resources')
+        .select('id')
+        .where('scope_type', '=', scopeType)
+        .where('scope_id', '=', scopeId)
+        .execute()
+    },
+    projectUuid(id: number) {
+      return db.selectFrom('projects').select('uuid').where('id', '=', id).executeTakeFirst()
+    },
     marketplaceResourceByUuid(uuid: string) {
       return db.selectFrom('resources').select('id').where('uuid', '=', uuid).executeTakeFirst()
     },

@@ -39,7 +39,7 @@ const NullableString = Nullable(Type.String())
 export const FixedIpSchema = Type.Object({ ip_address: AnyValue, subnet_id: Type.String() })
 export const RouteSchema = Type.Object({
   destination: Type.String(),
-  nexthop: { ...AnyValue, description: 'an IPv4 or IPv6 address' } as typeof AnyValue,
+  nexthop: { ...AnyValue, description: 'an IPv4 or IPv6 address' },
 })
 
 const tenantLink = {
@@ -120,9 +120,9 @@ export const SubnetCreateBody = Body({
 
 export const RuleSchema = Type.Object({
   id: Type.Integer(),
-  ethertype: { ...AnyValue, description: 'IPv4 or IPv6' } as typeof AnyValue,
-  direction: { ...AnyValue, description: 'ingress or egress' } as typeof AnyValue,
-  protocol: { ...AnyValue, description: 'tcp, udp, icmp, or empty for any' } as typeof AnyValue,
+  ethertype: { ...AnyValue, description: 'IPv4 or IPv6' },
+  direction: { ...AnyValue, description: 'ingress or egress' },
+  protocol: { ...AnyValue, description: 'tcp, udp, icmp, or empty for any' },
   from_port: Nullable(Type.Integer({ minimum: 1, maximum: 65535 })),
   to_port: Nullable(Type.Integer({ minimum: 1, maximum: 65535 })),
   cidr: Type.String(),
@@ -210,7 +210,7 @@ export const PortCreateBody = Body({
 export const FloatingIpSchema = Type.Object({
   ...CloudResourceProps,
   runtime_state: Type.String(),
-  address: { ...Nullable(Type.String()), description: 'the public IPv4 address' } as typeof NullableString,
+  address: { ...Nullable(Type.String()), description: 'the public IPv4 address' },
   backend_network_id: Type.String(),
   ...tenantLink,
   port: Nullable(Url),
@@ -269,7 +269,7 @@ export const SetRoutesBody = Body({
   routes: {
     ...Type.Array(Type.Unknown()),
     description: 'list of {destination (CIDR), nexthop (IPv4 or IPv6)}',
-  } as ReturnType<typeof Type.Array<ReturnType<typeof Type.Unknown>>>,
+  },
 })
 export const RoutesResult = Type.Object({ routes: Type.Array(RouteSchema) })
 
