@@ -5,6 +5,7 @@ import { backendRequestsRoutes } from './backend-requests/routes.js'
 import { catalogRoutes } from './catalog/routes.js'
 import { cloudRoutes } from './cloud/routes.js'
 import { cloudBRoutes } from './cloud-b/routes.js'
+import { cloudARoutes } from './cloud-a/routes.js'
 import { costPoliciesRoutes } from './cost-policies/routes.js'
 import { directoryRoutes } from './directory/routes.js'
 import { invitationsRoutes } from './invitations/routes.js'
@@ -27,4 +28,5 @@ export const areas: Area[] = [
   invitationsRoutes,
   cloudRoutes,
   cloudBRoutes,
+  cloudARoutes,
 ]

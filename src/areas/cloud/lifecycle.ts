@@ -134,6 +134,8 @@ const STEP_STATES: Record<Exclude<LifecycleOp, 'pull'>, { from: CloudState; duri
   delete: { from: 'DELETION_SCHEDULED', during: 'DELETING' },
 }
 
+const PULLABLE: readonly string[] = ['OK', 'ERRED']
+
 function failure(error: unknown): { error_message: string; error_traceback: string } {
   const message = error instanceof Error ? error.message : String(error)
   const traceback = error instanceof Error ? (error.stack ?? message) : message
@@ -158,7 +160,11 @@ export async function runStep(ctx: AppContext, p: StepPayload): Promise<void> {
   if (!row) return // unlinked or deleted meanwhile
   const def = cloudResourceType(row.resource_type)
   const now = () => ctx.clock().toISOString()
-  if (p.op !== 'pull') {
+  // The states the row must still be in when the step's outcome is written.
+  const current: readonly string[] = p.op === 'pull' ? PULLABLE : [STEP_STATES[p.op].during]
+  if (p.op === 'pull') {
+    if (!PULLABLE.includes(row.state)) return
+  } else {
     const s = STEP_STATES[p.op]
     // Only the worker that moves the row runs the step; anything else means it was unlinked,
     // re-scheduled or already run.
@@ -209,8 +215,10 @@ export async function runStep(ctx: AppContext, p: StepPayload): Promise<void> {
       await settled('DELETED')
       return
     }
-    await repo.update(row.id, { ...failure(error), state: 'ERRED', modified: now() })
-    await settled('ERRED')
+    // Written only while the row is still where this step left it (not unlinked or re-scheduled).
+    if (await repo.setStateIf(row.id, current, 'ERRED', { ...failure(error), modified: now() })) {
+      await settled('ERRED')
+    }
     return
   }
   if (p.op === 'delete') {
@@ -218,17 +226,17 @@ export async function runStep(ctx: AppContext, p: StepPayload): Promise<void> {
     await settled('DELETED')
     return
   }
-  await ctx.db.transaction().execute(async (trx) => {
-    await cloudResourcesRepository(trx).update(row.id, {
+  const applied = await ctx.db.transaction().execute(async (trx) => {
+    const moved = await cloudResourcesRepository(trx).setStateIf(row.id, current, 'OK', {
       ...resultValues(result),
-      state: 'OK',
       error_message: '',
       error_traceback: '',
       modified: now(),
     })
-    if (result?.extra && def.saveExtra) await def.saveExtra(trx, row.id, result.extra)
+    if (moved && result?.extra && def.saveExtra) await def.saveExtra(trx, row.id, result.extra)
+    return moved
   })
-  await settled('OK')
+  if (applied) await settled('OK')
 }
 
 /** Defines the lifecycle job on an app's queue (once per app, by the cloud base plugin). */

@@ -260,10 +260,7 @@ export interface CommonFilters {
   can_manage?: ManageScopes
 }
 
-function inScopes(
-  eb: any,
-  scopes: { customerIds: number[]; projectIds: number[] },
-): any {
+function inScopes(eb: any, scopes: { customerIds: number[]; projectIds: number[] }): any {
   const parts = []
   if (scopes.customerIds.length) parts.push(eb('projects.customer_id', 'in', scopes.customerIds))
   if (scopes.projectIds.length) parts.push(eb('cloud_resources.project_id', 'in', scopes.projectIds))

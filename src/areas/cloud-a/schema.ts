@@ -1,0 +1,164 @@
+// cloudA: locations, resource groups and public IPs (spec 2.10 / 4.8, reference §9).
+import { Type, type Static } from '@sinclair/typebox'
+import { Body, DateTime, ListQuery, Url, Uuid } from '../../http/schemas.js'
+import { CloudResourceProps, CommonFilterQuery, COMMON_ORDERING } from '../cloud/common.js'
+
+export const PATHS = {
+  locations: 'cloudA-locations',
+  resourceGroups: 'cloudA-resource-groups',
+  publicIps: 'cloudA-public-ips',
+} as const
+
+export const PUBLIC_IP_TYPE = 'cloudA.PublicIP'
+
+// ---- locations ----
+
+export const LocationSchema = Type.Object({
+  url: Url,
+  uuid: Uuid,
+  name: Type.String(),
+  service_settings: Url,
+  service_settings_uuid: Uuid,
+  service_settings_name: Type.String(),
+  backend_id: Type.String(),
+  created: DateTime,
+  modified: DateTime,
+})
+export type Location = Static<typeof LocationSchema>
+export const LOCATION_FIELDS = Object.keys(LocationSchema.properties)
+
+const Link = (what: string) => Type.String({ description: `URL of the ${what}` })
+const Name = Type.String({ minLength: 1, maxLength: 150 })
+
+export const LocationCreateBody = Body({
+  name: Name,
+  service_settings: Link('cloudA service settings'),
+  backend_id: Type.Optional(Type.String({ maxLength: 255 })),
+})
+export const LocationPatchBody = Body({
+  name: Type.Optional(Name),
+  backend_id: Type.Optional(Type.String({ maxLength: 255 })),
+})
+export interface LocationWrite {
+  name?: string
+  service_settings?: string
+  backend_id?: string
+}
+
+export const LocationListQuery = ListQuery({
+  name: Type.Optional(Type.String()),
+  name_exact: Type.Optional(Type.String()),
+  service_settings_uuid: Type.Optional(Type.String()),
+  uuid: Type.Optional(Type.String()),
+})
+export const LOCATION_ORDERING = {
+  name: 'cloud_a_locations.name',
+  created: 'cloud_a_locations.created',
+} as const
+
+// ---- resource groups ----
+
+export const ResourceGroupSchema = Type.Object({
+  url: Url,
+  uuid: Uuid,
+  name: Type.String(),
+  location: Url,
+  location_uuid: Uuid,
+  location_name: Type.String(),
+  service_settings: Url,
+  service_settings_uuid: Uuid,
+  service_settings_name: Type.String(),
+  project: Url,
+  project_uuid: Uuid,
+  project_name: Type.String(),
+  customer_uuid: Uuid,
+  created: DateTime,
+  modified: DateTime,
+})
+export type ResourceGroup = Static<typeof ResourceGroupSchema>
+export const RESOURCE_GROUP_FIELDS = Object.keys(ResourceGroupSchema.properties)
+
+export const ResourceGroupCreateBody = Body({
+  name: Name,
+  location: Link('location'),
+  service_settings: Link('cloudA service settings'),
+  project: Link('project'),
+})
+export const ResourceGroupPatchBody = Body({
+  name: Type.Optional(Name),
+})
+export interface ResourceGroupWrite {
+  name?: string
+  location?: string
+  service_settings?: string
+  project?: string
+}
+
+export const ResourceGroupListQuery = ListQuery({
+  name: Type.Optional(Type.String()),
+  name_exact: Type.Optional(Type.String()),
+  location_uuid: Type.Optional(Type.String()),
+  service_settings_uuid: Type.Optional(Type.String()),
+  project_uuid: Type.Optional(Type.String()),
+  customer_uuid: Type.Optional(Type.String()),
+  uuid: Type.Optional(Type.String()),
+})
+export const RESOURCE_GROUP_ORDERING = {
+  name: 'cloud_a_resource_groups.name',
+  created: 'cloud_a_resource_groups.created',
+} as const
+
+// ---- public IPs ----
+
+export const PublicIpSchema = Type.Object({
+  ...CloudResourceProps,
+  location: Url,
+  resource_group: Url,
+})
+export type PublicIp = Static<typeof PublicIpSchema>
+export const PUBLIC_IP_FIELDS = Object.keys(PublicIpSchema.properties)
+
+/** Reference §9: at most 80 characters, a letter first, then letters, digits, `_`, `.`, `-`. */
+export const PUBLIC_IP_NAME_RE = /^[a-zA-Z][a-zA-Z0-9._-]{0,79}$/
+
+const publicIpWritable = {
+  name: Type.String({ description: 'a letter first, then letters, digits, _ . - (at most 80)' }),
+  description: Type.String({ maxLength: 2000 }),
+  service_settings: Link('cloudA service settings'),
+  project: Link('project'),
+  location: Link('location'),
+  resource_group: Link('resource group'),
+}
+
+export const PublicIpCreateBody = Body({
+  name: publicIpWritable.name,
+  description: Type.Optional(publicIpWritable.description),
+  service_settings: publicIpWritable.service_settings,
+  project: publicIpWritable.project,
+  location: publicIpWritable.location,
+  resource_group: publicIpWritable.resource_group,
+})
+/** PUT: the full writable set (description may be left out, as at creation). */
+export const PublicIpPutBody = PublicIpCreateBody
+/** PATCH: only description, location and resource_group change (spec 4.8). */
+export const PublicIpPatchBody = Body({
+  description: Type.Optional(publicIpWritable.description),
+  location: Type.Optional(publicIpWritable.location),
+  resource_group: Type.Optional(publicIpWritable.resource_group),
+})
+export interface PublicIpWrite {
+  name?: string
+  description?: string
+  service_settings?: string
+  project?: string
+  location?: string
+  resource_group?: string
+}
+
+export const PublicIpListQuery = ListQuery({
+  ...CommonFilterQuery,
+  external_ip: Type.Optional(Type.String({ description: 'the allocated public address (exact)' })),
+  resource_group: Type.Optional(Type.String({ description: 'resource group URL' })),
+  resource_group_uuid: Type.Optional(Type.String()),
+})
+export const PUBLIC_IP_ORDERING = COMMON_ORDERING
