@@ -28,6 +28,7 @@ import {
 } from '../cloud/common.js'
 import type { LifecycleOp } from '../cloud/lifecycle.js'
 import { BackendError, driverFor, type DriverCall } from '../cloud/driver.js'
+import './driver.js'
 import type { CloudBDriver, BackendPort } from './driver.js'
 import { cloudBRepository, type ExtFilters, type ExtRow, type ExtTable } from './repository.js'
 import {
