@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js'
 import { backendRequestsRoutes } from './backend-requests/routes.js'
 import { catalogRoutes } from './catalog/routes.js'
 import { cloudRoutes } from './cloud/routes.js'
+import { cloudBRoutes } from './cloud-b/routes.js'
 import { cloudARoutes } from './cloud-a/routes.js'
 import { costPoliciesRoutes } from './cost-policies/routes.js'
 import { directoryRoutes } from './directory/routes.js'
@@ -26,5 +27,6 @@ export const areas: Area[] = [
   siteAgentsRoutes,
   invitationsRoutes,
   cloudRoutes,
+  cloudBRoutes,
   cloudARoutes,
 ]

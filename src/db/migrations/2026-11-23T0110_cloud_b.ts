@@ -1,0 +1,179 @@
+// cloudB objects. Tenants, networks, subnets, ports, security groups, floating IPs and routers are
+// cloud resources: their common record is a cloud_resources row (resource_type cloudB.*), and
+// each kind keeps its own columns in an extension table keyed by resource_id. Migrations between
+// tenants have a table of their own.
+import type { ColumnDefinitionBuilder, Kysely } from 'kysely'
+import { jsonType, withId } from './_helpers.js'
+
+const resourceKey = (c: ColumnDefinitionBuilder) =>
+  c.primaryKey().references('cloud_resources.id').onDelete('cascade')
+const tenantRef = (c: ColumnDefinitionBuilder) =>
+  c.notNull().references('cloud_resources.id').onDelete('cascade')
+
+async function index(db: Kysely<any>, table: string, column: string): Promise<void> {
+  await db.schema.createIndex(`${table}_${column}_idx`).on(table).column(column).execute()
+}
+
+export async function up(db: Kysely<any>): Promise<void> {
+  const json = jsonType(db)
+
+  await db.schema
+    .createTable('cloud_b_tenants')
+    .addColumn('resource_id', 'integer', resourceKey)
+    .addColumn('limits', json, (c) => c.notNull())
+    .addColumn('external_network_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+    .addColumn('internal_network_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+    .execute()
+
+  await db.schema
+    .createTable('cloud_b_networks')
+    .addColumn('resource_id', 'integer', resourceKey)
+    .addColumn('tenant_id', 'integer', tenantRef)
+    .addColumn('is_external', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('type', 'varchar(50)', (c) => c.notNull().defaultTo(''))
+    .addColumn('segmentation_id', 'integer')
+    .addColumn('mtu', 'integer')
+    .execute()
+  await index(db, 'cloud_b_networks', 'tenant_id')
+
+  await db.schema
+    .createTable('cloud_b_subnets')
+    .addColumn('resource_id', 'integer', resourceKey)
+    .addColumn('tenant_id', 'integer', tenantRef)
+    .addColumn('network_id', 'integer', (c) =>
+      c.notNull().references('cloud_resources.id').onDelete('cascade'),
+    )
+    .addColumn('cidr', 'varchar(64)', (c) => c.notNull())
+    .addColumn('gateway_ip', 'varchar(64)')
+    .addColumn('ip_version', 'integer', (c) => c.notNull().defaultTo(4))
+    .addColumn('allocation_pools', json, (c) => c.notNull())
+    .addColumn('dns_nameservers', json, (c) => c.notNull())
+    .addColumn('enable_dhcp', 'integer', (c) => c.notNull().defaultTo(1))
+    .execute()
+  await index(db, 'cloud_b_subnets', 'tenant_id')
+  await index(db, 'cloud_b_subnets', 'network_id')
+
+  await db.schema
+    .createTable('cloud_b_security_groups')
+    .addColumn('resource_id', 'integer', resourceKey)
+    .addColumn('tenant_id', 'integer', tenantRef)
+    .execute()
+  await index(db, 'cloud_b_security_groups', 'tenant_id')
+
+  await withId(db, db.schema.createTable('cloud_b_security_group_rules'))
+    .addColumn('security_group_id', 'integer', (c) =>
+      c.notNull().references('cloud_resources.id').onDelete('cascade'),
+    )
+    .addColumn('ethertype', 'varchar(8)', (c) => c.notNull().defaultTo('IPv4'))
+    .addColumn('direction', 'varchar(8)', (c) => c.notNull().defaultTo('ingress'))
+    .addColumn('protocol', 'varchar(8)', (c) => c.notNull().defaultTo(''))
+    // 1-65535 where given (the spec's limit); null means any port (ICMP, any protocol).
+    .addColumn('from_port', 'integer')
+    .addColumn('to_port', 'integer')
+    .addColumn('cidr', 'varchar(64)', (c) => c.notNull().defaultTo(''))
+    .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('remote_group_id', 'integer', (c) => c.references('cloud_resources.id').onDelete('set null'))
+    .addColumn('backend_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+    .execute()
+  await index(db, 'cloud_b_security_group_rules', 'security_group_id')
+
+  await db.schema
+    .createTable('cloud_b_ports')
+    .addColumn('resource_id', 'integer', resourceKey)
+    .addColumn('tenant_id', 'integer', tenantRef)
+    .addColumn('network_id', 'integer', (c) => c.references('cloud_resources.id').onDelete('set null'))
+    .addColumn('subnet_id', 'integer', (c) => c.references('cloud_resources.id').onDelete('set null'))
+    .addColumn('fixed_ips', json, (c) => c.notNull())
+    .addColumn('mac_address', 'varchar(32)', (c) => c.notNull().defaultTo(''))
+    .addColumn('device_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+    .addColumn('device_owner', 'varchar(100)', (c) => c.notNull().defaultTo(''))
+    .addColumn('allowed_address_pairs', json, (c) => c.notNull())
+    .execute()
+  await index(db, 'cloud_b_ports', 'tenant_id')
+  await index(db, 'cloud_b_ports', 'subnet_id')
+
+  await db.schema
+    .createTable('cloud_b_port_security_groups')
+    .addColumn('port_id', 'integer', (c) => c.notNull().references('cloud_resources.id').onDelete('cascade'))
+    .addColumn('security_group_id', 'integer', (c) =>
+      c.notNull().references('cloud_resources.id').onDelete('cascade'),
+    )
+    .addPrimaryKeyConstraint('cloud_b_port_security_groups_pk', ['port_id', 'security_group_id'])
+    .execute()
+
+  await db.schema
+    .createTable('cloud_b_floating_ips')
+    .addColumn('resource_id', 'integer', resourceKey)
+    .addColumn('tenant_id', 'integer', tenantRef)
+    .addColumn('address', 'varchar(64)')
+    .addColumn('backend_network_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+    .addColumn('port_id', 'integer', (c) => c.references('cloud_resources.id').onDelete('set null'))
+    .addColumn('external_address', 'varchar(64)')
+    .execute()
+  await index(db, 'cloud_b_floating_ips', 'tenant_id')
+  await index(db, 'cloud_b_floating_ips', 'port_id')
+  await index(db, 'cloud_b_floating_ips', 'address')
+
+  await db.schema
+    .createTable('cloud_b_routers')
+    .addColumn('resource_id', 'integer', resourceKey)
+    .addColumn('tenant_id', 'integer', tenantRef)
+    .addColumn('routes', json, (c) => c.notNull())
+    .addColumn('fixed_ips', json, (c) => c.notNull())
+    .execute()
+  await index(db, 'cloud_b_routers', 'tenant_id')
+
+  // A router interface is a port of the router; a port serves at most one router.
+  await db.schema
+    .createTable('cloud_b_router_interfaces')
+    .addColumn('router_id', 'integer', (c) =>
+      c.notNull().references('cloud_resources.id').onDelete('cascade'),
+    )
+    .addColumn('port_id', 'integer', (c) =>
+      c.notNull().unique().references('cloud_resources.id').onDelete('cascade'),
+    )
+    .addPrimaryKeyConstraint('cloud_b_router_interfaces_pk', ['router_id', 'port_id'])
+    .execute()
+
+  await withId(db, db.schema.createTable('cloud_b_migrations'))
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('name', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+    .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('mappings', json, (c) => c.notNull())
+    .addColumn('created_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('src_resource_id', 'integer', (c) =>
+      c.notNull().references('resources.id').onDelete('cascade'),
+    )
+    .addColumn('dst_offering_id', 'integer', (c) =>
+      c.notNull().references('offerings.id').onDelete('cascade'),
+    )
+    .addColumn('dst_plan_id', 'integer', (c) => c.references('plans.id').onDelete('set null'))
+    .addColumn('dst_resource_id', 'integer', (c) => c.references('resources.id').onDelete('set null'))
+    .addColumn('state', 'varchar(32)', (c) => c.notNull().defaultTo('CREATION_SCHEDULED'))
+    .addColumn('error_message', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('error_traceback', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .execute()
+  for (const col of ['src_resource_id', 'dst_resource_id', 'created_by_id', 'created']) {
+    await index(db, 'cloud_b_migrations', col)
+  }
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  for (const t of [
+    'cloud_b_migrations',
+    'cloud_b_router_interfaces',
+    'cloud_b_routers',
+    'cloud_b_floating_ips',
+    'cloud_b_port_security_groups',
+    'cloud_b_ports',
+    'cloud_b_security_group_rules',
+    'cloud_b_security_groups',
+    'cloud_b_subnets',
+    'cloud_b_networks',
+    'cloud_b_tenants',
+  ]) {
+    await db.schema.dropTable(t).ifExists().execute()
+  }
+}
