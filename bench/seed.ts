@@ -410,15 +410,84 @@ async function seedOrders(
   return { orderUuids, pendingOrderUuids }
 }
 
-/** Floating IPs (when the cloud tables exist). */
-async function seedFloatingIps(
-  db: Kysely<DB>,
-  _projects: Ref[],
-  _customers: Ref[],
-  _iso: string,
-): Promise<string[]> {
-  void db
-  return []
+/** One cloudB tenant per customer (in its first project) with 10 floating IPs each, half attached-free. */
+async function seedFloatingIps(db: Kysely<DB>, _projects: Ref[], _customers: Ref[], iso: string): Promise<string[]> {
+  const settings = await db
+    .insertInto('service_settings')
+    .values({
+      uuid: randomUUID(),
+      name: 'cloudB bench',
+      type: 'cloudB',
+      shared: 1,
+      customer_id: null,
+      options: JSON.stringify({ driver: 'emulator' }),
+      created: iso,
+      modified: iso,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const firstProjects = await db
+    .selectFrom('projects')
+    .select((eb) => ['customer_id', eb.fn.min('id').as('project_id')])
+    .groupBy('customer_id')
+    .execute()
+  const resource = (type: string, name: string, projectId: number, backendId: string) => ({
+    uuid: randomUUID(),
+    resource_type: type,
+    name,
+    service_settings_id: settings.id,
+    project_id: projectId,
+    state: 'OK',
+    backend_id: backendId,
+    created: iso,
+    modified: iso,
+  })
+  await insertMany(
+    db,
+    'cloud_resources',
+    firstProjects.map((p, i) => resource('cloudB.Tenant', `tenant-${i}`, Number(p.project_id), `tenant-${i}`)),
+  )
+  const tenants = await db
+    .selectFrom('cloud_resources')
+    .select(['id', 'project_id'])
+    .where('resource_type', '=', 'cloudB.Tenant')
+    .where('service_settings_id', '=', settings.id)
+    .orderBy('id')
+    .execute()
+  await insertMany(
+    db,
+    'cloud_b_tenants',
+    tenants.map((t) => ({ resource_id: t.id, limits: '{}', external_network_id: 'ext-net-1' })),
+  )
+  const ips: Row[] = []
+  let n = 0
+  for (const t of tenants) {
+    for (let k = 0; k < 10; k++, n++) {
+      ips.push(resource('cloudB.FloatingIP', `fip-${n}`, t.project_id, `fip-${n}`))
+    }
+  }
+  await insertMany(db, 'cloud_resources', ips)
+  const rows = await db
+    .selectFrom('cloud_resources')
+    .select(['id', 'uuid', 'project_id'])
+    .where('resource_type', '=', 'cloudB.FloatingIP')
+    .where('service_settings_id', '=', settings.id)
+    .orderBy('id')
+    .execute()
+  const tenantOf = new Map(tenants.map((t) => [t.project_id, t.id]))
+  await insertMany(
+    db,
+    'cloud_b_floating_ips',
+    rows.map((r, i) => ({
+      resource_id: r.id,
+      tenant_id: tenantOf.get(r.project_id)!,
+      address: `203.0.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+      backend_network_id: 'ext-net-1',
+      port_id: null,
+      external_address: null,
+    })),
+  )
+  return rows.map((r) => r.uuid)
 }
 
 /** Site agent identities and services: 4 identities per offering, 25 services each, a third stale. */

@@ -77,6 +77,7 @@ test('acknowledged writes survive SIGKILL and nothing half-written is visible', 
 })
 
 test('jobs queued before a SIGKILL run after the restart', async () => {
+  if (server) await server.stop('SIGKILL') // the previous test's restarted server
   // No worker in the first process: approved orders wait in the queue when it dies.
   const env = { DATABASE_URL: db.url, BOOTSTRAP_STAFF_TOKEN: TOKEN, WORKER_ENABLED: 'false' }
   server = await startServer(env)
