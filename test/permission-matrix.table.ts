@@ -56,6 +56,16 @@ export interface World {
     invitation(scope?: 'customer' | 'project', opts?: { public?: boolean }): Promise<string>
     /** A pending permission request of a fresh user for a consumer-customer invitation. */
     permissionRequest(): Promise<string>
+    /** Shared cloudA settings with a location and a resource group of the consumer project. */
+    cloudA(): Promise<{ settings: string; location: string; group: string }>
+    /** A cloudA public IP in the consumer project, in state OK; returns its uuid. */
+    publicIp(): Promise<string>
+    /** A cloudB tenant in the consumer project, in state OK; returns its url. */
+    tenant(): Promise<string>
+    /** A floating IP of a fresh tenant, in state OK; returns its uuid. */
+    floatingIp(): Promise<string>
+    /** A router of a fresh tenant, in state OK; returns its uuid. */
+    router(): Promise<string>
   }
 }
 
@@ -262,6 +272,43 @@ export const rows: Row[] = [
   { endpoint: 'POST /api/user-permission-requests/{uuid}/approve/', method: 'POST',
     path: async (w) => `/api/user-permission-requests/${await w.fresh.permissionRequest()}/approve/`,
     expect: e(401, 404, 404, 404, 404, 200, 404, 404, 404, 200) },
+
+  // ---- cloud: staff run the settings; the consumer project's managers, admins and owner manage
+  // its resources, members see them; routers follow reference §11: whoever sees the tenant or
+  // router may act on it; unlink is staff only ----
+  { endpoint: 'POST /api/service-settings/', method: 'POST', path: '/api/service-settings/',
+    body: { name: 'Matrix settings', type: 'cloudA', shared: true },
+    expect: e(401, 403, 403, 403, 403, 403, 403, 403, 403, 201) },
+  { endpoint: 'POST /api/cloudA-public-ips/', method: 'POST', path: '/api/cloudA-public-ips/',
+    body: async (w: World) => {
+      const a = await w.fresh.cloudA()
+      return { name: 'matrix-ip', service_settings: a.settings, project: w.project.url, location: a.location, resource_group: a.group }
+    },
+    expect: e(401, 400, 400, 201, 201, 201, 400, 400, 400, 201) },
+  { endpoint: 'GET /api/cloudA-public-ips/{uuid}/', method: 'GET',
+    path: async (w) => `/api/cloudA-public-ips/${await w.fresh.publicIp()}/`,
+    expect: e(401, 404, 200, 200, 200, 200, 404, 404, 200, 200) },
+  { endpoint: 'PATCH /api/cloudA-public-ips/{uuid}/', method: 'PATCH',
+    path: async (w) => `/api/cloudA-public-ips/${await w.fresh.publicIp()}/`, body: { description: 'matrix' },
+    expect: e(401, 404, 403, 200, 200, 200, 404, 404, 403, 200) },
+  { endpoint: 'DELETE /api/cloudA-public-ips/{uuid}/', method: 'DELETE',
+    path: async (w) => `/api/cloudA-public-ips/${await w.fresh.publicIp()}/`,
+    expect: e(401, 404, 403, 204, 204, 204, 404, 404, 403, 204) },
+  { endpoint: 'POST /api/cloudA-public-ips/{uuid}/unlink/', method: 'POST',
+    path: async (w) => `/api/cloudA-public-ips/${await w.fresh.publicIp()}/unlink/`,
+    expect: e(401, 403, 403, 403, 403, 403, 403, 403, 403, 204) },
+  { endpoint: 'GET /api/cloudB-floating-ips/{uuid}/', method: 'GET',
+    path: async (w) => `/api/cloudB-floating-ips/${await w.fresh.floatingIp()}/`,
+    expect: e(401, 404, 200, 200, 200, 200, 404, 404, 200, 200) },
+  { endpoint: 'POST /api/cloudB-floating-ips/{uuid}/update_description/', method: 'POST',
+    path: async (w) => `/api/cloudB-floating-ips/${await w.fresh.floatingIp()}/update_description/`, body: { description: 'matrix' },
+    expect: e(401, 404, 403, 200, 200, 200, 404, 404, 403, 200) },
+  { endpoint: 'POST /api/cloudB-routers/', method: 'POST', path: '/api/cloudB-routers/',
+    body: async (w: World) => ({ tenant: await w.fresh.tenant(), name: 'matrix-router' }),
+    expect: e(401, 400, 201, 201, 201, 201, 400, 400, 201, 201) },
+  { endpoint: 'POST /api/cloudB-routers/{uuid}/set_routes/', method: 'POST',
+    path: async (w) => `/api/cloudB-routers/${await w.fresh.router()}/set_routes/`, body: { routes: [] },
+    expect: e(401, 404, 200, 200, 200, 200, 404, 404, 200, 200) },
 ]
 
 //                                                     anon outs memb mngr admn ownr prov ofmg supp staf
@@ -300,4 +347,13 @@ export const lists: ListRow[] = [
   { endpoint: 'GET /api/user-permission-requests/',
     setup: async (w) => ({ url: '/api/user-permission-requests/?page_size=300', uuid: await w.fresh.permissionRequest() }),
     sees: v(0, 0, 0, 0, 0, 1, 0, 0, 1, 1) },
+  { endpoint: 'GET /api/cloudA-public-ips/',
+    setup: async (w) => ({ url: '/api/cloudA-public-ips/?page_size=300', uuid: await w.fresh.publicIp() }),
+    sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
+  { endpoint: 'GET /api/cloudB-floating-ips/',
+    setup: async (w) => ({ url: '/api/cloudB-floating-ips/?page_size=300', uuid: await w.fresh.floatingIp() }),
+    sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
+  { endpoint: 'GET /api/cloudB-routers/',
+    setup: async (w) => ({ url: '/api/cloudB-routers/?page_size=300', uuid: await w.fresh.router() }),
+    sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
 ]

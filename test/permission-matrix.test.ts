@@ -76,6 +76,8 @@ async function buildWorld(t: TestApp): Promise<World> {
   await grant(ctx, users.provider, 'CUSTOMER.OWNER', { type: 'customer', id: provider.id })
   await grant(ctx, users.offeringManager, 'OFFERING.MANAGER', { type: 'offering', id: off.id })
   const base = 'http://localhost:80'
+  let cloudA: { settings: string; location: string; group: string } | undefined
+  let cloudBSettings: string | undefined
   const offeringUrl = `${base}/api/marketplace-provider-offerings/${offeringUuid}/`
   const insertOffering = async (state: string) => {
     const uuid = ctx.newUuid()
@@ -248,6 +250,77 @@ async function buildWorld(t: TestApp): Promise<World> {
           token: requester.token,
         })
         if (r.status !== 200) throw new Error(`permission request fixture: ${r.status} ${r.text}`)
+        return r.body.uuid as string
+      },
+      cloudA: async () => {
+        if (cloudA) return cloudA
+        const post = async (path: string, body: unknown) => {
+          const r = await call(t.app, 'POST', path, { token: users.staff.token, body })
+          if (r.status !== 201) throw new Error(`cloud fixture ${path}: ${r.status} ${r.text}`)
+          return r.body.url as string
+        }
+        const settings = await post('/api/service-settings/', { name: 'Matrix A', type: 'cloudA', shared: true })
+        const location = await post('/api/cloudA-locations/', { name: 'matrix-west', service_settings: settings })
+        const group = await post('/api/cloudA-resource-groups/', {
+          name: 'matrix-rg',
+          service_settings: settings,
+          location,
+          project: project.url,
+        })
+        cloudA = { settings, location, group }
+        return cloudA
+      },
+      publicIp: async () => {
+        const a = await world.fresh.cloudA()
+        const r = await call(t.app, 'POST', '/api/cloudA-public-ips/', {
+          token: users.staff.token,
+          body: {
+            name: 'matrix-ip',
+            service_settings: a.settings,
+            project: project.url,
+            location: a.location,
+            resource_group: a.group,
+          },
+        })
+        if (r.status !== 201) throw new Error(`public IP fixture: ${r.status} ${r.text}`)
+        await ctx.jobs.drain()
+        return r.body.uuid as string
+      },
+      tenant: async () => {
+        if (!cloudBSettings) {
+          const s = await call(t.app, 'POST', '/api/service-settings/', {
+            token: users.staff.token,
+            body: { name: 'Matrix B', type: 'cloudB', shared: true },
+          })
+          if (s.status !== 201) throw new Error(`cloudB settings fixture: ${s.status} ${s.text}`)
+          cloudBSettings = s.body.url as string
+        }
+        const r = await call(t.app, 'POST', '/api/cloudB-tenants/', {
+          token: users.staff.token,
+          body: { name: 'matrix-tenant', service_settings: cloudBSettings, project: project.url },
+        })
+        if (r.status !== 201) throw new Error(`tenant fixture: ${r.status} ${r.text}`)
+        await ctx.jobs.drain()
+        return r.body.url as string
+      },
+      floatingIp: async () => {
+        const tenant = await world.fresh.tenant()
+        const uuid = tenant.replace(/\/$/, '').split('/').pop()
+        const r = await call(t.app, 'POST', `/api/cloudB-tenants/${uuid}/create_floating_ip/`, {
+          token: users.staff.token,
+          body: {},
+        })
+        if (r.status !== 201) throw new Error(`floating IP fixture: ${r.status} ${r.text}`)
+        await ctx.jobs.drain()
+        return r.body.uuid as string
+      },
+      router: async () => {
+        const r = await call(t.app, 'POST', '/api/cloudB-routers/', {
+          token: users.staff.token,
+          body: { tenant: await world.fresh.tenant(), name: 'matrix-router' },
+        })
+        if (r.status !== 201) throw new Error(`router fixture: ${r.status} ${r.text}`)
+        await ctx.jobs.drain()
         return r.body.uuid as string
       },
       costPolicy: async () => {
