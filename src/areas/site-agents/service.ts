@@ -395,9 +395,7 @@ export async function listServices(
   page: Page<Service>,
 ) {
   const staleBefore = new Date(ctx.clock().getTime() - STALE_MS).toISOString()
-  const filtered = () => {
-    let q = restrict(services(ctx.db), actor)
-    if (f.identity_uuid) q = q.where('site_agent_identities.uuid', '=', f.identity_uuid)
+  const own = <Q extends { where: any }>(q: Q): Q => {
     if (f.mode !== undefined) q = q.where('site_agent_services.mode', '=', f.mode)
     if (f.modified_after) q = q.where('site_agent_services.modified', '>', f.modified_after)
     if (f.modified_before) q = q.where('site_agent_services.modified', '<', f.modified_before)
@@ -406,13 +404,21 @@ export async function listServices(
     if (f.states?.length) q = q.where('site_agent_services.state', 'in', f.states)
     return q
   }
+  const filtered = () => {
+    let q = restrict(services(ctx.db), actor)
+    if (f.identity_uuid) q = q.where('site_agent_identities.uuid', '=', f.identity_uuid)
+    return own(q)
+  }
+  // Whoever sees every service counts them without the joins (the filters are the service's own).
+  const counted = () =>
+    seesAll(actor) && !f.identity_uuid ? own(ctx.db.selectFrom('site_agent_services')) : filtered()
   return page(
     async () =>
       Number(
         (
-          await filtered()
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .executeTakeFirstOrThrow()
+          (await counted()
+            .select((eb: any) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()) as { n: number | string }
         ).n,
       ),
     async (limit, offset) =>
