@@ -60,20 +60,30 @@ async function refs(
   return db.selectFrom(table).select(['id', 'uuid']).orderBy('id').execute()
 }
 
+/** The seeded records' clock: every seeded row was created before it. */
+const SEED_NOW = Date.parse('2026-06-01T00:00:00.000Z')
+
 export async function seed(orders: number, databaseUrl: string): Promise<string> {
   const manifestPath = databaseUrl.startsWith('sqlite:')
     ? `${databaseUrl.slice('sqlite:'.length)}.manifest.json`
     : `./bench/data/manifest-pg-${orders}.json`
   if (existsSync(manifestPath)) {
     const m = JSON.parse(readFileSync(manifestPath, 'utf8')) as Manifest
-    if (m.orders === orders && m.databaseUrl === databaseUrl) return manifestPath
+    if (m.orders === orders && m.databaseUrl === databaseUrl) {
+      const database = await createDatabase(databaseUrl, { poolSize: 4 })
+      await migrateToLatest(database.db, database.schema)
+      await undoBenchWrites(database.db, m)
+      if (m.siteAgents) await freshenSiteAgents(database.db, Date.now())
+      await database.close()
+      return manifestPath
+    }
   }
   mkdirSync('./bench/data', { recursive: true })
   const database = await createDatabase(databaseUrl, { poolSize: 4 })
   const db = database.db
   await migrateToLatest(db, database.schema)
   const random = rng(42)
-  const now = Date.parse('2026-06-01T00:00:00.000Z')
+  const now = SEED_NOW
   const iso = new Date(now).toISOString()
 
   const tokens = {
@@ -249,6 +259,7 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
   })
   const floatingIpUuids = await seedFloatingIps(db, projects, customers, iso)
   const siteAgents = await seedSiteAgents(db, offerings, now)
+  await freshenSiteAgents(db, Date.now())
 
   const every = Math.max(1, Math.floor(orders / 2000))
   const manifest: Manifest = {
@@ -411,7 +422,12 @@ async function seedOrders(
 }
 
 /** One cloudB tenant per customer (in its first project) with 10 floating IPs each, half attached-free. */
-async function seedFloatingIps(db: Kysely<DB>, _projects: Ref[], _customers: Ref[], iso: string): Promise<string[]> {
+async function seedFloatingIps(
+  db: Kysely<DB>,
+  _projects: Ref[],
+  _customers: Ref[],
+  iso: string,
+): Promise<string[]> {
   const settings = await db
     .insertInto('service_settings')
     .values({
@@ -445,7 +461,9 @@ async function seedFloatingIps(db: Kysely<DB>, _projects: Ref[], _customers: Ref
   await insertMany(
     db,
     'cloud_resources',
-    firstProjects.map((p, i) => resource('cloudB.Tenant', `tenant-${i}`, Number(p.project_id), `tenant-${i}`)),
+    firstProjects.map((p, i) =>
+      resource('cloudB.Tenant', `tenant-${i}`, Number(p.project_id), `tenant-${i}`),
+    ),
   )
   const tenants = await db
     .selectFrom('cloud_resources')
@@ -514,8 +532,6 @@ async function seedSiteAgents(db: Kysely<DB>, offerings: Ref[], now: number): Pr
   let n = 0
   for (const { id } of ids) {
     for (let k = 0; k < 25; k++, n++) {
-      // every third service last changed two days ago: stale
-      const modified = n % 3 === 0 ? now - 2 * 86_400_000 - n * 1000 : now - (n % 3600) * 1000
       services.push({
         uuid: randomUUID(),
         identity_id: id,
@@ -524,12 +540,51 @@ async function seedSiteAgents(db: Kysely<DB>, offerings: Ref[], now: number): Pr
         state: 1 + (n % 3),
         statistics: JSON.stringify({}),
         created: iso(now - 86_400_000 * 30),
-        modified: iso(modified),
+        modified: iso(now),
       })
     }
   }
   await insertMany(db, 'site_agent_services', services)
   return true
+}
+
+/**
+ * A reused data set is put back as seeded: the orders approved by the last run are pending again
+ * and the orders (with their resources) the create scenario added are removed, so every run
+ * measures the same data.
+ */
+async function undoBenchWrites(db: Kysely<DB>, m: Manifest): Promise<void> {
+  const seededUntil = new Date(SEED_NOW).toISOString()
+  await db.transaction().execute(async (trx) => {
+    for (let i = 0; i < m.pendingOrderUuids.length; i += BATCH) {
+      await trx
+        .updateTable('orders')
+        .set({ state: 'pending-consumer', consumer_reviewed_by_id: null, consumer_reviewed_at: null })
+        .where('uuid', 'in', m.pendingOrderUuids.slice(i, i + BATCH))
+        .execute()
+    }
+    await trx.deleteFrom('orders').where('created', '>', seededUntil).execute()
+    await trx.deleteFrom('resources').where('created', '>', seededUntil).execute()
+  })
+}
+
+/**
+ * The stale rule compares `modified` with the server's clock, so the services' times are set
+ * relative to the real time of each run: every third service two days old (stale), the rest
+ * within the last hour.
+ */
+async function freshenSiteAgents(db: Kysely<DB>, now: number): Promise<void> {
+  const ids = await db.selectFrom('site_agent_services').select('id').orderBy('id').execute()
+  await db.transaction().execute(async (trx) => {
+    for (const [n, { id }] of ids.entries()) {
+      const modified = n % 3 === 0 ? now - 2 * 86_400_000 - n * 1000 : now - (n % 3600) * 1000
+      await trx
+        .updateTable('site_agent_services')
+        .set({ modified: new Date(modified).toISOString() })
+        .where('id', '=', id)
+        .execute()
+    }
+  })
 }
 
 async function main(): Promise<void> {

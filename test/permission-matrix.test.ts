@@ -259,8 +259,15 @@ async function buildWorld(t: TestApp): Promise<World> {
           if (r.status !== 201) throw new Error(`cloud fixture ${path}: ${r.status} ${r.text}`)
           return r.body.url as string
         }
-        const settings = await post('/api/service-settings/', { name: 'Matrix A', type: 'cloudA', shared: true })
-        const location = await post('/api/cloudA-locations/', { name: 'matrix-west', service_settings: settings })
+        const settings = await post('/api/service-settings/', {
+          name: 'Matrix A',
+          type: 'cloudA',
+          shared: true,
+        })
+        const location = await post('/api/cloudA-locations/', {
+          name: 'matrix-west',
+          service_settings: settings,
+        })
         const group = await post('/api/cloudA-resource-groups/', {
           name: 'matrix-rg',
           service_settings: settings,
