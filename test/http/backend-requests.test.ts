@@ -55,8 +55,11 @@ describe('creating backend resource requests', () => {
   })
 
   test('a provider owner may not create a request', async () => {
-    const r = await client(t.app, (await provider.owner()).token).post(BASE, { offering: offering.uuid })
-    assert.equal(r.status, 403)
+    const owner = client(t.app, (await provider.owner()).token)
+    assert.equal((await owner.post(BASE, { offering: offering.uuid })).status, 403)
+    // Staff only is checked before the body: a bad body from a non-staff caller is still 403.
+    assert.equal((await owner.post(BASE, {})).status, 403)
+    assert.equal((await owner.post(BASE, { offering: 42 })).status, 403)
   })
 
   test('an unknown or malformed offering is a 400 on offering', async () => {

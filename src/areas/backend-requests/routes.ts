@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { actorOf } from '../../http/auth.js'
+import { forbidden } from '../../http/errors.js'
 import { errors, FieldQuery, StatusBody, UuidParams } from '../../http/schemas.js'
 import {
   choiceFilter,
@@ -59,7 +60,13 @@ export async function backendRequestsRoutes(fastify: FastifyInstance, { ctx }: {
 
   app.post(
     BASE,
-    { schema: { tags, body: s.CreateBody, response: { 201: s.BackendRequestSchema, ...errors } } },
+    {
+      schema: { tags, body: s.CreateBody, response: { 201: s.BackendRequestSchema, ...errors } },
+      // Staff only: others get 403 whatever the body holds.
+      preValidation: async (request) => {
+        if (!actorOf(request).isStaff) throw forbidden()
+      },
+    },
     async (request, reply) => {
       const r = await svc.create(ctx, actorOf(request), request.body, request.baseUrl)
       return reply.code(201).send(r)
