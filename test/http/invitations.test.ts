@@ -430,6 +430,22 @@ describe('submit_request', () => {
     assert.deepEqual(await roleOf(user, 'project', p.id), ['PROJECT.MEMBER'])
   })
 
+  test('concurrent submit_request calls by one user: one request is created, the rest are 400', async () => {
+    const { c, owner } = await ownedCustomer()
+    const inv = await invite(owner, { role: roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const user = await makeUser(t.ctx)
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)),
+    )
+    assert.deepEqual(results.map((r) => r.status).sort(), [200, 400, 400, 400, 400, 400])
+    const rows = await t.ctx.db
+      .selectFrom('user_permission_requests')
+      .select('id')
+      .where('created_by_id', '=', user.id)
+      .execute()
+    assert.equal(rows.length, 1)
+  })
+
   test('without auto_approve the request waits; duplicates and inactive invitations are refused', async () => {
     const { c, owner } = await ownedCustomer()
     const inv = await invite(owner, { role: roles['CUSTOMER.SUPPORT'], scope: c.url })

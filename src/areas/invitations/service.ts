@@ -3,10 +3,11 @@
 // (CUSTOMER.CREATE_PERMISSION on a customer; PROJECT.CREATE_PERMISSION on a project or its
 // customer). Approval grants the role on the scope, or with auto_create_project finds or creates
 // the requester's project and grants project_role there. State changes are conditional UPDATEs.
-import type { Kysely, Transaction } from 'kysely'
+import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
+import { isPostgres } from '../../db/sql.js'
 import { AppError, fieldError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import { can, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
@@ -430,16 +431,6 @@ export async function submitRequest(ctx: AppContext, actor: Actor, uuid: string)
   ) {
     throw nonFieldError('User already has this role in the scope.')
   }
-  const existing = await ctx.db
-    .selectFrom('user_permission_requests')
-    .innerJoin('user_group_invitations as i', 'i.id', 'user_permission_requests.invitation_id')
-    .select('user_permission_requests.id')
-    .where('user_permission_requests.created_by_id', '=', actor.id)
-    .where('user_permission_requests.state', 'in', ['pending', 'approved'])
-    .where('i.scope_type', '=', inv.scope_type)
-    .where('i.scope_id', '=', inv.scope_id)
-    .executeTakeFirst()
-  if (existing) throw nonFieldError('Permission request already exists for this scope.')
   const matches = userMatches(
     {
       emailPatterns: parseJson<string[]>(inv.user_email_patterns, []),
@@ -456,6 +447,22 @@ export async function submitRequest(ctx: AppContext, actor: Actor, uuid: string)
   const autoApprove = toBool(inv.auto_approve)
   const requestUuid = ctx.newUuid()
   await ctx.db.transaction().execute(async (trx) => {
+    // One open request per user and scope. The check and the insert are one step: SQLite write
+    // transactions are serialized (BEGIN IMMEDIATE); PostgreSQL takes a lock on the pair.
+    if (isPostgres(trx)) {
+      const key = `permission-request:${actor.id}:${inv.scope_type}:${inv.scope_id}`
+      await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(trx)
+    }
+    const existing = await trx
+      .selectFrom('user_permission_requests')
+      .innerJoin('user_group_invitations as i', 'i.id', 'user_permission_requests.invitation_id')
+      .select('user_permission_requests.id')
+      .where('user_permission_requests.created_by_id', '=', actor.id)
+      .where('user_permission_requests.state', 'in', ['pending', 'approved'])
+      .where('i.scope_type', '=', inv.scope_type)
+      .where('i.scope_id', '=', inv.scope_id)
+      .executeTakeFirst()
+    if (existing) throw nonFieldError('Permission request already exists for this scope.')
     const now = ctx.clock().toISOString()
     await trx
       .insertInto('user_permission_requests')
