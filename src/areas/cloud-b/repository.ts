@@ -5,7 +5,13 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { OrderTerm } from '../../http/query.js'
-import { COMMON_COLUMNS, type CloudResourcesQuery, type CommonRow } from '../cloud/common.js'
+import { reusable, slot } from '../../db/compiled.js'
+import {
+  cloudResourcesBase,
+  COMMON_COLUMNS,
+  type CloudResourcesQuery,
+  type CommonRow,
+} from '../cloud/common.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -51,8 +57,17 @@ function selectExt(q: any, ext: ExtTable): any {
   return out
 }
 
+// One resource of a kind with its extension row, by id (parameters: resource type, id).
+const extById = reusable((db: Db, ext: ExtTable) =>
+  selectExt(joinExt(cloudResourcesBase(db, slot(0)), ext, {}), ext).where('cloud_resources.id', '=', slot(1)),
+)
+
 export function cloudBRepository(db: Db) {
   return {
+    async findExtById(resourceType: string, ext: ExtTable, id: number): Promise<ExtRow | undefined> {
+      const { rows } = await extById(db, [ext], [resourceType, id])
+      return rows[0] as ExtRow | undefined
+    },
     async countExt(q: CloudResourcesQuery, ext: ExtTable, f: ExtFilters): Promise<number> {
       const r = await joinExt(q, ext, f)
         .select((eb: any) => eb.fn.countAll().as('n'))

@@ -796,10 +796,11 @@ export async function getKind<T>(
 }
 
 export async function renderById<T>(ctx: AppContext, kind: KindDef<T>, id: number, base: string): Promise<T> {
-  await findResourceById(ctx, kind.type, id)
-  const q = cloudResourcesQuery(ctx.db, kind.type, SYSTEM, {})
-  const row = await cloudBRepository(ctx.db).findExt(q, kind.ext, { id })
-  if (!row) throw notFound()
+  const row = await cloudBRepository(ctx.db).findExtById(kind.type, kind.ext, id)
+  if (!row) {
+    await findResourceById(ctx, kind.type, id)
+    throw notFound()
+  }
   return (await kind.render(ctx, ctx.db, base, [row]))[0]!
 }
 

@@ -48,7 +48,7 @@ export {
   type CloudState,
   type ResourceOps,
 } from './lifecycle.js'
-export { COMMON_COLUMNS, type CloudResourcesQuery, type CommonFilters, type CommonRow }
+export { cloudResourcesBase, COMMON_COLUMNS, type CloudResourcesQuery, type CommonFilters, type CommonRow }
 export { resolveSettingsLink } from './service.js'
 export { settingsInfo }
 

@@ -4,6 +4,7 @@ import type { DB } from '../../db/tables.js'
 import type { Dialect } from '../../db/database.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { icontains } from '../../db/sql.js'
+import { reusable, slot } from '../../db/compiled.js'
 import type { OrderTerm } from '../../http/query.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -356,13 +357,38 @@ export function applyCommonFilters(q: CloudResourcesQuery, f: CommonFilters): Cl
   return q
 }
 
+// Parameters: the resource type, the id or uuid, then the visible customer and project ids
+// (customers = -1: everything is visible).
+const commonBy = reusable((db: Db, by: 'id' | 'uuid', customers: number, projects: number) => {
+  let q = cloudResourcesBase(db, slot(0))
+  if (customers >= 0) {
+    const scopes = {
+      customerIds: Array.from({ length: customers }, (_, i) => slot<number>(2 + i)),
+      projectIds: Array.from({ length: projects }, (_, i) => slot<number>(2 + customers + i)),
+    }
+    q = q.where((eb) => inScopes(eb, scopes))
+  }
+  return q
+    .where(by === 'id' ? 'cloud_resources.id' : 'cloud_resources.uuid', '=', slot(1))
+    .select(COMMON_COLUMNS)
+})
+
 export function cloudResourcesRepository(db: Db) {
   return {
-    findCommon(resourceType: string, where: { id?: number; uuid?: string }, vis: ResourceVisibility) {
-      let q = applyResourceVisibility(cloudResourcesBase(db, resourceType), vis)
-      if (where.id !== undefined) q = q.where('cloud_resources.id', '=', where.id)
-      if (where.uuid !== undefined) q = q.where('cloud_resources.uuid', '=', where.uuid)
-      return q.select(COMMON_COLUMNS).executeTakeFirst()
+    /** One common row by id or uuid, if visible. The query is compiled once per shape. */
+    async findCommon(
+      resourceType: string,
+      where: { id: number } | { uuid: string },
+      vis: ResourceVisibility,
+    ) {
+      const [by, value] = 'id' in where ? (['id', where.id] as const) : (['uuid', where.uuid] as const)
+      const scopes = vis.all ? null : vis
+      const { rows } = await commonBy(
+        db,
+        [by, scopes ? scopes.customerIds.length : -1, scopes?.projectIds.length ?? 0],
+        [resourceType, value, ...(scopes?.customerIds ?? []), ...(scopes?.projectIds ?? [])],
+      )
+      return rows[0]
     },
     findById(id: number) {
       return db.selectFrom('cloud_resources').selectAll().where('id', '=', id).executeTakeFirst()
