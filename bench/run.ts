@@ -204,7 +204,9 @@ function scenarios(m: Manifest): Scenario[] {
       kind: 'list',
       limit: 'page',
       method: 'GET',
-      paths: ['/api/marketplace-orders/?query=project-7&page_size=10'],
+      // A name as a user would type it: it matches one project of 1,000 (project-777) and the
+      // resources whose names contain it.
+      paths: ['/api/marketplace-orders/?query=project-777&page_size=10'],
       token: staff,
     },
     {
