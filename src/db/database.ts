@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
@@ -126,6 +127,34 @@ export function withStatementCache(handle: SQLite.Database, max = 1000) {
   }
 }
 
+/**
+ * PostgreSQL plans an unnamed statement on every execution; for the order record (a dozen joins)
+ * planning takes longer than running it. Reads and writes with parameters are sent as named
+ * prepared statements instead, so each connection plans them once (PostgreSQL then reuses a
+ * generic plan where it is as good). The name is a hash of the text; texts with long parameter
+ * lists (variable-length IN lists) are left unnamed so a connection keeps a bounded set.
+ */
+const NAMED_MAX_PARAMS = 32
+const NAMED = /^\s*(select|insert|update|delete|with)\b/i
+
+function namedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  ;(client as { query: unknown }).query = (text: unknown, values?: unknown, ...rest: unknown[]) => {
+    if (
+      typeof text === 'string' &&
+      Array.isArray(values) &&
+      values.length > 0 &&
+      values.length <= NAMED_MAX_PARAMS &&
+      rest.length === 0 &&
+      NAMED.test(text)
+    ) {
+      const name = `k${createHash('sha1').update(text).digest('base64url')}`
+      return query({ name, text, values })
+    }
+    return query(text, values, ...rest)
+  }
+}
+
 export function dialectOf(url: string): Dialect {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return 'postgres'
   if (url.startsWith('sqlite:')) return 'sqlite'
@@ -170,6 +199,7 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     max: opts.poolSize ?? 10,
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
   })
+  pool.on('connect', (client) => namedStatements(client))
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return { db, dialect, schema: opts.schema, close: () => db.destroy() }
 }
