@@ -6,10 +6,11 @@
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import type { Kysely, Transaction } from 'kysely'
+import { sql, type Kysely, type Transaction } from 'kysely'
 import { createDatabase } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import type { DB } from '../src/db/tables.js'
+import { isPostgres } from '../src/db/sql.js'
 import { hashToken } from '../src/http/auth.js'
 
 export interface Manifest {
@@ -73,6 +74,7 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
       const database = await createDatabase(databaseUrl, { poolSize: 4 })
       await migrateToLatest(database.db, database.schema)
       await undoBenchWrites(database.db, m)
+      await syncResourceIds(database.db)
       if (m.siteAgents) await freshenSiteAgents(database.db, Date.now())
       await database.close()
       return manifestPath
@@ -260,6 +262,7 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
   const floatingIpUuids = await seedFloatingIps(db, projects, customers, iso)
   const siteAgents = await seedSiteAgents(db, offerings, now)
   await freshenSiteAgents(db, Date.now())
+  await syncResourceIds(db)
 
   const every = Math.max(1, Math.floor(orders / 2000))
   const manifest: Manifest = {
@@ -546,6 +549,17 @@ async function seedSiteAgents(db: Kysely<DB>, offerings: Ref[], now: number): Pr
   }
   await insertMany(db, 'site_agent_services', services)
   return true
+}
+
+/**
+ * Resources are inserted with explicit ids (orders point at them in the same batch); on
+ * PostgreSQL the id sequence is then moved past them so the server's own inserts do not collide.
+ */
+async function syncResourceIds(db: Kysely<DB>): Promise<void> {
+  if (!isPostgres(db)) return
+  await sql`select setval(pg_get_serial_sequence('resources', 'id'), (select coalesce(max(id), 1) from resources))`.execute(
+    db,
+  )
 }
 
 /**
