@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely'
 import type { DB } from '../db/tables.js'
 import { parseJson, toBool } from '../db/values.js'
 import { unauthenticated } from './errors.js'
-import type { Actor, Grant, RoleName, ScopeType } from './permissions.js'
+import { requireStaff, type Actor, type Grant, type RoleName, type ScopeType } from './permissions.js'
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>
 
@@ -178,6 +178,11 @@ function presentedKey(request: FastifyRequest): string | undefined {
 }
 
 /** The authenticated caller of a route with auth 'required'. */
+/** A route hook for staff-only routes: 403 before the body is looked at. */
+export async function staffOnly(request: FastifyRequest): Promise<void> {
+  requireStaff(actorOf(request))
+}
+
 export function actorOf(request: FastifyRequest): Actor {
   if (!request.actor) throw unauthenticated('Authentication credentials were not provided.')
   return request.actor

@@ -3,6 +3,8 @@
 // customer owners (and staff) approve for the consumer side; project admins and managers may
 // create orders but do not approve them.
 
+import { forbidden } from './errors.js'
+
 export const ROLE_NAMES = [
   'CUSTOMER.OWNER',
   'CUSTOMER.MANAGER',
@@ -166,6 +168,11 @@ export function hasRole(actor: Actor | null, roles: readonly RoleName[], scopes:
 }
 
 /** Staff and global support read everything. */
+/** Staff only: anyone else gets 403. */
+export function requireStaff(actor: Actor): void {
+  if (!actor.isStaff) throw forbidden()
+}
+
 export function seesAll(actor: Actor | null): boolean {
   return !!actor && (actor.isStaff || actor.isSupport)
 }

@@ -3,8 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
-import { actorOf } from '../../http/auth.js'
-import { forbidden } from '../../http/errors.js'
+import { actorOf, staffOnly } from '../../http/auth.js'
 import { errors, FieldQuery, StatusBody, UuidParams } from '../../http/schemas.js'
 import {
   choiceFilter,
@@ -63,9 +62,7 @@ export async function backendRequestsRoutes(fastify: FastifyInstance, { ctx }: {
     {
       schema: { tags, body: s.CreateBody, response: { 201: s.BackendRequestSchema, ...errors } },
       // Staff only: others get 403 whatever the body holds.
-      preValidation: async (request) => {
-        if (!actorOf(request).isStaff) throw forbidden()
-      },
+      preValidation: staffOnly,
     },
     async (request, reply) => {
       const r = await svc.create(ctx, actorOf(request), request.body, request.baseUrl)

@@ -5,7 +5,7 @@ import { sql } from 'kysely'
 import type { AppContext } from '../../context.js'
 import { fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
-import { can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
+import { requireStaff, can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { PATH, type BackendRequest } from './schema.js'
@@ -146,7 +146,7 @@ export async function create(
   body: { offering: string },
   b: string,
 ): Promise<BackendRequest> {
-  if (!actor.isStaff) throw forbidden()
+  requireStaff(actor)
   const u = normalizeUuid(body.offering)
   if (!u) throw fieldError('offering', 'Must be a valid UUID.')
   const offering = await ctx.db.selectFrom('offerings').select('id').where('uuid', '=', u).executeTakeFirst()

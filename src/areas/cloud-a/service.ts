@@ -4,7 +4,14 @@
 import type { AppContext } from '../../context.js'
 import { AppError, conflict, fieldError, forbidden, notFound } from '../../http/errors.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
-import { connectedCustomerIds, customerIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
+import {
+  requireStaff,
+  connectedCustomerIds,
+  customerIds,
+  projectIds,
+  seesAll,
+  type Actor,
+} from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { registerResourceScope } from '../catalog/service.js'
@@ -120,10 +127,6 @@ function projectScope(actor: Actor): ProjectScope {
   return seesAll(actor)
     ? { all: true }
     : { all: false, customerIds: customerIds(actor), projectIds: projectIds(actor) }
-}
-
-function requireStaff(actor: Actor): void {
-  if (!actor.isStaff) throw forbidden()
 }
 
 /** Runs field checks independently and reports every failing field at once, as DRF does. */

@@ -9,7 +9,15 @@ import type { DB } from '../../db/tables.js'
 import { parseJson } from '../../db/values.js'
 import { AppError, fieldError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
-import { can, customerIds, projectIds, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
+import {
+  requireStaff,
+  can,
+  customerIds,
+  projectIds,
+  scopesWith,
+  seesAll,
+  type Actor,
+} from '../../http/permissions.js'
 import { boolFilter, single, uuidFilter, values, type Query } from '../../http/query.js'
 import { DateTime, FreeObject, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
 import { normalizeUuid } from '../../http/uuid.js'
@@ -452,7 +460,7 @@ export async function unlinkResource(
   type: string,
   uuid: string,
 ): Promise<void> {
-  if (!actor.isStaff) throw forbidden()
+  requireStaff(actor)
   const row = await findVisibleResource(ctx, actor, type, uuid)
   await cloudResourcesRepository(ctx.db).delete(row.id)
 }

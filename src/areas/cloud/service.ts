@@ -2,9 +2,9 @@
 // every logged-in user reads the shared ones; members of a customer read that customer's own.
 import type { AppContext } from '../../context.js'
 import { parseJson, toBool, toJson } from '../../db/values.js'
-import { AppError, conflict, fieldError, forbidden, notFound } from '../../http/errors.js'
+import { AppError, conflict, fieldError, notFound } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
-import { connectedCustomerIds, seesAll, type Actor } from '../../http/permissions.js'
+import { requireStaff, connectedCustomerIds, seesAll, type Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { CLOUD_KINDS, driverName, driverNames, type CloudKind, type SettingsInfo } from './driver.js'
@@ -46,10 +46,6 @@ export function toServiceSettings(base: string, r: SettingsRow, actor: Actor): S
     created: r.created,
     modified: r.modified,
   }
-}
-
-function requireStaff(actor: Actor): void {
-  if (!actor.isStaff) throw forbidden()
 }
 
 function validateType(v: string): CloudKind {

@@ -8,6 +8,7 @@ import { AppError, fieldError, forbidden, nonFieldError, notFound } from '../../
 import { generateTokenKey, hashPassword, hashToken, verifyPassword } from '../../http/auth.js'
 import { urlOf, uuidFromLink, invalidHyperlink } from '../../http/links.js'
 import {
+  requireStaff,
   can,
   connectedCustomerIds,
   customerIds,
@@ -282,7 +283,7 @@ export async function updateUser(
 
 export async function deleteUser(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
   const row = await findVisibleUser(ctx, actor, uuid)
-  if (!actor.isStaff) throw forbidden()
+  requireStaff(actor)
   if (row.id === actor.id) throw nonFieldError('You cannot delete yourself.')
   await usersRepository(ctx.db).delete(row.id)
   ctx.actorsChanged()
@@ -373,7 +374,7 @@ export async function createOrganizationGroup(
   body: { name: string; parent?: string | null },
   base: string,
 ) {
-  if (!actor.isStaff) throw forbidden()
+  requireStaff(actor)
   const repo = organizationGroupsRepository(ctx.db)
   const parentId = body.parent ? await resolveGroupLink(ctx, 'parent', body.parent) : null
   const now = ctx.clock().toISOString()
@@ -390,7 +391,7 @@ export async function updateOrganizationGroup(
   base: string,
 ) {
   const row = await findGroup(ctx, uuid)
-  if (!actor.isStaff) throw forbidden()
+  requireStaff(actor)
   const repo = organizationGroupsRepository(ctx.db)
   const values: Record<string, unknown> = { modified: ctx.clock().toISOString() }
   if (body.name !== undefined) values.name = body.name
@@ -407,7 +408,7 @@ export async function updateOrganizationGroup(
 
 export async function deleteOrganizationGroup(ctx: AppContext, actor: Actor, uuid: string) {
   const row = await findGroup(ctx, uuid)
-  if (!actor.isStaff) throw forbidden()
+  requireStaff(actor)
   await organizationGroupsRepository(ctx.db).delete(row.id)
 }
 
@@ -461,7 +462,7 @@ export async function createCustomer(
   body: CustomerWrite & { name: string },
   base: string,
 ) {
-  if (!actor.isStaff) throw forbidden()
+  requireStaff(actor)
   const groupIds = body.organization_groups
     ? await resolveOrganizationGroups(ctx, 'organization_groups', body.organization_groups)
     : []
@@ -520,7 +521,7 @@ export async function updateCustomer(
 
 export async function deleteCustomer(ctx: AppContext, actor: Actor, uuid: string) {
   const row = await findVisibleCustomer(ctx, actor, uuid)
-  if (!actor.isStaff) throw forbidden()
+  requireStaff(actor)
   if (Number(row.projects_count ?? 0) > 0) {
     throw new AppError('conflict', 'Cannot delete organization with existing projects')
   }
@@ -743,7 +744,7 @@ export async function updateRole(
   base: string,
 ) {
   const role = await getRole(ctx, uuid, base)
-  if (!actor.isStaff) throw forbidden()
+  requireStaff(actor)
   const row = (await rolesRepository(ctx.db).findByUuid(role.uuid))!
   if (body.description !== undefined)
     await rolesRepository(ctx.db).update(row.id, { description: body.description })

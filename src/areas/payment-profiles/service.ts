@@ -4,9 +4,9 @@
 // guarantees at most one active profile per organization.
 import type { AppContext } from '../../context.js'
 import { parseJson, toBool, toJson } from '../../db/values.js'
-import { AppError, forbidden, notFound } from '../../http/errors.js'
+import { AppError, notFound } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
-import { customerIds, seesAll, type Actor } from '../../http/permissions.js'
+import { requireStaff, customerIds, seesAll, type Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import {
@@ -102,10 +102,6 @@ function validatePaymentType(v: string): PaymentType {
     throw new AppError('invalid', { payment_type: [`"${v}" is not a valid choice.`] })
   }
   return v as PaymentType
-}
-
-function requireStaff(actor: Actor): void {
-  if (!actor.isStaff) throw forbidden()
 }
 
 export async function listPaymentProfiles(

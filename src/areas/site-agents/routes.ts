@@ -3,8 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
-import { actorOf } from '../../http/auth.js'
-import { forbidden } from '../../http/errors.js'
+import { actorOf, staffOnly } from '../../http/auth.js'
 import { errors, FieldQuery, NoContent, UuidParams } from '../../http/schemas.js'
 import {
   boolFilter,
@@ -200,7 +199,7 @@ export async function siteAgentsRoutes(fastify: FastifyInstance, { ctx }: { ctx:
       },
       // Staff only, checked before the body is looked at (reference §3.4).
       preValidation: async (request) => {
-        if (!actorOf(request).isStaff) throw forbidden()
+        await staffOnly(request)
         if (request.body === undefined || request.body === null) request.body = {}
       },
     },
