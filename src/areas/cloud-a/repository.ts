@@ -3,12 +3,16 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { icontains } from '../../db/sql.js'
 import type { OrderTerm } from '../../http/query.js'
-import { COMMON_COLUMNS, type CloudResourcesQuery } from '../cloud/common.js'
+import {
+  COMMON_COLUMNS,
+  inScopes,
+  settingsVisibleTo,
+  type CloudResourcesQuery,
+  type ResourceVisibility,
+  type SettingsVisibility,
+} from '../cloud/common.js'
 
 type Db = Kysely<DB> | Transaction<DB>
-
-/** Locations are visible with their service settings: all, or shared ones and these customers'. */
-export type SettingsScope = { all: true } | { all: false; customerIds: number[] }
 
 export interface LocationFilters {
   name?: string
@@ -23,16 +27,10 @@ export function locationsRepository(db: Db) {
       .selectFrom('cloud_a_locations')
       .innerJoin('service_settings', 'service_settings.id', 'cloud_a_locations.service_settings_id')
   }
-  function filtered(vis: SettingsScope, f: LocationFilters) {
+  function filtered(vis: SettingsVisibility, f: LocationFilters) {
     let q = base()
-    if (!vis.all) {
-      const ids = vis.customerIds
-      q = q.where((eb) =>
-        ids.length
-          ? eb.or([eb('service_settings.shared', '=', 1), eb('service_settings.customer_id', 'in', ids)])
-          : eb('service_settings.shared', '=', 1),
-      )
-    }
+    // Locations are visible with their service settings.
+    if (!vis.all) q = q.where((eb) => settingsVisibleTo(eb, vis.customerIds))
     if (f.name) q = q.where(icontains('cloud_a_locations.name', f.name))
     if (f.name_exact !== undefined) q = q.where('cloud_a_locations.name', '=', f.name_exact)
     if (f.service_settings_uuid) q = q.where('service_settings.uuid', '=', f.service_settings_uuid)
@@ -51,18 +49,18 @@ export function locationsRepository(db: Db) {
     'service_settings.name as service_settings_name',
   ] as const
   return {
-    async count(vis: SettingsScope, f: LocationFilters): Promise<number> {
+    async count(vis: SettingsVisibility, f: LocationFilters): Promise<number> {
       const r = await filtered(vis, f)
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow()
       return Number(r.n)
     },
-    list(vis: SettingsScope, f: LocationFilters, order: OrderTerm[], limit: number, offset: number) {
+    list(vis: SettingsVisibility, f: LocationFilters, order: OrderTerm[], limit: number, offset: number) {
       let q = filtered(vis, f).select(columns)
       for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
       return q.orderBy('cloud_a_locations.id', 'asc').limit(limit).offset(offset).execute()
     },
-    findVisibleByUuid(vis: SettingsScope, uuid: string) {
+    findVisibleByUuid(vis: SettingsVisibility, uuid: string) {
       return filtered(vis, {}).select(columns).where('cloud_a_locations.uuid', '=', uuid).executeTakeFirst()
     },
     findById(id: number) {
@@ -115,9 +113,6 @@ export function locationsRepository(db: Db) {
 
 export type LocationRow = NonNullable<Awaited<ReturnType<ReturnType<typeof locationsRepository>['findById']>>>
 
-/** Resource groups are visible like resources: all, or those of connected customers/projects. */
-export type ProjectScope = { all: true } | { all: false; customerIds: number[]; projectIds: number[] }
-
 export interface ResourceGroupFilters {
   name?: string
   name_exact?: string
@@ -137,17 +132,10 @@ export function resourceGroupsRepository(db: Db) {
       .innerJoin('projects', 'projects.id', 'cloud_a_resource_groups.project_id')
       .innerJoin('customers', 'customers.id', 'projects.customer_id')
   }
-  function filtered(vis: ProjectScope, f: ResourceGroupFilters) {
+  function filtered(vis: ResourceVisibility, f: ResourceGroupFilters) {
     let q = base()
-    if (!vis.all) {
-      const { customerIds, projectIds } = vis
-      q = q.where((eb) => {
-        const parts = []
-        if (customerIds.length) parts.push(eb('projects.customer_id', 'in', customerIds))
-        if (projectIds.length) parts.push(eb('cloud_a_resource_groups.project_id', 'in', projectIds))
-        return parts.length ? eb.or(parts) : sql<boolean>`1 = 0`
-      })
-    }
+    // Resource groups are visible like resources.
+    if (!vis.all) q = q.where((eb) => inScopes(eb, vis, 'cloud_a_resource_groups.project_id'))
     if (f.name) q = q.where(icontains('cloud_a_resource_groups.name', f.name))
     if (f.name_exact !== undefined) q = q.where('cloud_a_resource_groups.name', '=', f.name_exact)
     if (f.location_uuid) q = q.where('cloud_a_locations.uuid', '=', f.location_uuid)
@@ -176,18 +164,24 @@ export function resourceGroupsRepository(db: Db) {
     'customers.uuid as customer_uuid',
   ] as const
   return {
-    async count(vis: ProjectScope, f: ResourceGroupFilters): Promise<number> {
+    async count(vis: ResourceVisibility, f: ResourceGroupFilters): Promise<number> {
       const r = await filtered(vis, f)
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow()
       return Number(r.n)
     },
-    list(vis: ProjectScope, f: ResourceGroupFilters, order: OrderTerm[], limit: number, offset: number) {
+    list(
+      vis: ResourceVisibility,
+      f: ResourceGroupFilters,
+      order: OrderTerm[],
+      limit: number,
+      offset: number,
+    ) {
       let q = filtered(vis, f).select(columns)
       for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
       return q.orderBy('cloud_a_resource_groups.id', 'asc').limit(limit).offset(offset).execute()
     },
-    findVisibleByUuid(vis: ProjectScope, uuid: string) {
+    findVisibleByUuid(vis: ResourceVisibility, uuid: string) {
       return filtered(vis, {})
         .select(columns)
         .where('cloud_a_resource_groups.uuid', '=', uuid)

@@ -4,14 +4,7 @@
 import type { AppContext } from '../../context.js'
 import { AppError, conflict, fieldError, forbidden, notFound } from '../../http/errors.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
-import {
-  requireStaff,
-  connectedCustomerIds,
-  customerIds,
-  projectIds,
-  seesAll,
-  type Actor,
-} from '../../http/permissions.js'
+import { requireStaff, type Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { registerResourceScope } from '../catalog/service.js'
@@ -22,7 +15,9 @@ import {
   registerCloudResourceType,
   resolveManagedProject,
   resolveSettingsLink,
+  resourceVisibility,
   scheduleUpdate,
+  settingsVisibility,
   toCommonRecord,
   type CommonFilters,
   type ResourceOps,
@@ -36,12 +31,10 @@ import {
   withPublicIpColumns,
   type LocationFilters,
   type LocationRow,
-  type ProjectScope,
   type PublicIpFilters,
   type PublicIpRow,
   type ResourceGroupFilters,
   type ResourceGroupRow,
-  type SettingsScope,
 } from './repository.js'
 import {
   PATHS,
@@ -119,16 +112,6 @@ export function registerScopes(): void {
 
 // ---- visibility ----
 
-function settingsScope(actor: Actor): SettingsScope {
-  return seesAll(actor) ? { all: true } : { all: false, customerIds: connectedCustomerIds(actor) }
-}
-
-function projectScope(actor: Actor): ProjectScope {
-  return seesAll(actor)
-    ? { all: true }
-    : { all: false, customerIds: customerIds(actor), projectIds: projectIds(actor) }
-}
-
 /** Runs field checks independently and reports every failing field at once, as DRF does. */
 async function collect<T extends Record<string, () => Promise<unknown>>>(
   checks: T,
@@ -173,7 +156,7 @@ export async function listLocations(
   page: Page<Location>,
 ) {
   const repo = locationsRepository(ctx.db)
-  const vis = settingsScope(actor)
+  const vis = settingsVisibility(actor)
   return page(
     () => repo.count(vis, f),
     async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toLocation(base, r)),
@@ -182,7 +165,9 @@ export async function listLocations(
 
 async function findLocation(ctx: AppContext, actor: Actor, uuid: string): Promise<LocationRow> {
   const u = normalizeUuid(uuid)
-  const row = u ? await locationsRepository(ctx.db).findVisibleByUuid(settingsScope(actor), u) : undefined
+  const row = u
+    ? await locationsRepository(ctx.db).findVisibleByUuid(settingsVisibility(actor), u)
+    : undefined
   if (!row) throw notFound('No Location matches the given query.')
   return row
 }
@@ -246,7 +231,7 @@ async function resolveLocationLink(
   if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
   const uuid = uuidFromLink(value, PATHS.locations)
   if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
-  const row = await locationsRepository(ctx.db).findVisibleByUuid(settingsScope(actor), uuid)
+  const row = await locationsRepository(ctx.db).findVisibleByUuid(settingsVisibility(actor), uuid)
   if (!row) throw invalidHyperlink(field)
   if (settingsId !== null && row.service_settings_id !== settingsId) {
     throw fieldError(field, 'The location must belong to the given service settings.')
@@ -285,7 +270,7 @@ export async function listResourceGroups(
   page: Page<ResourceGroup>,
 ) {
   const repo = resourceGroupsRepository(ctx.db)
-  const vis = projectScope(actor)
+  const vis = resourceVisibility(actor)
   return page(
     () => repo.count(vis, f),
     async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toResourceGroup(base, r)),
@@ -294,7 +279,9 @@ export async function listResourceGroups(
 
 async function findResourceGroup(ctx: AppContext, actor: Actor, uuid: string): Promise<ResourceGroupRow> {
   const u = normalizeUuid(uuid)
-  const row = u ? await resourceGroupsRepository(ctx.db).findVisibleByUuid(projectScope(actor), u) : undefined
+  const row = u
+    ? await resourceGroupsRepository(ctx.db).findVisibleByUuid(resourceVisibility(actor), u)
+    : undefined
   if (!row) throw notFound('No ResourceGroup matches the given query.')
   return row
 }
@@ -371,7 +358,7 @@ async function resolveResourceGroupLink(
   if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
   const uuid = uuidFromLink(value, PATHS.resourceGroups)
   if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
-  const row = await resourceGroupsRepository(ctx.db).findVisibleByUuid(projectScope(actor), uuid)
+  const row = await resourceGroupsRepository(ctx.db).findVisibleByUuid(resourceVisibility(actor), uuid)
   if (!row) throw invalidHyperlink(field)
   if (settingsId !== null && row.service_settings_id !== settingsId) {
     throw fieldError(field, 'The resource group must belong to the given service settings.')

@@ -35,6 +35,8 @@ import {
   applyCommonFilters,
   applyResourceVisibility,
   cloudResourcesBase,
+  inScopes,
+  settingsVisibleTo,
   cloudResourcesRepository,
   COMMON_COLUMNS,
   type CloudResourcesQuery,
@@ -42,6 +44,7 @@ import {
   type CommonRow,
   type ManageScopes,
   type ResourceVisibility,
+  type SettingsVisibility,
 } from './repository.js'
 import { SETTINGS_PATH } from './schema.js'
 import { settingsInfo } from './service.js'
@@ -56,8 +59,18 @@ export {
   type CloudState,
   type ResourceOps,
 } from './lifecycle.js'
-export { cloudResourcesBase, COMMON_COLUMNS, type CloudResourcesQuery, type CommonFilters, type CommonRow }
-export { resolveSettingsLink } from './service.js'
+export {
+  cloudResourcesBase,
+  COMMON_COLUMNS,
+  inScopes,
+  settingsVisibleTo,
+  type ResourceVisibility,
+  type SettingsVisibility,
+  type CloudResourcesQuery,
+  type CommonFilters,
+  type CommonRow,
+}
+export { resolveSettingsLink, settingsVisibility } from './service.js'
 export { settingsInfo }
 
 /** States from which a resource may be changed (PUT/PATCH and update actions). */

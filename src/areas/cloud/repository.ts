@@ -22,6 +22,13 @@ export interface SettingsFilters {
   uuid?: string
 }
 
+/** Service settings (`service_settings` joined) visible to these customers: shared ones and their own. */
+export function settingsVisibleTo(eb: any, customerIds: number[]): any {
+  return customerIds.length
+    ? eb.or([eb('service_settings.shared', '=', 1), eb('service_settings.customer_id', 'in', customerIds)])
+    : eb('service_settings.shared', '=', 1)
+}
+
 export function serviceSettingsRepository(db: Db) {
   function base() {
     return db
@@ -30,14 +37,7 @@ export function serviceSettingsRepository(db: Db) {
   }
   function filtered(vis: SettingsVisibility, f: SettingsFilters) {
     let q = base()
-    if (!vis.all) {
-      const ids = vis.customerIds
-      q = q.where((eb) =>
-        ids.length
-          ? eb.or([eb('service_settings.shared', '=', 1), eb('service_settings.customer_id', 'in', ids)])
-          : eb('service_settings.shared', '=', 1),
-      )
-    }
+    if (!vis.all) q = q.where((eb) => settingsVisibleTo(eb, vis.customerIds))
     if (f.name) q = q.where(icontains('service_settings.name', f.name))
     if (f.name_exact !== undefined) q = q.where('service_settings.name', '=', f.name_exact)
     if (f.types?.length) q = q.where('service_settings.type', 'in', f.types)
@@ -261,10 +261,18 @@ export interface CommonFilters {
   can_manage?: ManageScopes
 }
 
-function inScopes(eb: any, scopes: { customerIds: number[]; projectIds: number[] }): any {
+/**
+ * Objects of these customers' projects or of these projects (`projects` joined on the object's
+ * project column).
+ */
+export function inScopes(
+  eb: any,
+  scopes: { customerIds: number[]; projectIds: number[] },
+  projectColumn = 'cloud_resources.project_id',
+): any {
   const parts = []
   if (scopes.customerIds.length) parts.push(eb('projects.customer_id', 'in', scopes.customerIds))
-  if (scopes.projectIds.length) parts.push(eb('cloud_resources.project_id', 'in', scopes.projectIds))
+  if (scopes.projectIds.length) parts.push(eb(projectColumn, 'in', scopes.projectIds))
   return parts.length ? eb.or(parts) : sql<boolean>`1 = 0`
 }
 
