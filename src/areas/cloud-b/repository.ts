@@ -5,12 +5,16 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { OrderTerm } from '../../http/query.js'
-import { reusable, slot } from '../../db/compiled.js'
+import { reusable } from '../../db/compiled.js'
 import {
-  cloudResourcesBase,
   COMMON_COLUMNS,
+  oneResource,
+  oneResourceParams,
+  oneResourceVariant,
   type CloudResourcesQuery,
   type CommonRow,
+  type OneResourceWhere,
+  type ResourceVisibility,
 } from '../cloud/common.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -57,15 +61,24 @@ function selectExt(q: any, ext: ExtTable): any {
   return out
 }
 
-// One resource of a kind with its extension row, by id (parameters: resource type, id).
-const extById = reusable((db: Db, ext: ExtTable) =>
-  selectExt(joinExt(cloudResourcesBase(db, slot(0)), ext, {}), ext).where('cloud_resources.id', '=', slot(1)),
+// One resource of a kind with its extension row, by id or uuid, if visible.
+const extBy = reusable((db: Db, ext: ExtTable, by: 'id' | 'uuid', customers: number, projects: number) =>
+  selectExt(joinExt(oneResource(db, by, customers, projects), ext, {}), ext),
 )
 
 export function cloudBRepository(db: Db) {
   return {
-    async findExtById(resourceType: string, ext: ExtTable, id: number): Promise<ExtRow | undefined> {
-      const { rows } = await extById(db, [ext], [resourceType, id])
+    async findExtBy(
+      resourceType: string,
+      ext: ExtTable,
+      where: OneResourceWhere,
+      vis: ResourceVisibility,
+    ): Promise<ExtRow | undefined> {
+      const { rows } = await extBy(
+        db,
+        [ext, ...oneResourceVariant(where, vis)] as const,
+        oneResourceParams(resourceType, where, vis),
+      )
       return rows[0] as ExtRow | undefined
     },
     async countExt(q: CloudResourcesQuery, ext: ExtTable, f: ExtFilters): Promise<number> {

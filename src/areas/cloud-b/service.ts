@@ -14,8 +14,9 @@ import { normalizeUuid } from '../../http/uuid.js'
 import {
   canManage,
   cloudResourcesQuery,
-  findResourceById,
+  cloudResourceType,
   findVisibleResource,
+  resourceVisibility,
   insertResource,
   registerCloudResourceType,
   resolveManagedProject,
@@ -791,16 +792,17 @@ export async function getKind<T>(
   uuid: string,
   base: string,
 ): Promise<T> {
-  const row = await findVisibleResource(ctx, actor, kind.type, uuid)
-  return renderById(ctx, kind, row.id, base)
+  const u = normalizeUuid(uuid)
+  const row = u
+    ? await cloudBRepository(ctx.db).findExtBy(kind.type, kind.ext, { uuid: u }, resourceVisibility(actor))
+    : undefined
+  if (!row) throw notFound(`No ${cloudResourceType(kind.type).modelName} matches the given query.`)
+  return (await kind.render(ctx, ctx.db, base, [row]))[0]!
 }
 
 export async function renderById<T>(ctx: AppContext, kind: KindDef<T>, id: number, base: string): Promise<T> {
-  const row = await cloudBRepository(ctx.db).findExtById(kind.type, kind.ext, id)
-  if (!row) {
-    await findResourceById(ctx, kind.type, id)
-    throw notFound()
-  }
+  const row = await cloudBRepository(ctx.db).findExtBy(kind.type, kind.ext, { id }, { all: true })
+  if (!row) throw notFound(`No ${cloudResourceType(kind.type).modelName} matches the given query.`)
   return (await kind.render(ctx, ctx.db, base, [row]))[0]!
 }
 

@@ -365,9 +365,13 @@ export function applyCommonFilters(q: CloudResourcesQuery, f: CommonFilters): Cl
   return q
 }
 
-// Parameters: the resource type, the id or uuid, then the visible customer and project ids
-// (customers = -1: everything is visible).
-const commonBy = reusable((db: Db, by: 'id' | 'uuid', customers: number, projects: number) => {
+/**
+ * One resource of a type, by id or uuid, if visible: the shape of a query compiled once by
+ * `reusable` (variant: `oneResourceVariant`; parameters: `oneResourceParams`). The parameters are
+ * the resource type, the id or uuid, then the visible customer and project ids (customers = -1:
+ * everything is visible).
+ */
+export function oneResource(db: Db, by: 'id' | 'uuid', customers: number, projects: number) {
   let q = cloudResourcesBase(db, slot(0))
   if (customers >= 0) {
     const scopes = {
@@ -376,25 +380,36 @@ const commonBy = reusable((db: Db, by: 'id' | 'uuid', customers: number, project
     }
     q = q.where((eb) => inScopes(eb, scopes))
   }
-  return q
-    .where(by === 'id' ? 'cloud_resources.id' : 'cloud_resources.uuid', '=', slot(1))
-    .select(COMMON_COLUMNS)
-})
+  return q.where(by === 'id' ? 'cloud_resources.id' : 'cloud_resources.uuid', '=', slot(1))
+}
+
+export type OneResourceWhere = { id: number } | { uuid: string }
+
+export function oneResourceVariant(where: OneResourceWhere, vis: ResourceVisibility) {
+  return [
+    'id' in where ? 'id' : 'uuid',
+    vis.all ? -1 : vis.customerIds.length,
+    vis.all ? 0 : vis.projectIds.length,
+  ] as ['id' | 'uuid', number, number]
+}
+
+export function oneResourceParams(resourceType: string, where: OneResourceWhere, vis: ResourceVisibility) {
+  const value = 'id' in where ? where.id : where.uuid
+  return vis.all ? [resourceType, value] : [resourceType, value, ...vis.customerIds, ...vis.projectIds]
+}
+
+const commonBy = reusable((db: Db, by: 'id' | 'uuid', customers: number, projects: number) =>
+  oneResource(db, by, customers, projects).select(COMMON_COLUMNS),
+)
 
 export function cloudResourcesRepository(db: Db) {
   return {
     /** One common row by id or uuid, if visible. The query is compiled once per shape. */
-    async findCommon(
-      resourceType: string,
-      where: { id: number } | { uuid: string },
-      vis: ResourceVisibility,
-    ) {
-      const [by, value] = 'id' in where ? (['id', where.id] as const) : (['uuid', where.uuid] as const)
-      const scopes = vis.all ? null : vis
+    async findCommon(resourceType: string, where: OneResourceWhere, vis: ResourceVisibility) {
       const { rows } = await commonBy(
         db,
-        [by, scopes ? scopes.customerIds.length : -1, scopes?.projectIds.length ?? 0],
-        [resourceType, value, ...(scopes?.customerIds ?? []), ...(scopes?.projectIds ?? [])],
+        oneResourceVariant(where, vis),
+        oneResourceParams(resourceType, where, vis),
       )
       return rows[0]
     },
