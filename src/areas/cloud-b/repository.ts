@@ -99,16 +99,6 @@ export function cloudBRepository(db: Db) {
       for (const t of order) s = s.orderBy(t.column, t.desc ? 'desc' : 'asc')
       return s.orderBy('cloud_resources.id', 'asc').limit(limit).offset(offset).execute()
     },
-    findExt(
-      q: CloudResourcesQuery,
-      ext: ExtTable,
-      where: { id?: number; uuid?: string },
-    ): Promise<ExtRow | undefined> {
-      let s = selectExt(joinExt(q, ext, {}), ext)
-      if (where.id !== undefined) s = s.where('cloud_resources.id', '=', where.id)
-      if (where.uuid !== undefined) s = s.where('cloud_resources.uuid', '=', where.uuid)
-      return s.executeTakeFirst()
-    },
     /** Extension row of one resource, without the common joins. */
     extOf(ext: ExtTable, resourceId: number): Promise<Record<string, any> | undefined> {
       return db

@@ -336,13 +336,6 @@ export async function findVisibleResource(
   return row
 }
 
-/** The common row by id, without a visibility check (after a write). */
-export async function findResourceById(ctx: AppContext, type: string, id: number): Promise<CommonRow> {
-  const row = await cloudResourcesRepository(ctx.db).findCommon(type, { id }, { all: true })
-  if (!row) throw notFound(`No ${cloudResourceType(type).modelName} matches the given query.`)
-  return row
-}
-
 /** 404 when not visible, then 403 when the actor may not manage it. */
 export async function findManageableResource(
   ctx: AppContext,
