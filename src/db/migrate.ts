@@ -30,10 +30,23 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
     provider: new DirectoryProvider(),
     ...(schema ? { migrationTableSchema: schema } : {}),
   })
-  const { error, results } = await migrator.migrateToLatest()
+  let outcome = await migrator.migrateToLatest()
+  // Kysely checks for its migration tables by introspecting every table of every schema
+  // (pg_get_serial_sequence on each); a schema another process drops meanwhile makes that check
+  // fail with invalid_schema_name (3F000). A failed attempt is rolled back: try again.
+  for (let attempt = 1; attempt < 5 && droppedMeanwhile(outcome.error, schema); attempt++) {
+    outcome = await migrator.migrateToLatest()
+  }
+  const { error, results } = outcome
   const failed = results?.find((r) => r.status === 'Error')
   if (error || failed) {
     const reason = error instanceof Error ? error.message : String(error ?? '')
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${reason}`, { cause: error })
   }
+}
+
+function droppedMeanwhile(error: unknown, own: string | undefined): boolean {
+  if (!error || typeof error !== 'object' || (error as { code?: unknown }).code !== '3F000') return false
+  const message = String((error as { message?: unknown }).message ?? '')
+  return !own || !message.includes(`"${own}"`)
 }
