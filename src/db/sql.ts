@@ -15,3 +15,44 @@ export function icontains(column: string, value: string): RawBuilder<boolean> {
 export function iexact(column: string, value: string): RawBuilder<boolean> {
   return sql<boolean>`lower(${sql.ref(column)}) = ${value.toLowerCase()}`
 }
+
+/**
+ * Builders for a record rendered as JSON text by the database: each returns a SQL expression whose
+ * value is one JSON value (never SQL NULL), so a record is the concatenation of `"key":value`
+ * pairs. Strings are quoted by the database (`json_quote` on SQLite, `to_json` on PostgreSQL).
+ */
+export function jsonSql(pg: boolean) {
+  const quote = (expr: string) => (pg ? `coalesce(to_json(${expr})::text, 'null')` : `json_quote(${expr})`)
+  return {
+    /** A text column; null stays null. */
+    text: quote,
+    /** A text column the schema declares non-null: null renders as "". */
+    textOrEmpty: (expr: string) => quote(`coalesce(${expr}, '')`),
+    /** A 0/1 integer column as true/false. */
+    bool: (expr: string) => `(case when ${expr} = 1 then 'true' else 'false' end)`,
+    /** A condition as true/false. */
+    check: (cond: string) => `(case when ${cond} then 'true' else 'false' end)`,
+    /** A JSON column, embedded as is (`fallback` when null or, on SQLite, not valid JSON). */
+    json: (expr: string, fallback: string) =>
+      pg
+        ? `coalesce((${expr})::text, '${fallback}')`
+        : `(case when json_valid(${expr}) then ${expr} else '${fallback}' end)`,
+    /**
+     * A link `<base>/api/<path>/<uuid>/`, or null without a uuid. `base` is an expression holding
+     * the base URL already escaped for a JSON string; uuids need no escaping.
+     */
+    link: (base: string, path: string, uuid: string, suffix = '') =>
+      `(case when ${uuid} is null then 'null' else '"' || ${base} || '/api/${path}/' || ${uuid} || '/${suffix}"' end)`,
+    /**
+     * `{"k1":v1,"k2":v2,...` (without the closing brace) from [key, value expression] pairs. One
+     * `concat` builds the text in one pass (a chain of `||` copies the growing prefix once per
+     * piece); its arguments come in groups, since PostgreSQL takes at most 100.
+     */
+    object: (pairs: readonly (readonly [string, string])[]) => {
+      const args = pairs.flatMap(([k, v], i) => [`'${i ? ',' : '{'}"${k}":'`, v])
+      const groups: string[] = []
+      for (let i = 0; i < args.length; i += 90) groups.push(`concat(${args.slice(i, i + 90).join(', ')})`)
+      return groups.length === 1 ? groups[0]! : `concat(${groups.join(', ')})`
+    },
+  }
+}

@@ -261,6 +261,22 @@ export async function listResponse<T extends object>(
   return fields ? items.map((i) => pickFields(i, fields)) : items
 }
 
+/**
+ * The paging function for records already rendered as JSON text: `page(count, fetch)` answers the
+ * page as a JSON array (the route sends it as is; the response schema still documents it).
+ */
+export function jsonPager(request: FastifyRequest, reply: FastifyReply) {
+  return async (
+    count: () => Promise<number>,
+    fetch: (limit: number, offset: number) => Promise<string[]>,
+  ): Promise<string> => `[${(await paginate(request, reply, count, fetch)).join(',')}]`
+}
+
+/** Sends JSON text as the body (no serialization). */
+export function sendJson(reply: FastifyReply, body: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(body)
+}
+
 /** A single record with `field` applied. */
 export function withFields<T extends object>(
   request: FastifyRequest,

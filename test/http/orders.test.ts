@@ -5,6 +5,7 @@ import { buildTestApp, type TestApp } from '../support/app.js'
 import { call, client } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
 import { makeOffering, makePlan, makeResource, type OfferingRef } from '../support/catalog-fixtures.js'
+import { ORDER_FIELDS } from '../../src/areas/orders/schema.js'
 
 let t: TestApp
 let consumer: Ref
@@ -715,5 +716,71 @@ describe('resource actions', () => {
       (await as(users.outsider).post(`/api/marketplace-resources/${res.uuid}/terminate/`, {})).status,
       404,
     )
+  })
+})
+
+describe('records rendered by the database', () => {
+  // Without `field`, list and retrieve answer JSON rendered by the database; with every field
+  // named, the same records come from the object path. The two must agree on every order, for
+  // every kind of caller (tracebacks depend on it) and for odd characters in the text fields.
+  const all = `field=${ORDER_FIELDS.join(',')}`
+
+  test('list and retrieve agree with the object path for every order and caller', async () => {
+    await order(users.owner, 'Marketplace.Basic', {
+      request_comment: 'quote " backslash \\ newline \n tab \t nul-ish \u0001 line-sep \u2028 é 😀',
+      attributes: { name: 'ünïcode "name"', nested: { list: [1, 2.5, null, true] } },
+      callback_url: 'https://example.com/hook?a=1&b="x"',
+    })
+    let compared = 0
+    for (const who of [
+      users.staff,
+      users.support,
+      users.owner,
+      users.member,
+      users.provider,
+      users.offeringManager,
+    ]) {
+      const fast = await as(who).get(`${R}/?page_size=100&o=-created`)
+      const slow = await as(who).get(`${R}/?page_size=100&o=-created&${all}`)
+      assert.equal(fast.status, 200)
+      assert.match(String(fast.headers['content-type']), /^application\/json/)
+      assert.deepEqual(fast.body, slow.body)
+      assert.equal(fast.headers['x-result-count'], slow.headers['x-result-count'])
+      for (const o of fast.body as { uuid: string }[]) {
+        const one = await as(who).get(`${R}/${o.uuid}/`)
+        const oneSlow = await as(who).get(`${R}/${o.uuid}/?${all}`)
+        assert.deepEqual(one.body, oneSlow.body)
+        assert.deepEqual(one.body, o)
+        compared++
+      }
+    }
+    assert.ok(compared > 50, `compared ${compared} orders`)
+    const staffList = (await as(users.staff).get(`${R}/?page_size=100`)).body as any[]
+    // The data covers what the rendering special-cases.
+    assert.ok(staffList.some((o) => o.type === 'Update' && o.old_plan_uuid && o.new_cost_estimate))
+    assert.ok(staffList.some((o) => o.error_traceback))
+    assert.ok(staffList.some((o) => o.can_terminate) && staffList.some((o) => !o.can_terminate))
+    assert.ok(staffList.some((o) => o.request_comment?.includes('\u2028')))
+  })
+
+  test('links use the request host; another host renders other links', async () => {
+    const o = await order(users.manager)
+    const r = await call(t.app, 'GET', `${R}/${o.uuid}/`, {
+      token: users.manager.token,
+      headers: { host: 'api.example.org:8443' },
+    })
+    assert.equal(r.body.url, `http://api.example.org:8443${R}/${o.uuid}/`)
+    assert.equal(
+      r.body.offering,
+      `http://api.example.org:8443/api/marketplace-provider-offerings/${o.body.offering_uuid}/`,
+    )
+  })
+
+  test('an order the caller may not see is 404 on the rendered path too', async () => {
+    const o = await order(users.manager)
+    const r = await as(users.outsider).get(`${R}/${o.uuid}/`)
+    assert.equal(r.status, 404)
+    assert.deepEqual(r.body, { detail: 'No Order matches the given query.' })
+    assert.equal((await as(users.outsider).get(`${R}/not-a-uuid/`)).status, 404)
   })
 })

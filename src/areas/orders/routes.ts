@@ -10,8 +10,11 @@ import {
   boolFilter,
   choiceFilter,
   dateTimeFilter,
+  jsonPager,
   pager,
   parseOrdering,
+  selectedFields,
+  sendJson,
   single,
   uuidFilter,
   values,
@@ -99,6 +102,18 @@ export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
       }
       const text = single(q, 'query')
       if (text) f.query = { text, uuid: normalizeUuid(text.trim()) }
+      // Whole records are rendered by the database; a `field` selection takes the object path.
+      if (!selectedFields(q, s.ORDER_FIELDS)) {
+        const body = await svc.listOrdersJson(
+          ctx,
+          actor,
+          f,
+          order,
+          request.baseUrl,
+          jsonPager(request, reply),
+        )
+        return sendJson(reply, body)
+      }
       return svc.listOrders(ctx, actor, f, order, request.baseUrl, pager(request, reply, s.ORDER_FIELDS))
     },
   )
@@ -113,12 +128,17 @@ export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
         response: { 200: Type.Partial(s.OrderSchema), ...errors },
       },
     },
-    async (request) =>
-      withFields(
+    async (request, reply) => {
+      const actor = actorOf(request)
+      if (!selectedFields(request.query, s.ORDER_FIELDS)) {
+        return sendJson(reply, await svc.getOrderJson(ctx, actor, request.params.uuid, request.baseUrl))
+      }
+      return withFields(
         request,
         s.ORDER_FIELDS,
-        await svc.getOrder(ctx, actorOf(request), request.params.uuid, request.baseUrl),
-      ),
+        await svc.getOrder(ctx, actor, request.params.uuid, request.baseUrl),
+      )
+    },
   )
 
   app.post(

@@ -29,8 +29,10 @@ import { callbackUrlProblem, deliver, type CallbackPayload } from './callbacks.j
 import {
   ordersRepository,
   resourcesWriteRepository,
+  type JsonRender,
   type OrderDetailRow,
   type OrderFilters,
+  type OrderJsonRow,
   type OrderVisibility,
 } from './repository.js'
 import {
@@ -177,6 +179,61 @@ export async function listOrders(
     () => repo.count(vis, f),
     async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toOrder(base, r, actor)),
   )
+}
+
+function jsonRender(base: string, actor: Actor): JsonRender {
+  return { base: JSON.stringify(base).slice(1, -1), traceback: actor.isStaff || actor.isSupport }
+}
+
+/**
+ * The JSON text of an order rendered by the database (`recordJson` in the repository), completed
+ * with the decimal fields computed as `toOrder` computes them. Parsed, it equals `toOrder`'s record
+ * serialized with the response schema.
+ */
+export function toOrderJson(r: OrderJsonRow): string {
+  const isUpdate = r.type === 'Update' && r.old_plan_id !== null
+  const j = JSON.stringify
+  const oldCost = isUpdate ? planCost(r.old_plan_unit_price, r.old_plan_fixed_price) : null
+  const newCost = isUpdate ? decimalString(planCost(r.plan_unit_price, r.plan_fixed_price)) : null
+  return (
+    `${r.json},"old_cost_estimate":${j(oldCost)},"new_cost_estimate":${j(newCost)}` +
+    `,"cost":${j(decimalString(r.cost))},"fixed_price":${j(decimalNumber(r.plan_fixed_price))}` +
+    `,"activation_price":${j(decimalNumber(r.plan_activation_price))}}`
+  )
+}
+
+/** `listOrders` answering the page as JSON text (each record rendered by the database). */
+export async function listOrdersJson(
+  ctx: AppContext,
+  actor: Actor,
+  f: OrderFilters,
+  order: OrderTerm[],
+  base: string,
+  page: (count: () => Promise<number>, fetch: (l: number, o: number) => Promise<string[]>) => Promise<string>,
+): Promise<string> {
+  const repo = ordersRepository(ctx.db)
+  const vis = orderVisibility(actor)
+  const render = jsonRender(base, actor)
+  return page(
+    () => repo.count(vis, f),
+    async (l, o) => (await repo.listJson(vis, f, order, l, o, render)).map(toOrderJson),
+  )
+}
+
+/** `getOrder` answering JSON text rendered by the database. */
+export async function getOrderJson(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  base: string,
+): Promise<string> {
+  const id = normalizeUuid(uuid)
+  const repo = ordersRepository(ctx.db)
+  const row = id
+    ? await repo.findVisibleJsonByUuid(orderVisibility(actor), id, jsonRender(base, actor))
+    : undefined
+  if (!row) throw notFound('No Order matches the given query.')
+  return toOrderJson(row)
 }
 
 /** `can_approve_as_*` filters: a true value also restricts to orders the caller may approve. */
