@@ -263,6 +263,7 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
   const siteAgents = await seedSiteAgents(db, offerings, now)
   await freshenSiteAgents(db, Date.now())
   await syncResourceIds(db)
+  await analyzePostgres(db)
 
   const every = Math.max(1, Math.floor(orders / 2000))
   const manifest: Manifest = {
@@ -560,6 +561,15 @@ async function syncResourceIds(db: Kysely<DB>): Promise<void> {
   await sql`select setval(pg_get_serial_sequence('resources', 'id'), (select coalesce(max(id), 1) from resources))`.execute(
     db,
   )
+}
+
+/**
+ * A freshly loaded PostgreSQL schema has no planner statistics until autovacuum gets to it, which
+ * may be in the middle of a run; they are gathered once after loading. (SQLite is left without
+ * ANALYZE, as a server's own database is.)
+ */
+async function analyzePostgres(db: Kysely<DB>): Promise<void> {
+  if (isPostgres(db)) await sql`analyze`.execute(db)
 }
 
 /**
