@@ -369,11 +369,10 @@ async function resolveResourceGroupLink(
 // ---- public IPs ----
 
 export function toPublicIp(base: string, r: PublicIpRow): PublicIp {
-  return {
-    ...toCommonRecord(base, PATHS.publicIps, r),
+  return Object.assign(toCommonRecord(base, PATHS.publicIps, r), {
     location: urlOf(base, PATHS.locations, r.location_uuid)!,
     resource_group: urlOf(base, PATHS.resourceGroups, r.resource_group_uuid)!,
-  }
+  })
 }
 
 function validateName(name: string): void {

@@ -579,11 +579,12 @@ async function toSecurityGroups(db: Db, base: string, rows: ExtRow[]): Promise<S
     base,
     rows.map((r) => r.id),
   )
-  return rows.map((r) => ({
-    ...toCommonRecord(base, PATHS.securityGroup, r),
-    ...tenantLink(base, r),
-    rules: rules.get(r.id) ?? [],
-  }))
+  return rows.map((r) =>
+    Object.assign(toCommonRecord(base, PATHS.securityGroup, r), {
+      ...tenantLink(base, r),
+      rules: rules.get(r.id) ?? [],
+    }),
+  )
 }
 
 /** Port records of spec 2.12, with their security groups, by port id. */
@@ -633,25 +634,27 @@ async function portRecords(
 }
 
 async function toTenants(_ctx: AppContext, _db: Db, base: string, rows: ExtRow[]): Promise<Tenant[]> {
-  return rows.map((r) => ({
-    ...toCommonRecord(base, PATHS.tenant, r),
-    limits: parseJson<Record<string, number>>(r.limits, {}),
-    external_network_id: r.external_network_id,
-    internal_network_id: r.internal_network_id,
-  }))
+  return rows.map((r) =>
+    Object.assign(toCommonRecord(base, PATHS.tenant, r), {
+      limits: parseJson<Record<string, number>>(r.limits, {}),
+      external_network_id: r.external_network_id,
+      internal_network_id: r.internal_network_id,
+    }),
+  )
 }
 
 async function toNetworks(_ctx: AppContext, db: Db, base: string, rows: ExtRow[]): Promise<Network[]> {
   const subnets = await cloudBRepository(db).subnetsOfNetworks(rows.map((r) => r.id))
-  return rows.map((r) => ({
-    ...toCommonRecord(base, PATHS.network, r),
-    ...tenantLink(base, r),
-    is_external: toBool(r.is_external),
-    type: r.type,
-    segmentation_id: r.segmentation_id,
-    mtu: r.mtu,
-    subnets: subnets.filter((s) => s.network_id === r.id).map((s) => urlOf(base, PATHS.subnet, s.uuid)!),
-  }))
+  return rows.map((r) =>
+    Object.assign(toCommonRecord(base, PATHS.network, r), {
+      ...tenantLink(base, r),
+      is_external: toBool(r.is_external),
+      type: r.type,
+      segmentation_id: r.segmentation_id,
+      mtu: r.mtu,
+      subnets: subnets.filter((s) => s.network_id === r.id).map((s) => urlOf(base, PATHS.subnet, s.uuid)!),
+    }),
+  )
 }
 
 async function toSubnets(_ctx: AppContext, db: Db, base: string, rows: ExtRow[]): Promise<Subnet[]> {
@@ -659,19 +662,20 @@ async function toSubnets(_ctx: AppContext, db: Db, base: string, rows: ExtRow[])
   const out: Subnet[] = []
   for (const r of rows) {
     const net = await repo.resource(r.network_id)
-    out.push({
-      ...toCommonRecord(base, PATHS.subnet, r),
-      ...tenantLink(base, r),
-      network: urlOf(base, PATHS.network, net?.uuid)!,
-      network_name: net?.name ?? '',
-      network_uuid: net?.uuid ?? '',
-      cidr: r.cidr,
-      gateway_ip: r.gateway_ip,
-      ip_version: r.ip_version,
-      allocation_pools: parseJson(r.allocation_pools, []),
-      dns_nameservers: parseJson(r.dns_nameservers, []),
-      enable_dhcp: toBool(r.enable_dhcp),
-    })
+    out.push(
+      Object.assign(toCommonRecord(base, PATHS.subnet, r), {
+        ...tenantLink(base, r),
+        network: urlOf(base, PATHS.network, net?.uuid)!,
+        network_name: net?.name ?? '',
+        network_uuid: net?.uuid ?? '',
+        cidr: r.cidr,
+        gateway_ip: r.gateway_ip,
+        ip_version: r.ip_version,
+        allocation_pools: parseJson(r.allocation_pools, []),
+        dns_nameservers: parseJson(r.dns_nameservers, []),
+        enable_dhcp: toBool(r.enable_dhcp),
+      }),
+    )
   }
   return out
 }
@@ -687,15 +691,16 @@ async function toPorts(ctx: AppContext, db: Db, base: string, rows: ExtRow[]): P
   const out: Port[] = []
   for (const r of rows) {
     const net = r.network_id ? await repo.resource(r.network_id) : undefined
-    out.push({
-      ...toCommonRecord(base, PATHS.port, r),
-      ...records.get(r.id)!,
-      ...tenantLink(base, r),
-      network: urlOf(base, PATHS.network, net?.uuid),
-      network_uuid: net?.uuid ?? null,
-      network_name: net?.name ?? null,
-      runtime_state: r.runtime_state,
-    })
+    out.push(
+      Object.assign(toCommonRecord(base, PATHS.port, r), {
+        ...records.get(r.id)!,
+        ...tenantLink(base, r),
+        network: urlOf(base, PATHS.network, net?.uuid),
+        network_uuid: net?.uuid ?? null,
+        network_name: net?.name ?? null,
+        runtime_state: r.runtime_state,
+      }),
+    )
   }
   return out
 }
@@ -705,8 +710,7 @@ async function toFloatingIps(ctx: AppContext, db: Db, base: string, rows: ExtRow
   const ports = await portRecords(ctx, db, base, portIds)
   return rows.map((r) => {
     const port = r.port_id != null ? ports.get(r.port_id) : undefined
-    return {
-      ...toCommonRecord(base, PATHS.floatingIp, r),
+    return Object.assign(toCommonRecord(base, PATHS.floatingIp, r), {
       runtime_state: r.runtime_state,
       address: r.address,
       backend_network_id: r.backend_network_id,
@@ -717,7 +721,7 @@ async function toFloatingIps(ctx: AppContext, db: Db, base: string, rows: ExtRow
       instance_uuid: null,
       instance_name: null,
       instance_url: null,
-    }
+    })
   })
 }
 
@@ -733,14 +737,13 @@ async function toRouters(ctx: AppContext, db: Db, base: string, rows: ExtRow[]):
     const own = links.filter((l) => l.router_id === r.id).map((l) => ports.get(l.port_id)!)
     const fixed = [...parseJson<{ ip_address: string; subnet_id: string }[]>(r.fixed_ips, [])]
     for (const p of own) fixed.push(...(p.fixed_ips as { ip_address: string; subnet_id: string }[]))
-    return {
-      ...toCommonRecord(base, PATHS.router, r),
+    return Object.assign(toCommonRecord(base, PATHS.router, r), {
       ...tenantLink(base, r),
       routes: parseJson<Route[]>(r.routes, []),
       fixed_ips: fixed,
       ports: own,
       offering_external_ips: parseJson<{ ip_address: string }[]>(r.fixed_ips, []).map((f) => f.ip_address),
-    }
+    })
   })
 }
 

