@@ -66,14 +66,18 @@ function applyFilters(
 ) {
   if (f.none) return q.where(sql<boolean>`1 = 0`)
   if (!vis.all) {
-    q = q.where((eb) =>
-      eb.or([
-        eb('orders.project_id', 'in', ids(vis.projectIds)),
-        eb('orders.customer_id', 'in', ids(vis.customerIds)),
-        eb('orders.provider_customer_id', 'in', ids(vis.customerIds)),
-        eb('orders.offering_id', 'in', ids(vis.offeringIds)),
-      ]),
-    )
+    // Only the scopes the caller has: a project member's orders are then one range of the
+    // (project_id, created) index, already in list order, instead of a union to sort.
+    const branches = [
+      ['orders.project_id', vis.projectIds],
+      ['orders.customer_id', vis.customerIds],
+      ['orders.provider_customer_id', vis.customerIds],
+      ['orders.offering_id', vis.offeringIds],
+    ] as const
+    q = q.where((eb) => {
+      const held = branches.filter(([, xs]) => xs.length).map(([column, xs]) => eb(column, 'in', xs))
+      return held.length ? eb.or(held) : sql<boolean>`1 = 0`
+    })
   }
   const c = f.canApproveAsConsumer
   if (c) {
