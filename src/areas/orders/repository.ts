@@ -204,8 +204,11 @@ function applyFilters(
   return q
 }
 
-/** The joined row a record is built from. */
-function detail(db: Db) {
+/**
+ * An order joined with everything its record shows (offering, provider, category, plans, project,
+ * customer, resource, users).
+ */
+function recordJoins(db: Db) {
   return db
     .selectFrom('orders')
     .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
@@ -219,6 +222,11 @@ function detail(db: Db) {
     .leftJoin('users as consumer_reviewer', 'consumer_reviewer.id', 'orders.consumer_reviewed_by_id')
     .leftJoin('users as provider_reviewer', 'provider_reviewer.id', 'orders.provider_reviewed_by_id')
     .leftJoin('users as creator', 'creator.id', 'orders.created_by_id')
+}
+
+/** The joined row a record is built from. */
+function detail(db: Db) {
+  return recordJoins(db)
     .selectAll('orders')
     .select([
       'offerings.uuid as offering_uuid',
@@ -367,8 +375,7 @@ function recordJson(pg: boolean): string {
 
 /** The JSON record with the raw columns its decimal fields and visibility check are made from. */
 function detailJson(db: Db, base: unknown, traceback: unknown) {
-  return db
-    .selectFrom('orders')
+  return recordJoins(db)
     .innerJoin(
       sql<{
         base: string
@@ -376,17 +383,6 @@ function detailJson(db: Db, base: unknown, traceback: unknown) {
       }>`(select cast(${base} as text) as base, cast(${traceback} as text) as traceback)`.as('p'),
       (join) => join.onTrue(),
     )
-    .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
-    .innerJoin('customers as provider', 'provider.id', 'orders.provider_customer_id')
-    .leftJoin('categories', 'categories.id', 'offerings.category_id')
-    .leftJoin('plans', 'plans.id', 'orders.plan_id')
-    .leftJoin('plans as old_plan', 'old_plan.id', 'orders.old_plan_id')
-    .innerJoin('projects', 'projects.id', 'orders.project_id')
-    .innerJoin('customers', 'customers.id', 'orders.customer_id')
-    .leftJoin('resources', 'resources.id', 'orders.resource_id')
-    .leftJoin('users as consumer_reviewer', 'consumer_reviewer.id', 'orders.consumer_reviewed_by_id')
-    .leftJoin('users as provider_reviewer', 'provider_reviewer.id', 'orders.provider_reviewed_by_id')
-    .leftJoin('users as creator', 'creator.id', 'orders.created_by_id')
     .select([
       'orders.id',
       'orders.project_id',
