@@ -472,6 +472,47 @@ function inOrder<R extends { id: number }>(ids: number[], rows: R[]): R[] {
 
 const ordersTotal = reusable((db: Db) => db.selectFrom('row_counts').select('n').where('name', '=', 'orders'))
 
+// The statements of a state transition, compiled once: a transition holds SQLite's one writer,
+// and building each statement anew was a large part of the time it held it.
+const updateStateIf = reusable((db: Db, columns: string, from: number) => {
+  const names = columns.split(',')
+  return db
+    .updateTable('orders')
+    .set(Object.fromEntries(names.map((c, i) => [c, slot(i)])) as any)
+    .where('id', '=', slot(names.length))
+    .where(
+      'state',
+      'in',
+      Array.from({ length: from }, (_, i) => slot(names.length + 1 + i)),
+    )
+})
+const transitionRowById = reusable((db: Db) =>
+  db
+    .selectFrom('orders')
+    .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
+    .leftJoin('resources', 'resources.id', 'orders.resource_id')
+    .select([
+      'orders.id',
+      'orders.uuid',
+      'orders.type',
+      'orders.state',
+      'orders.resource_id',
+      'orders.plan_id',
+      'orders.limits',
+      'orders.callback_url',
+      'orders.start_date',
+      'orders.project_id',
+      'orders.offering_id',
+      'orders.modified',
+      'offerings.type as offering_type',
+      'resources.uuid as resource_uuid',
+    ])
+    .where('orders.id', '=', slot(0)),
+)
+const projectStartDateById = reusable((db: Db) =>
+  db.selectFrom('projects').select('start_date').where('id', '=', slot(0)),
+)
+
 export function ordersRepository(db: Db) {
   return {
     async count(vis: OrderVisibility, f: OrderFilters): Promise<number> {
@@ -536,13 +577,23 @@ export function ordersRepository(db: Db) {
       from: readonly OrderState[],
       values: Record<string, unknown>,
     ): Promise<boolean> {
-      const r = await db
-        .updateTable('orders')
-        .set(values as any)
-        .where('id', '=', id)
-        .where('state', 'in', from as OrderState[])
-        .executeTakeFirst()
-      return Number(r.numUpdatedRows) === 1
+      // As Kysely's `set`, an undefined value leaves its column alone.
+      const columns = Object.keys(values).filter((c) => values[c] !== undefined)
+      const r = await updateStateIf(
+        db,
+        [columns.join(','), from.length],
+        [...columns.map((c) => values[c]), id, ...from],
+      )
+      return Number(r.numAffectedRows) === 1
+    },
+    /** What the side effects of a transition need to know of the order. */
+    async transitionRow(id: number) {
+      const row = (await transitionRowById(db, [], [id])).rows[0]
+      if (!row) throw new Error(`order ${id} is gone`)
+      return row
+    },
+    async projectStartDate(projectId: number): Promise<string | null> {
+      return (await projectStartDateById(db, [], [projectId])).rows[0]?.start_date ?? null
     },
     async update(id: number, values: Record<string, unknown>): Promise<void> {
       await db

@@ -297,14 +297,10 @@ async function approvalContext(
   offeringType: string,
   startDate: string | null,
 ): Promise<ApprovalContext> {
-  const project = await db
-    .selectFrom('projects')
-    .select('start_date')
-    .where('id', '=', projectId)
-    .executeTakeFirst()
+  const projectStart = await ordersRepository(db).projectStartDate(projectId)
   const rules = rulesOf(offeringType)
   return {
-    projectNotStarted: !!project?.start_date && project.start_date > today(ctx),
+    projectNotStarted: !!projectStart && projectStart > today(ctx),
     providerMustReview: rules?.providerApprovalRequired ?? false,
     startDateInFuture: ctx.config.orderStartDateEnabled && !!startDate && startDate > today(ctx),
   }
@@ -466,28 +462,7 @@ async function afterStateChange(
   orderId: number,
   state: OrderState,
 ): Promise<void> {
-  const o = await trx
-    .selectFrom('orders')
-    .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
-    .leftJoin('resources', 'resources.id', 'orders.resource_id')
-    .select([
-      'orders.id',
-      'orders.uuid',
-      'orders.type',
-      'orders.state',
-      'orders.resource_id',
-      'orders.plan_id',
-      'orders.limits',
-      'orders.callback_url',
-      'orders.start_date',
-      'orders.project_id',
-      'orders.offering_id',
-      'orders.modified',
-      'offerings.type as offering_type',
-      'resources.uuid as resource_uuid',
-    ])
-    .where('orders.id', '=', orderId)
-    .executeTakeFirstOrThrow()
+  const o = await ordersRepository(trx).transitionRow(orderId)
   const type = o.type as OrderType
   const now = ctx.clock().toISOString()
   const resourceState = resourceStateAfter(type, state)
@@ -513,17 +488,13 @@ async function afterStateChange(
     )
   }
   if (state === 'pending-project') {
-    const p = await trx
-      .selectFrom('projects')
-      .select('start_date')
-      .where('id', '=', o.project_id)
-      .executeTakeFirst()
-    if (p?.start_date) {
+    const start = await ordersRepository(trx).projectStartDate(o.project_id)
+    if (start) {
       await ctx.jobs.enqueue(
         trx,
         JOBS.projectStart,
         { orderId },
-        { runAt: new Date(`${p.start_date}T00:00:00.000Z`) },
+        { runAt: new Date(`${start}T00:00:00.000Z`) },
       )
     }
   }
