@@ -1,5 +1,6 @@
-// All SQL of the orders area. A list page is one query: the order row joined with everything the
-// record shows (offering, provider, category, plans, project, customer, resource, users).
+// All SQL of the orders area. A list page is two queries: the page's ids, picked on the orders table
+// alone, then those orders joined with everything the record shows (offering, provider, category,
+// plans, project, customer, resource, users), as rows or as JSON rendered by the database.
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { icontains, isPostgres, jsonSql } from '../../db/sql.js'
