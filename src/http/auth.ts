@@ -177,12 +177,12 @@ function presentedKey(request: FastifyRequest): string | undefined {
   return key
 }
 
-/** The authenticated caller of a route with auth 'required'. */
 /** A route hook for staff-only routes: 403 before the body is looked at. */
 export async function staffOnly(request: FastifyRequest): Promise<void> {
   requireStaff(actorOf(request))
 }
 
+/** The authenticated caller of a route with auth 'required'. */
 export function actorOf(request: FastifyRequest): Actor {
   if (!request.actor) throw unauthenticated('Authentication credentials were not provided.')
   return request.actor

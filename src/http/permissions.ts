@@ -167,12 +167,12 @@ export function hasRole(actor: Actor | null, roles: readonly RoleName[], scopes:
   return actor.grants.some((g) => grantMatches(g, scopes) && roles.includes(g.role))
 }
 
-/** Staff and global support read everything. */
 /** Staff only: anyone else gets 403. */
 export function requireStaff(actor: Actor): void {
   if (!actor.isStaff) throw forbidden()
 }
 
+/** Staff and global support read everything. */
 export function seesAll(actor: Actor | null): boolean {
   return !!actor && (actor.isStaff || actor.isSupport)
 }
