@@ -1,8 +1,8 @@
 // Backend resource request use cases. Staff create them for an offering; the offering's site agent
 // (acting as a user holding OFFERING.MANAGE_BACKEND_RESOURCES on the offering or its provider)
 // moves them along Sent → Processing → Done, or reports Erred from any state.
-import { sql } from 'kysely'
 import type { AppContext } from '../../context.js'
+import { inAnyOf } from '../../db/sql.js'
 import { fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import { requireStaff, can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
@@ -51,18 +51,14 @@ function base(ctx: AppContext) {
 
 /** Staff and support see all; otherwise the provider side: the offering's organization or offering roles. */
 function visible(ctx: AppContext, actor: Actor) {
-  let q = base(ctx)
+  const q = base(ctx)
   if (seesAll(actor)) return q
-  const customers = customerIds(actor)
-  const offerings = offeringIds(actor)
-  if (!customers.length && !offerings.length) return q.where(sql<boolean>`1 = 0`)
-  q = q.where((eb) => {
-    const ors = []
-    if (customers.length) ors.push(eb('offerings.customer_id', 'in', customers))
-    if (offerings.length) ors.push(eb('offerings.id', 'in', offerings))
-    return eb.or(ors)
-  })
-  return q
+  return q.where((eb) =>
+    inAnyOf(eb, [
+      ['offerings.customer_id', customerIds(actor)],
+      ['offerings.id', offeringIds(actor)],
+    ]),
+  )
 }
 
 type Row = Awaited<ReturnType<typeof findRow>>

@@ -3,7 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { Dialect } from '../../db/database.js'
 import { parseJson, toJson } from '../../db/values.js'
-import { icontains } from '../../db/sql.js'
+import { icontains, inAnyOf } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
 import type { OrderTerm } from '../../http/query.js'
 
@@ -270,10 +270,10 @@ export function inScopes(
   scopes: { customerIds: number[]; projectIds: number[] },
   projectColumn = 'cloud_resources.project_id',
 ): any {
-  const parts = []
-  if (scopes.customerIds.length) parts.push(eb('projects.customer_id', 'in', scopes.customerIds))
-  if (scopes.projectIds.length) parts.push(eb(projectColumn, 'in', scopes.projectIds))
-  return parts.length ? eb.or(parts) : sql<boolean>`1 = 0`
+  return inAnyOf(eb, [
+    ['projects.customer_id', scopes.customerIds],
+    [projectColumn, scopes.projectIds],
+  ])
 }
 
 /**

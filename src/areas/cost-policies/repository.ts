@@ -1,6 +1,7 @@
 // All SQL of offering cost policies, including the inputs of their cost estimate.
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
+import { inAnyOf } from '../../db/sql.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -25,12 +26,10 @@ export function policiesRepository(db: Db) {
   function filtered(vis: PolicyVisibility, f: PolicyFilters) {
     let q = base()
     if (!vis.all) {
-      const { customerIds, offeringIds } = vis
-      if (!customerIds.length && !offeringIds.length) return q.where(sql<boolean>`1 = 0`)
       q = q.where((eb) =>
-        eb.or([
-          ...(customerIds.length ? [eb('offerings.customer_id', 'in', customerIds)] : []),
-          ...(offeringIds.length ? [eb('offerings.id', 'in', offeringIds)] : []),
+        inAnyOf(eb, [
+          ['offerings.customer_id', vis.customerIds],
+          ['offerings.id', vis.offeringIds],
         ]),
       )
     }

@@ -3,7 +3,7 @@
 // plans, project, customer, resource, users), as rows or as JSON rendered by the database.
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { icontains, isPostgres, jsonSql } from '../../db/sql.js'
+import { icontains, inAnyOf, isPostgres, jsonSql } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
 import type { OrderTerm } from '../../http/query.js'
 import { OFFERING_TYPE_RULES } from '../catalog/offering-types.js'
@@ -52,9 +52,6 @@ function resourceIdsNamed(db: Db, text: string) {
   return db.selectFrom('resources').select('resources.id').where(icontains('resources.name', text))
 }
 
-const NONE = [-1]
-const ids = (xs: number[]) => (xs.length ? xs : NONE)
-
 function base(db: Db) {
   return db.selectFrom('orders')
 }
@@ -69,25 +66,23 @@ function applyFilters(
   if (!vis.all) {
     // Only the scopes the caller has: a project member's orders are then one range of the
     // (project_id, created) index, already in list order, instead of a union to sort.
-    const branches = [
-      ['orders.project_id', vis.projectIds],
-      ['orders.customer_id', vis.customerIds],
-      ['orders.provider_customer_id', vis.customerIds],
-      ['orders.offering_id', vis.offeringIds],
-    ] as const
-    q = q.where((eb) => {
-      const held = branches.filter(([, xs]) => xs.length).map(([column, xs]) => eb(column, 'in', xs))
-      return held.length ? eb.or(held) : sql<boolean>`1 = 0`
-    })
+    q = q.where((eb) =>
+      inAnyOf(eb, [
+        ['orders.project_id', vis.projectIds],
+        ['orders.customer_id', vis.customerIds],
+        ['orders.provider_customer_id', vis.customerIds],
+        ['orders.offering_id', vis.offeringIds],
+      ]),
+    )
   }
   const c = f.canApproveAsConsumer
   if (c) {
     q = q.where('orders.state', '=', 'pending-consumer')
     if (typeof c === 'object') {
       q = q.where((eb) =>
-        eb.or([
-          eb('orders.project_id', 'in', ids(c.projectIds)),
-          eb('orders.customer_id', 'in', ids(c.customerIds)),
+        inAnyOf(eb, [
+          ['orders.project_id', c.projectIds],
+          ['orders.customer_id', c.customerIds],
         ]),
       )
     }
@@ -97,9 +92,9 @@ function applyFilters(
     q = q.where('orders.state', '=', 'pending-provider')
     if (typeof p === 'object') {
       q = q.where((eb) =>
-        eb.or([
-          eb('orders.provider_customer_id', 'in', ids(p.customerIds)),
-          eb('orders.offering_id', 'in', ids(p.offeringIds)),
+        inAnyOf(eb, [
+          ['orders.provider_customer_id', p.customerIds],
+          ['orders.offering_id', p.offeringIds],
         ]),
       )
     }

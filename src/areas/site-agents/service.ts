@@ -4,6 +4,7 @@
 // identities of offerings they manage; consumers see nothing.
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
+import { inAnyOf } from '../../db/sql.js'
 import type { DB } from '../../db/tables.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { fieldError, forbidden, notFound } from '../../http/errors.js'
@@ -52,13 +53,12 @@ function visibleOfferings(actor: Actor) {
 function restrict<Q extends { where: any }>(q: Q, actor: Actor): Q {
   if (seesAll(actor)) return q
   const v = visibleOfferings(actor)
-  if (!v.customers.length && !v.offerings.length) return q.where(sql<boolean>`1 = 0`)
-  return q.where((eb: any) => {
-    const ors = []
-    if (v.customers.length) ors.push(eb('offerings.customer_id', 'in', v.customers))
-    if (v.offerings.length) ors.push(eb('offerings.id', 'in', v.offerings))
-    return eb.or(ors)
-  })
+  return q.where((eb: any) =>
+    inAnyOf(eb, [
+      ['offerings.customer_id', v.customers],
+      ['offerings.id', v.offerings],
+    ]),
+  )
 }
 
 function mayManage(actor: Actor, row: { offering_id: number; offering_customer_id: number }): boolean {
