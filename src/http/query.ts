@@ -277,6 +277,25 @@ export function sendJson(reply: FastifyReply, body: string): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(body)
 }
 
+/**
+ * Sends a record or a page of records rendered as JSON text, with `field` applied: as is when no
+ * field is selected, else the selected fields of the parsed records (serialized by the route's
+ * response schema).
+ */
+export function sendRendered(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  known: readonly string[],
+  body: string,
+): FastifyReply {
+  const fields = selectedFields(request.query as Query, known)
+  if (!fields) return sendJson(reply, body)
+  const parsed = JSON.parse(body) as object | object[]
+  return reply.send(
+    Array.isArray(parsed) ? parsed.map((r) => pickFields(r, fields)) : pickFields(parsed, fields),
+  )
+}
+
 /** A single record with `field` applied. */
 export function withFields<T extends object>(
   request: FastifyRequest,

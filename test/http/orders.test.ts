@@ -6,6 +6,7 @@ import { call, client } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
 import { makeOffering, makePlan, makeResource, type OfferingRef } from '../support/catalog-fixtures.js'
 import { ORDER_FIELDS } from '../../src/areas/orders/schema.js'
+import { OFFERING_TYPE_RULES } from '../../src/areas/catalog/offering-types.js'
 
 let t: TestApp
 let consumer: Ref
@@ -720,17 +721,21 @@ describe('resource actions', () => {
 })
 
 describe('records rendered by the database', () => {
-  // Without `field`, list and retrieve answer JSON rendered by the database; with every field
-  // named, the same records come from the object path. The two must agree on every order, for
-  // every kind of caller (tracebacks depend on it) and for odd characters in the text fields.
+  // List, retrieve and create answer JSON rendered by the database, sent as is. With every field
+  // named, the same records are parsed, picked and serialized with the response schema, which
+  // coerces each value to its declared type: the two agree only when every rendered field already
+  // has its schema's type, on every order, for every kind of caller (tracebacks depend on it) and
+  // with odd characters in the text fields.
   const all = `field=${ORDER_FIELDS.join(',')}`
 
-  test('list and retrieve agree with the object path for every order and caller', async () => {
-    await order(users.owner, 'Marketplace.Basic', {
+  test('list and retrieve answer the same records with and without a selection of every field', async () => {
+    const odd = {
       request_comment: 'quote " backslash \\ newline \n tab \t nul-ish \u0001 line-sep \u2028 é 😀',
       attributes: { name: 'ünïcode "name"', nested: { list: [1, 2.5, null, true] } },
       callback_url: 'https://example.com/hook?a=1&b="x"',
-    })
+    }
+    const created = await order(users.owner, 'Marketplace.Basic', odd)
+    for (const [k, v] of Object.entries(odd)) assert.deepEqual(created.body[k], v, k)
     let compared = 0
     for (const who of [
       users.staff,
@@ -761,6 +766,34 @@ describe('records rendered by the database', () => {
     assert.ok(staffList.some((o) => o.error_traceback))
     assert.ok(staffList.some((o) => o.can_terminate) && staffList.some((o) => !o.can_terminate))
     assert.ok(staffList.some((o) => o.request_comment?.includes('\u2028')))
+    // The joined parts are the offering's, plan's and project's own values, and can_terminate
+    // follows the offering type's rule.
+    const fetched = new Map<string, any>()
+    const get = async (url: string) => {
+      if (!fetched.has(url)) fetched.set(url, (await as(users.staff).get(url)).body)
+      return fetched.get(url)
+    }
+    for (const o of staffList) {
+      const off = await get(`/api/marketplace-provider-offerings/${o.offering_uuid}/`)
+      assert.equal(o.offering_name, off.name)
+      assert.equal(o.offering_type, off.type)
+      assert.equal(o.offering_shared, off.shared)
+      assert.equal(o.offering_billable, off.billable)
+      assert.deepEqual(o.offering_plugin_options, off.plugin_options)
+      assert.equal(o.provider_uuid, off.customer_uuid)
+      assert.equal(o.category_uuid, off.category_uuid)
+      if (o.plan_uuid) {
+        const plan = await get(`/api/marketplace-plans/${o.plan_uuid}/`)
+        assert.equal(o.plan_name, plan.name)
+        assert.equal(o.plan, plan.url)
+      }
+      const prj = await get(`/api/projects/${o.project_uuid}/`)
+      assert.equal(o.project_name, prj.name)
+      assert.equal(o.customer_uuid, prj.customer_uuid)
+      const cancellable = !!OFFERING_TYPE_RULES[o.offering_type as keyof typeof OFFERING_TYPE_RULES]?.cancel
+      const open = ['pending-consumer', 'pending-provider', 'executing'].includes(o.state)
+      assert.equal(o.can_terminate, cancellable && open, `can_terminate of ${o.uuid}`)
+    }
   })
 
   test('links use the request host; another host renders other links', async () => {

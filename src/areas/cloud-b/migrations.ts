@@ -158,7 +158,7 @@ export async function createMigration(
       created: now,
       modified: now,
     })
-    await ctx.jobs.enqueue(trx, MIGRATION_JOBS.start, { id, base }, { maxAttempts: 1 })
+    await ctx.jobs.enqueue(trx, MIGRATION_JOBS.start, { id }, { maxAttempts: 1 })
     return id
   })
   return toMigration(base, (await migrationsRepository(ctx.db).findById(id))!)
@@ -207,7 +207,7 @@ async function fail(ctx: AppContext, id: number, error: unknown): Promise<void> 
 }
 
 /** Job: CREATING, and the destination's Create order placed on behalf of the creator. */
-export async function startMigration(ctx: AppContext, p: { id: number; base: string }): Promise<void> {
+export async function startMigration(ctx: AppContext, p: { id: number }): Promise<void> {
   const repo = migrationsRepository(ctx.db)
   if (
     !(await repo.setStateIf(p.id, ['CREATION_SCHEDULED'], 'CREATING', {
@@ -225,22 +225,14 @@ export async function startMigration(ctx: AppContext, p: { id: number; base: str
       .select('uuid')
       .where('id', '=', src.project_id)
       .executeTakeFirstOrThrow()
-    const order = await createOrder(
-      ctx,
-      actor,
-      {
-        offering: `/api/marketplace-provider-offerings/${m.dst_offering_uuid}/`,
-        project: `/api/projects/${project.uuid}/`,
-        plan: m.dst_plan_uuid ? `/api/marketplace-plans/${m.dst_plan_uuid}/` : null,
-        attributes: { name: m.name, description: m.description },
-        limits: parseJson<Record<string, number>>(src.limits, {}),
-      },
-      p.base,
-    )
-    const dst = order.marketplace_resource_uuid ?? order.resource_uuid
-    const dstRow = dst ? await cloudBRepository(ctx.db).marketplaceResourceByUuid(dst) : undefined
-    if (!dstRow) throw new Error('The destination resource was not created.')
-    await repo.update(p.id, { dst_resource_id: dstRow.id, modified: ctx.clock().toISOString() })
+    const { resourceId } = await createOrder(ctx, actor, {
+      offering: `/api/marketplace-provider-offerings/${m.dst_offering_uuid}/`,
+      project: `/api/projects/${project.uuid}/`,
+      plan: m.dst_plan_uuid ? `/api/marketplace-plans/${m.dst_plan_uuid}/` : null,
+      attributes: { name: m.name, description: m.description },
+      limits: parseJson<Record<string, number>>(src.limits, {}),
+    })
+    await repo.update(p.id, { dst_resource_id: resourceId, modified: ctx.clock().toISOString() })
   } catch (e) {
     await fail(ctx, p.id, e)
   }

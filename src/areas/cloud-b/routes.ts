@@ -43,7 +43,7 @@ export async function cloudBRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
     maxAttempts: 1,
     run: (p) => svc.pullFloatingIps(ctx, p.tenantId),
   })
-  ctx.jobs.define<{ id: number; base: string }>(mig.MIGRATION_JOBS.start, {
+  ctx.jobs.define<{ id: number }>(mig.MIGRATION_JOBS.start, {
     maxAttempts: 1,
     run: (p) => mig.startMigration(ctx, p),
   })

@@ -1,6 +1,7 @@
 // All SQL of the orders area. A list page is two queries: the page's ids, picked on the orders table
 // alone, then those orders joined with everything the record shows (offering, provider, category,
-// plans, project, customer, resource, users), as rows or as JSON rendered by the database.
+// plans, project, customer, resource, users), each rendered as JSON by the database. The use cases
+// decide on the order row alone (`orderRow`).
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { icontains, inAnyOf, isPostgres, jsonSql } from '../../db/sql.js'
@@ -220,61 +221,18 @@ function recordJoins(db: Db) {
     .leftJoin('users as creator', 'creator.id', 'orders.created_by_id')
 }
 
-/** The joined row a record is built from. */
-function detail(db: Db) {
-  return recordJoins(db)
+/** The order row the use cases decide on: its own columns and its offering's type. */
+function orderRow(db: Db) {
+  return db
+    .selectFrom('orders')
+    .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
     .selectAll('orders')
-    .select([
-      'offerings.uuid as offering_uuid',
-      'offerings.name as offering_name',
-      'offerings.description as offering_description',
-      'offerings.image as offering_image',
-      'offerings.thumbnail as offering_thumbnail',
-      'offerings.type as offering_type',
-      'offerings.shared as offering_shared',
-      'offerings.billable as offering_billable',
-      'offerings.plugin_options as offering_plugin_options',
-      'provider.name as provider_name',
-      'provider.uuid as provider_uuid',
-      'provider.slug as provider_slug',
-      'categories.title as category_title',
-      'categories.uuid as category_uuid',
-      'categories.icon as category_icon',
-      'plans.uuid as plan_uuid',
-      'plans.name as plan_name',
-      'plans.description as plan_description',
-      'plans.unit as plan_unit',
-      'plans.unit_price as plan_unit_price',
-      'plans.fixed_price as plan_fixed_price',
-      'plans.activation_price as plan_activation_price',
-      'old_plan.uuid as old_plan_uuid',
-      'old_plan.name as old_plan_name',
-      'old_plan.unit_price as old_plan_unit_price',
-      'old_plan.fixed_price as old_plan_fixed_price',
-      'projects.uuid as project_uuid',
-      'projects.name as project_name',
-      'projects.description as project_description',
-      'projects.slug as project_slug',
-      'customers.uuid as customer_uuid',
-      'customers.name as customer_name',
-      'customers.slug as customer_slug',
-      'resources.uuid as resource_uuid',
-      'resources.name as resource_name',
-      'resources.resource_type as resource_type',
-      'consumer_reviewer.username as consumer_reviewed_by_username',
-      'consumer_reviewer.full_name as consumer_reviewed_by_full_name',
-      'provider_reviewer.username as provider_reviewed_by_username',
-      'provider_reviewer.full_name as provider_reviewed_by_full_name',
-      'creator.username as created_by_username',
-      'creator.full_name as created_by_full_name',
-      'creator.civil_number as created_by_civil_number',
-    ])
+    .select('offerings.type as offering_type')
 }
 
 /**
- * The order record as JSON text, rendered by the database from the same joins (a 10-order page
- * is then one string instead of 750 row properties, 800 record properties and their
- * serialization). It holds every field of the record except the decimal ones, which are computed
+ * The order record as JSON text, rendered by the database from `recordJoins` (a 10-order page is
+ * then one string instead of 750 row properties, 800 record properties and their serialization). It holds every field of the record except the decimal ones, which are computed
  * from the raw columns alongside (`toOrderJson` in the service), and it lacks the closing brace.
  * `p.base` is the base URL escaped for a JSON string; `p.traceback` is '1' when the caller may
  * see error tracebacks.
@@ -399,8 +357,9 @@ function detailJson(db: Db, base: unknown, traceback: unknown) {
 
 export type OrderJsonRow = Awaited<ReturnType<ReturnType<typeof detailJson>['executeTakeFirstOrThrow']>>
 
-// Parameters: 0 base, 1 traceback, then the uuid or the ids.
+// Parameters: 0 base, 1 traceback, then the uuid, the id or the ids.
 const jsonByUuid = reusable((db: Db) => detailJson(db, slot(0), slot(1)).where('orders.uuid', '=', slot(2)))
+const jsonById = reusable((db: Db) => detailJson(db, slot(0), slot(1)).where('orders.id', '=', slot(2)))
 const jsonByIds = reusable((db: Db, n: number) =>
   detailJson(db, slot(0), slot(1)).where(
     'orders.id',
@@ -409,22 +368,20 @@ const jsonByIds = reusable((db: Db, n: number) =>
   ),
 )
 
-export type OrderDetailRow = Awaited<ReturnType<ReturnType<typeof detail>['executeTakeFirstOrThrow']>>
+export type OrderRow = Awaited<ReturnType<ReturnType<typeof orderRow>['executeTakeFirstOrThrow']>>
 
-const detailByUuid = reusable((db: Db) => detail(db).where('orders.uuid', '=', slot(0)))
-const detailById = reusable((db: Db) => detail(db).where('orders.id', '=', slot(0)))
-const detailByIds = reusable((db: Db, n: number) =>
-  detail(db).where(
-    'orders.id',
-    'in',
-    Array.from({ length: n }, (_, i) => slot<number>(i)),
-  ),
-)
+const rowByUuid = reusable((db: Db) => orderRow(db).where('orders.uuid', '=', slot(0)))
+const rowById = reusable((db: Db) => orderRow(db).where('orders.id', '=', slot(0)))
 
 /** How the database renders a record: the base URL escaped for JSON, and tracebacks or not. */
 export interface JsonRender {
   base: string
   traceback: boolean
+}
+
+/** The first two parameters of every record query (`p.base`, `p.traceback`). */
+function renderParams(render: JsonRender): [string, string] {
+  return [render.base, render.traceback ? '1' : '0']
 }
 
 interface Scoped {
@@ -522,15 +479,8 @@ export function ordersRepository(db: Db) {
         .executeTakeFirstOrThrow()
       return Number(r.n)
     },
-    /** One page: the ids are picked on the orders table alone, then joined for the record. */
-    async list(vis: OrderVisibility, f: OrderFilters, order: OrderTerm[], limit: number, offset: number) {
-      const ids = await pageIds(db, vis, f, order, limit, offset)
-      if (!ids.length) return []
-      const { rows } = await detailByIds(db, [ids.length], ids)
-      return inOrder(ids, rows)
-    },
-    /** The same page with each record rendered as JSON by the database (see `recordJson`). */
-    async listJson(
+    /** One page: the ids are picked on the orders table alone, then their records rendered. */
+    async list(
       vis: OrderVisibility,
       f: OrderFilters,
       order: OrderTerm[],
@@ -540,24 +490,28 @@ export function ordersRepository(db: Db) {
     ) {
       const ids = await pageIds(db, vis, f, order, limit, offset)
       if (!ids.length) return []
-      const { rows } = await jsonByIds(db, [ids.length], [render.base, render.traceback ? '1' : '0', ...ids])
+      const { rows } = await jsonByIds(db, [ids.length], [...renderParams(render), ...ids])
       return inOrder(ids, rows)
     },
-    /** The order, when the caller may see it (the same rule as the list's visibility filter). */
-    async findVisibleByUuid(vis: OrderVisibility, uuid: string): Promise<OrderDetailRow | undefined> {
-      const row = (await detailByUuid(db, [], [uuid])).rows[0]
-      return row && isVisible(vis, row) ? row : undefined
-    },
+    /** The order's record, when the caller may see it (the list's visibility rule). */
     async findVisibleJsonByUuid(
       vis: OrderVisibility,
       uuid: string,
       render: JsonRender,
     ): Promise<OrderJsonRow | undefined> {
-      const row = (await jsonByUuid(db, [], [render.base, render.traceback ? '1' : '0', uuid])).rows[0]
+      const row = (await jsonByUuid(db, [], [...renderParams(render), uuid])).rows[0]
       return row && isVisible(vis, row) ? row : undefined
     },
-    async findById(id: number): Promise<OrderDetailRow | undefined> {
-      return (await detailById(db, [], [id])).rows[0]
+    async findJsonById(id: number, render: JsonRender): Promise<OrderJsonRow | undefined> {
+      return (await jsonById(db, [], [...renderParams(render), id])).rows[0]
+    },
+    /** The order, when the caller may see it (the same rule as the list's visibility filter). */
+    async findVisibleByUuid(vis: OrderVisibility, uuid: string): Promise<OrderRow | undefined> {
+      const row = (await rowByUuid(db, [], [uuid])).rows[0]
+      return row && isVisible(vis, row) ? row : undefined
+    },
+    async findById(id: number): Promise<OrderRow | undefined> {
+      return (await rowById(db, [], [id])).rows[0]
     },
     async insert(values: Record<string, unknown>): Promise<number> {
       const r = await db

@@ -11,14 +11,12 @@ import {
   choiceFilter,
   dateTimeFilter,
   jsonPager,
-  pager,
   parseOrdering,
-  selectedFields,
   sendJson,
+  sendRendered,
   single,
   uuidFilter,
   values,
-  withFields,
   type Query,
 } from '../../http/query.js'
 import {
@@ -102,19 +100,8 @@ export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
       }
       const text = single(q, 'query')
       if (text) f.query = { text, uuid: normalizeUuid(text.trim()) }
-      // Whole records are rendered by the database; a `field` selection takes the object path.
-      if (!selectedFields(q, s.ORDER_FIELDS)) {
-        const body = await svc.listOrdersJson(
-          ctx,
-          actor,
-          f,
-          order,
-          request.baseUrl,
-          jsonPager(request, reply),
-        )
-        return sendJson(reply, body)
-      }
-      return svc.listOrders(ctx, actor, f, order, request.baseUrl, pager(request, reply, s.ORDER_FIELDS))
+      const body = await svc.listOrders(ctx, actor, f, order, request.baseUrl, jsonPager(request, reply))
+      return sendRendered(request, reply, s.ORDER_FIELDS, body)
     },
   )
 
@@ -129,15 +116,8 @@ export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
       },
     },
     async (request, reply) => {
-      const actor = actorOf(request)
-      if (!selectedFields(request.query, s.ORDER_FIELDS)) {
-        return sendJson(reply, await svc.getOrderJson(ctx, actor, request.params.uuid, request.baseUrl))
-      }
-      return withFields(
-        request,
-        s.ORDER_FIELDS,
-        await svc.getOrder(ctx, actor, request.params.uuid, request.baseUrl),
-      )
+      const body = await svc.getOrder(ctx, actorOf(request), request.params.uuid, request.baseUrl)
+      return sendRendered(request, reply, s.ORDER_FIELDS, body)
     },
   )
 
@@ -145,8 +125,9 @@ export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
     `${R}/`,
     { schema: { tags, body: s.OrderCreateBody, response: { 201: s.OrderSchema, ...errors } } },
     async (request, reply) => {
-      const order = await svc.createOrder(ctx, actorOf(request), request.body, request.baseUrl)
-      return reply.code(201).send(order)
+      const actor = actorOf(request)
+      const { orderId } = await svc.createOrder(ctx, actor, request.body)
+      return sendJson(reply.code(201), await svc.orderRecord(ctx, actor, orderId, request.baseUrl))
     },
   )
 

@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { decimalNumber, decimalString, parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, fieldError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
-import { urlOf, uuidFromLink } from '../../http/links.js'
+import { uuidFromLink } from '../../http/links.js'
 import {
   can,
   customerIds,
@@ -30,7 +30,7 @@ import {
   ordersRepository,
   resourcesWriteRepository,
   type JsonRender,
-  type OrderDetailRow,
+  type OrderRow,
   type OrderFilters,
   type OrderJsonRow,
   type OrderVisibility,
@@ -46,7 +46,7 @@ import {
   type OrderState,
   type OrderType,
 } from './state-machine.js'
-import { PATH, type Order, type OrderCreate } from './schema.js'
+import { PATH, type OrderCreate } from './schema.js'
 
 type Trx = Transaction<DB>
 
@@ -80,115 +80,14 @@ function planCost(unitPrice: unknown, fixedPrice: unknown): number | null {
   return (u ?? 0) + (f ?? 0)
 }
 
-export function toOrder(base: string, r: OrderDetailRow, actor: Actor | null): Order {
-  const rules = rulesOf(r.offering_type)
-  const type = r.type as OrderType
-  const state = r.state as OrderState
-  const newCost = planCost(r.plan_unit_price, r.plan_fixed_price)
-  const isUpdate = type === 'Update' && r.old_plan_id !== null
-  const seesTraceback = !!actor && (actor.isStaff || actor.isSupport)
-  return {
-    offering: urlOf(base, 'marketplace-provider-offerings', r.offering_uuid)!,
-    offering_name: r.offering_name,
-    offering_uuid: r.offering_uuid,
-    offering_description: r.offering_description,
-    offering_image: r.offering_image,
-    offering_thumbnail: r.offering_thumbnail,
-    offering_type: r.offering_type,
-    offering_shared: toBool(r.offering_shared),
-    offering_billable: toBool(r.offering_billable),
-    offering_plugin_options: parseJson(r.offering_plugin_options, {}),
-    provider_name: r.provider_name,
-    provider_uuid: r.provider_uuid,
-    provider_slug: r.provider_slug,
-    category_title: r.category_title ?? null,
-    category_uuid: r.category_uuid ?? null,
-    category_icon: r.category_icon ?? null,
-    plan: urlOf(base, 'marketplace-plans', r.plan_uuid),
-    plan_unit: r.plan_unit ?? null,
-    plan_name: r.plan_name ?? null,
-    plan_uuid: r.plan_uuid ?? null,
-    plan_description: r.plan_description ?? null,
-    old_plan_name: isUpdate ? (r.old_plan_name ?? null) : null,
-    new_plan_name: isUpdate ? (r.plan_name ?? null) : null,
-    old_plan_uuid: isUpdate ? (r.old_plan_uuid ?? null) : null,
-    new_plan_uuid: isUpdate ? (r.plan_uuid ?? null) : null,
-    old_cost_estimate: isUpdate ? planCost(r.old_plan_unit_price, r.old_plan_fixed_price) : null,
-    new_cost_estimate: isUpdate ? decimalString(newCost) : null,
-    cost: decimalString(r.cost),
-    fixed_price: decimalNumber(r.plan_fixed_price),
-    activation_price: decimalNumber(r.plan_activation_price),
-    attributes: parseJson(r.attributes, {}),
-    limits: parseJson(r.limits, {}),
-    uuid: r.uuid,
-    created: r.created,
-    modified: r.modified,
-    state,
-    type,
-    order_subtype: null,
-    output: r.output,
-    error_message: r.error_message,
-    error_traceback: seesTraceback ? r.error_traceback : '',
-    callback_url: r.callback_url,
-    completed_at: r.completed_at,
-    request_comment: r.request_comment,
-    attachment: r.attachment ? `${base}/api/${PATH}/${r.uuid}/attachment/` : null,
-    start_date: r.start_date,
-    slug: r.slug,
-    url: urlOf(base, PATH, r.uuid)!,
-    can_terminate: !!rules?.cancel && ['pending-consumer', 'pending-provider', 'executing'].includes(state),
-    termination_comment: r.termination_comment,
-    backend_id: r.backend_id,
-    issue: null,
-    resource_uuid: r.resource_uuid ?? null,
-    resource_type: r.resource_type || r.offering_type,
-    resource_name: r.resource_name ?? null,
-    marketplace_resource_uuid: r.resource_uuid ?? null,
-    consumer_reviewed_by: r.consumer_reviewed_by_username ?? null,
-    consumer_reviewed_by_full_name: r.consumer_reviewed_by_full_name ?? null,
-    consumer_reviewed_by_username: r.consumer_reviewed_by_username ?? null,
-    consumer_reviewed_at: r.consumer_reviewed_at,
-    provider_reviewed_by: r.provider_reviewed_by_username ?? null,
-    provider_reviewed_by_full_name: r.provider_reviewed_by_full_name ?? null,
-    provider_reviewed_by_username: r.provider_reviewed_by_username ?? null,
-    provider_reviewed_at: r.provider_reviewed_at,
-    created_by_username: r.created_by_username ?? null,
-    created_by_full_name: r.created_by_full_name ?? null,
-    created_by_civil_number: r.created_by_civil_number ?? null,
-    customer_name: r.customer_name,
-    customer_uuid: r.customer_uuid,
-    customer_slug: r.customer_slug,
-    project_name: r.project_name,
-    project_uuid: r.project_uuid,
-    project_description: r.project_description,
-    project_slug: r.project_slug,
-  }
-}
-
-export async function listOrders(
-  ctx: AppContext,
-  actor: Actor,
-  f: OrderFilters,
-  order: OrderTerm[],
-  base: string,
-  page: (count: () => Promise<number>, fetch: (l: number, o: number) => Promise<Order[]>) => Promise<Order[]>,
-): Promise<Order[]> {
-  const repo = ordersRepository(ctx.db)
-  const vis = orderVisibility(actor)
-  return page(
-    () => repo.count(vis, f),
-    async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toOrder(base, r, actor)),
-  )
-}
-
+/** Links start with `base`; error tracebacks are shown to staff and support only. */
 function jsonRender(base: string, actor: Actor): JsonRender {
-  return { base: JSON.stringify(base).slice(1, -1), traceback: actor.isStaff || actor.isSupport }
+  return { base: JSON.stringify(base).slice(1, -1), traceback: seesAll(actor) }
 }
 
 /**
- * The JSON text of an order rendered by the database (`recordJson` in the repository), completed
- * with the decimal fields computed as `toOrder` computes them. Parsed, it equals `toOrder`'s record
- * serialized with the response schema.
+ * The JSON text of an order record: rendered by the database (`recordJson` in the repository),
+ * completed here with the decimal fields.
  */
 export function toOrderJson(r: OrderJsonRow): string {
   const isUpdate = r.type === 'Update' && r.old_plan_id !== null
@@ -202,8 +101,8 @@ export function toOrderJson(r: OrderJsonRow): string {
   )
 }
 
-/** `listOrders` answering the page as JSON text (each record rendered by the database). */
-export async function listOrdersJson(
+/** A page of order records as JSON text. */
+export async function listOrders(
   ctx: AppContext,
   actor: Actor,
   f: OrderFilters,
@@ -216,17 +115,12 @@ export async function listOrdersJson(
   const render = jsonRender(base, actor)
   return page(
     () => repo.count(vis, f),
-    async (l, o) => (await repo.listJson(vis, f, order, l, o, render)).map(toOrderJson),
+    async (l, o) => (await repo.list(vis, f, order, l, o, render)).map(toOrderJson),
   )
 }
 
-/** `getOrder` answering JSON text rendered by the database. */
-export async function getOrderJson(
-  ctx: AppContext,
-  actor: Actor,
-  uuid: string,
-  base: string,
-): Promise<string> {
+/** One order record as JSON text, when the caller may see it. */
+export async function getOrder(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<string> {
   const id = normalizeUuid(uuid)
   const repo = ordersRepository(ctx.db)
   const row = id
@@ -263,20 +157,11 @@ export function approvalFilters(
   return f
 }
 
-async function findVisible(
-  ctx: AppContext,
-  actor: Actor,
-  uuid: string,
-  db = ctx.db,
-): Promise<OrderDetailRow> {
+async function findVisible(ctx: AppContext, actor: Actor, uuid: string, db = ctx.db): Promise<OrderRow> {
   const id = normalizeUuid(uuid)
   const row = id ? await ordersRepository(db).findVisibleByUuid(orderVisibility(actor), id) : undefined
   if (!row) throw notFound('No Order matches the given query.')
   return row
-}
-
-export async function getOrder(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<Order> {
-  return toOrder(base, await findVisible(ctx, actor, uuid), actor)
 }
 
 export async function getOrderOffering(ctx: AppContext, actor: Actor, uuid: string, base: string) {
@@ -339,12 +224,12 @@ async function checkNewResourceAllowed(ctx: AppContext, trx: Trx, offeringId: nu
   await assertNewResourceAllowed(ctx, trx, { offeringId, customerId })
 }
 
+/** Places a Create order (and its resource, in state Creating); answers both ids. */
 export async function createOrder(
   ctx: AppContext,
   actor: Actor,
   body: OrderCreate,
-  base: string,
-): Promise<Order> {
+): Promise<{ orderId: number; resourceId: number }> {
   const type = (body.type ?? 'Create') as OrderType
   if (type !== 'Create') {
     throw fieldError('type', 'Update and Terminate orders are created through the resource actions.')
@@ -388,7 +273,7 @@ export async function createOrder(
     body.attributes && typeof body.attributes === 'object' ? (body.attributes as Record<string, unknown>) : {}
   const now = ctx.clock().toISOString()
   const uuid = ctx.newUuid()
-  const id = await ctx.db.transaction().execute(async (trx) => {
+  const created = await ctx.db.transaction().execute(async (trx) => {
     await checkNewResourceAllowed(ctx, trx, offering.id, project.customer_id)
     const resourceId = await resourcesWriteRepository(trx).insert({
       uuid: ctx.newUuid(),
@@ -447,10 +332,15 @@ export async function createOrder(
       modified: now,
     })
     await afterStateChange(ctx, trx, orderId, state)
-    return orderId
+    return { orderId, resourceId }
   })
   ctx.jobs.wake()
-  return toOrder(base, (await ordersRepository(ctx.db).findById(id))!, actor)
+  return created
+}
+
+/** The record of an order just written by this caller, as JSON text. */
+export async function orderRecord(ctx: AppContext, actor: Actor, id: number, base: string): Promise<string> {
+  return toOrderJson((await ordersRepository(ctx.db).findJsonById(id, jsonRender(base, actor)))!)
 }
 
 // ---- transitions ----
@@ -515,13 +405,13 @@ async function afterStateChange(
 
 interface TransitionOptions {
   /** 403 unless this holds (after the order is found). */
-  permitted: (o: OrderDetailRow) => boolean
+  permitted: (o: OrderRow) => boolean
   /** 405 unless the offering type supports the action (checked after the state). */
   typeAllows?: (rules: OfferingTypeRules | null) => boolean
   /** Extra columns written with the state. */
-  values?: (o: OrderDetailRow, now: string) => Record<string, unknown>
+  values?: (o: OrderRow, now: string) => Record<string, unknown>
   /** Business checks (400) after state and type. */
-  validate?: (o: OrderDetailRow, trx: Trx) => Promise<void> | void
+  validate?: (o: OrderRow, trx: Trx) => Promise<void> | void
 }
 
 function typeNotSupported(type: string): AppError {
@@ -555,8 +445,8 @@ async function transition(
   ctx.jobs.wake()
 }
 
-const consumerScopes = (o: OrderDetailRow) => ({ customerId: o.customer_id, projectId: o.project_id })
-const providerScopes = (o: OrderDetailRow) => ({
+const consumerScopes = (o: OrderRow) => ({ customerId: o.customer_id, projectId: o.project_id })
+const providerScopes = (o: OrderRow) => ({
   customerId: o.provider_customer_id,
   offeringId: o.offering_id,
 })
@@ -620,7 +510,7 @@ export function cancelOrder(ctx: AppContext, actor: Actor, uuid: string) {
 }
 
 /** Agents (provider side) drive these; support staff complete support requests. */
-function agentPermitted(actor: Actor, o: OrderDetailRow): boolean {
+function agentPermitted(actor: Actor, o: OrderRow): boolean {
   if (can(actor, 'ORDER.APPROVE', providerScopes(o))) return true
   return actor.isSupport && rulesOf(o.offering_type)?.processedBy === 'support'
 }
@@ -716,7 +606,7 @@ function removeAttachmentFile(ctx: AppContext, uuid: string) {
   if (existsSync(p)) unlinkSync(p)
 }
 
-function attachmentAllowed(actor: Actor, o: OrderDetailRow): boolean {
+function attachmentAllowed(actor: Actor, o: OrderRow): boolean {
   return (
     o.created_by_id === actor.id ||
     can(actor, 'ORDER.CANCEL', consumerScopes(o)) ||
