@@ -440,26 +440,9 @@ const updateStateIf = reusable((db: Db, columns: string, from: number) => {
     )
 })
 const transitionRowById = reusable((db: Db) =>
-  db
-    .selectFrom('orders')
-    .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
+  orderRow(db)
     .leftJoin('resources', 'resources.id', 'orders.resource_id')
-    .select([
-      'orders.id',
-      'orders.uuid',
-      'orders.type',
-      'orders.state',
-      'orders.resource_id',
-      'orders.plan_id',
-      'orders.limits',
-      'orders.callback_url',
-      'orders.start_date',
-      'orders.project_id',
-      'orders.offering_id',
-      'orders.modified',
-      'offerings.type as offering_type',
-      'resources.uuid as resource_uuid',
-    ])
+    .select('resources.uuid as resource_uuid')
     .where('orders.id', '=', slot(0)),
 )
 const projectStartDateById = reusable((db: Db) =>
