@@ -59,6 +59,8 @@ export const JOBS = {
 
 // ---- visibility and records ----
 
+const ORDER_NOT_FOUND = 'No Order matches the given query.'
+
 export function orderVisibility(actor: Actor): OrderVisibility {
   if (seesAll(actor)) return { all: true }
   return {
@@ -89,7 +91,7 @@ function jsonRender(base: string, actor: Actor): JsonRender {
  * The JSON text of an order record: rendered by the database (`recordJson` in the repository),
  * completed here with the decimal fields.
  */
-export function toOrderJson(r: OrderJsonRow): string {
+function toOrderJson(r: OrderJsonRow): string {
   const isUpdate = r.type === 'Update' && r.old_plan_id !== null
   const j = JSON.stringify
   const oldCost = isUpdate ? planCost(r.old_plan_unit_price, r.old_plan_fixed_price) : null
@@ -126,7 +128,7 @@ export async function getOrder(ctx: AppContext, actor: Actor, uuid: string, base
   const row = id
     ? await repo.findVisibleJsonByUuid(orderVisibility(actor), id, jsonRender(base, actor))
     : undefined
-  if (!row) throw notFound('No Order matches the given query.')
+  if (!row) throw notFound(ORDER_NOT_FOUND)
   return toOrderJson(row)
 }
 
@@ -160,7 +162,7 @@ export function approvalFilters(
 async function findVisible(ctx: AppContext, actor: Actor, uuid: string, db = ctx.db): Promise<OrderRow> {
   const id = normalizeUuid(uuid)
   const row = id ? await ordersRepository(db).findVisibleByUuid(orderVisibility(actor), id) : undefined
-  if (!row) throw notFound('No Order matches the given query.')
+  if (!row) throw notFound(ORDER_NOT_FOUND)
   return row
 }
 
