@@ -232,8 +232,9 @@ function orderRow(db: Db) {
 
 /**
  * The order record as JSON text, rendered by the database from `recordJoins` (a 10-order page is
- * then one string instead of 750 row properties, 800 record properties and their serialization). It holds every field of the record except the decimal ones, which are computed
- * from the raw columns alongside (`toOrderJson` in the service), and it lacks the closing brace.
+ * then one string instead of 750 row properties, 800 record properties and their serialization).
+ * It holds every field of the record except the decimal ones, which are computed from the raw
+ * columns alongside (`toOrderJson` in the service), and it lacks the closing brace.
  * `p.base` is the base URL escaped for a JSON string; `p.traceback` is '1' when the caller may
  * see error tracebacks.
  */
@@ -538,7 +539,7 @@ export function ordersRepository(db: Db) {
     async delete(id: number): Promise<void> {
       await db.deleteFrom('orders').where('id', '=', id).execute()
     },
-    /** Is there a pending or executing order for this resource (other than `exceptId`)? */
+    /** Is there a pending or executing order for this resource? */
     async hasOpenOrderForResource(resourceId: number): Promise<boolean> {
       const r = await db
         .selectFrom('orders')
