@@ -212,6 +212,36 @@ describe('transitions', () => {
     assert.equal(res.body.state, 'OK')
   })
 
+  test('consumer approval is refused while the organization is blocked or archived, or the project expired', async () => {
+    const o = await order(users.manager)
+    const approve = () => as(users.owner).post(`${R}/${o.uuid}/approve_by_consumer/`)
+    const setCustomer = (values: { blocked?: number; archived?: number }) =>
+      t.ctx.db.updateTable('customers').set(values).where('id', '=', consumer.id).execute()
+    const setEndDate = (end_date: string | null) =>
+      t.ctx.db.updateTable('projects').set({ end_date }).where('id', '=', project.id).execute()
+    try {
+      await setCustomer({ blocked: 1 })
+      const blocked = await approve()
+      assert.equal(blocked.status, 400)
+      assert.deepEqual(blocked.body, { non_field_errors: ['Blocked organization is not available.'] })
+      await setCustomer({ blocked: 0, archived: 1 })
+      assert.deepEqual((await approve()).body, {
+        non_field_errors: ['Archived organization is not available.'],
+      })
+      await setCustomer({ archived: 0 })
+      await setEndDate('2020-01-01')
+      assert.deepEqual((await approve()).body, {
+        non_field_errors: ["Project 'Alpha project' is expired."],
+      })
+      assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.state, 'pending-consumer')
+    } finally {
+      await setCustomer({ blocked: 0, archived: 0 })
+      await setEndDate(null)
+    }
+    assert.equal((await approve()).status, 200)
+    assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.state, 'pending-provider')
+  })
+
   test('Basic: the approved order completes at once through the processing job', async () => {
     const o = await order(users.owner, 'Marketplace.Basic')
     assert.equal(o.state, 'pending-provider')

@@ -449,6 +449,13 @@ const transitionRowById = reusable((db: Db) =>
 const projectStartDateById = reusable((db: Db) =>
   db.selectFrom('projects').select('start_date').where('id', '=', slot(0)),
 )
+const customerAndProjectByIds = reusable((db: Db) =>
+  db
+    .selectFrom(['customers', 'projects'])
+    .select(['customers.blocked', 'customers.archived', 'projects.name', 'projects.end_date'])
+    .where('customers.id', '=', slot(0))
+    .where('projects.id', '=', slot(1)),
+)
 
 export function ordersRepository(db: Db) {
   return {
@@ -528,6 +535,12 @@ export function ordersRepository(db: Db) {
     },
     async projectStartDate(projectId: number): Promise<string | null> {
       return (await projectStartDateById(db, [], [projectId])).rows[0]?.start_date ?? null
+    },
+    /** What a consumer approval checks of the order's organization and project, in one read. */
+    async customerAndProject(customerId: number, projectId: number) {
+      const row = (await customerAndProjectByIds(db, [], [customerId, projectId])).rows[0]
+      if (!row) throw new Error(`customer ${customerId} or project ${projectId} is gone`)
+      return row
     },
     async update(id: number, values: Record<string, unknown>): Promise<void> {
       await db

@@ -457,17 +457,8 @@ export function approveByConsumer(ctx: AppContext, actor: Actor, uuid: string) {
   return transition(ctx, actor, uuid, 'approve_by_consumer', {
     permitted: (o) => can(actor, 'ORDER.APPROVE', consumerScopes(o)),
     validate: async (o, trx) => {
-      const c = (await trx
-        .selectFrom('customers')
-        .selectAll()
-        .where('id', '=', o.customer_id)
-        .executeTakeFirst())!
-      const p = (await trx
-        .selectFrom('projects')
-        .selectAll()
-        .where('id', '=', o.project_id)
-        .executeTakeFirst())!
-      checkCustomerAndProject(ctx, c, p)
+      const both = await ordersRepository(trx).customerAndProject(o.customer_id, o.project_id)
+      checkCustomerAndProject(ctx, both, both)
     },
     values: (_o, now) => ({ consumer_reviewed_by_id: actor.id, consumer_reviewed_at: now }),
   })
