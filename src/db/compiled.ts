@@ -9,9 +9,20 @@ type Db = Kysely<DB> | Transaction<DB>
 
 const MARK = '\u0000param:'
 
-/** The placeholder for the i-th parameter of a query given to `reusable`. */
+/** The placeholder for the i-th parameter of a query given to `reusable` or `reusableByForm`. */
 export function slot<T = any>(i: number): T {
   return `${MARK}${i}` as T
+}
+
+function withParams<R>(compiled: CompiledQuery<R>, params: readonly unknown[]): CompiledQuery<R> {
+  const parameters = compiled.parameters.map((p) =>
+    typeof p === 'string' && p.startsWith(MARK) ? params[Number(p.slice(MARK.length))] : p,
+  )
+  return { ...compiled, parameters }
+}
+
+function dialectKey(db: Db): string {
+  return isPostgres(db as Kysely<DB>) ? 'pg' : 'sqlite'
 }
 
 /**
@@ -23,15 +34,34 @@ export function reusable<R, A extends unknown[]>(
 ): (db: Db, variant: A, params: readonly unknown[]) => Promise<QueryResult<R>> {
   const cache = new Map<string, CompiledQuery<R>>()
   return (db, variant, params) => {
-    const key = `${isPostgres(db as Kysely<DB>) ? 'pg' : 'sqlite'}:${variant.join(',')}`
+    const key = `${dialectKey(db)}:${variant.join(',')}`
     let compiled = cache.get(key)
     if (!compiled) {
       compiled = build(db, ...variant).compile()
       cache.set(key, compiled)
     }
-    const parameters = compiled.parameters.map((p) =>
-      typeof p === 'string' && p.startsWith(MARK) ? params[Number(p.slice(MARK.length))] : p,
-    )
-    return db.executeQuery<R>({ ...compiled, parameters })
+    return db.executeQuery<R>(withParams(compiled, params))
+  }
+}
+
+/**
+ * For queries whose form depends on the request (which filters are given, how long each IN list
+ * is): the caller names the form and builds it with slots. Each form is compiled once per dialect
+ * and kept while it is among the `max` most recently compiled. Every value that comes from the
+ * request must go through a slot, or the value of the request that compiled the form would stay.
+ */
+export function reusableByForm<R>(
+  max = 500,
+): (db: Db, form: string, build: () => Compilable<R>, params: readonly unknown[]) => Promise<QueryResult<R>> {
+  const cache = new Map<string, CompiledQuery<R>>()
+  return (db, form, build, params) => {
+    const key = `${dialectKey(db)}:${form}`
+    let compiled = cache.get(key)
+    if (!compiled) {
+      compiled = build().compile()
+      if (cache.size >= max) cache.delete(cache.keys().next().value!)
+      cache.set(key, compiled)
+    }
+    return db.executeQuery<R>(withParams(compiled, params))
   }
 }

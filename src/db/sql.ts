@@ -7,7 +7,16 @@ export function isPostgres(db: Kysely<any>): boolean {
 
 /** Case-insensitive "contains" with LIKE wildcards in the value matched literally. */
 export function icontains(column: string, value: string): RawBuilder<boolean> {
-  const pattern = `%${value.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  return ilike(column, containsPattern(value))
+}
+
+/** The LIKE pattern of "contains `value`", lowercased, with `\` escaping its wildcards. */
+export function containsPattern(value: string): string {
+  return `%${value.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+}
+
+/** The lowercased column matches a `containsPattern` (given as a value or a slot). */
+export function ilike(column: string, pattern: unknown): RawBuilder<boolean> {
   return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`
 }
 

@@ -509,6 +509,70 @@ describe('visibility and filters', () => {
     assert.equal((await s.get(`${R}/?project_uuid=zz`)).status, 400)
   })
 
+  test('a list of the same kind run again with other values answers for the new values', async () => {
+    // List queries are compiled once per kind of filter; each request's values must be its own.
+    const s = as(users.staff)
+    const slurm = await order(users.owner, 'Marketplace.Slurm', { attributes: { name: 'omega-resource' } })
+    const basic = await order(users.owner, 'Marketplace.Basic', { attributes: { name: 'sigma-resource' } })
+    const runs: [qs: string, slurmIn: boolean, basicIn: boolean][] = [
+      [`offering_uuid=${offerings['Marketplace.Slurm']!.offering.uuid}`, true, false],
+      [`offering_uuid=${offerings['Marketplace.Basic']!.offering.uuid}`, false, true],
+      ['offering_type=Marketplace.Slurm', true, false],
+      ['offering_type=Marketplace.Basic', false, true],
+      [`resource_uuid=${slurm.body.marketplace_resource_uuid}`, true, false],
+      [`resource_uuid=${basic.body.marketplace_resource_uuid}`, false, true],
+      ['resource_name=omega', true, false],
+      ['resource_name=sigma', false, true],
+      ['resource_name=om', true, false],
+      ['resource_name=si', false, true],
+      ['query=omega-r', true, false],
+      ['query=sigma-r', false, true],
+      [`query=${slurm.uuid}`, true, false],
+      [`query=${basic.uuid}`, false, true],
+      [`service_manager_uuid=${users.offeringManager.uuid}`, true, false],
+      [`service_manager_uuid=${users.outsider.uuid}`, false, false],
+      [`created=${slurm.body.created}&state=pending-provider`, true, true],
+      ['created=2999-01-01&state=pending-provider', false, false],
+    ]
+    for (const [qs, slurmIn, basicIn] of runs) {
+      const r = await s.get(`${R}/?page_size=300&${qs}`)
+      assert.equal(r.status, 200, qs)
+      const uuids = r.body.map((x: { uuid: string }) => x.uuid)
+      assert.equal(uuids.includes(slurm.uuid), slurmIn, `${qs}: Slurm order`)
+      assert.equal(uuids.includes(basic.uuid), basicIn, `${qs}: Basic order`)
+      assert.equal(Number(r.headers['x-result-count']), uuids.length, `${qs}: total`)
+    }
+    // Pages of one list: the limit and offset are values too.
+    const all = (await s.get(`${R}/?o=-created&page_size=300`)).body.map((x: { uuid: string }) => x.uuid)
+    for (const page of [1, 2, 3]) {
+      const r = await s.get(`${R}/?o=-created&page_size=1&page=${page}`)
+      assert.deepEqual(
+        r.body.map((x: { uuid: string }) => x.uuid),
+        [all[page - 1]],
+        `page ${page}`,
+      )
+    }
+    // Two callers holding one project each see their own project's orders.
+    const other = await makeProject(t.ctx, consumer, { name: 'Other project' })
+    const otherMember = await makeUser(t.ctx)
+    await grant(t.ctx, otherMember, 'PROJECT.MEMBER', { type: 'project', id: other.id })
+    const { offering, plan } = offerings['Marketplace.Basic']!
+    const created = await s.post(`${R}/`, { offering: offering.url, plan: plan.url, project: other.url })
+    assert.equal(created.status, 201)
+    const seen = async (who: UserRef) => {
+      const r = await as(who).get(`${R}/?page_size=300`)
+      return {
+        uuids: r.body.map((x: { uuid: string }) => x.uuid),
+        total: Number(r.headers['x-result-count']),
+      }
+    }
+    const mine = await seen(users.member)
+    const theirs = await seen(otherMember)
+    assert.deepEqual(theirs, { uuids: [created.body.uuid], total: 1 })
+    assert.ok(mine.uuids.includes(slurm.uuid) && !mine.uuids.includes(created.body.uuid))
+    assert.equal(mine.total, mine.uuids.length)
+  })
+
   test('can_approve_as_consumer=true lists only what the caller may approve', async () => {
     const o = await order(users.manager)
     const mine = await as(users.owner).get(`${R}/?can_approve_as_consumer=true&page_size=300`)

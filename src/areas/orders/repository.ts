@@ -4,8 +4,8 @@
 // decide on the order row alone (`orderRow`).
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { icontains, inAnyOf, isPostgres, jsonSql } from '../../db/sql.js'
-import { reusable, slot } from '../../db/compiled.js'
+import { containsPattern, ilike, inAnyOf, isPostgres, jsonSql } from '../../db/sql.js'
+import { reusable, reusableByForm, slot } from '../../db/compiled.js'
 import type { OrderTerm } from '../../http/query.js'
 import { OFFERING_TYPE_RULES } from '../catalog/offering-types.js'
 import type { OrderState } from './state-machine.js'
@@ -41,34 +41,70 @@ export interface OrderFilters {
 }
 
 /**
- * Ids of resources whose name contains `text` (case-insensitive). On SQLite a text of three or
- * more characters is looked up in the trigram index (a phrase of trigrams is a substring match);
- * PostgreSQL's trigram index serves the LIKE itself.
+ * Resources whose name contains `text` (case-insensitive): the value to bind and the `id IN`
+ * sub-select given its slot. On SQLite a text of three or more characters is looked up in the
+ * trigram index (a phrase of trigrams is a substring match); PostgreSQL's trigram index serves the
+ * LIKE itself.
  */
-function resourceIdsNamed(db: Db, text: string) {
+function resourcesNamed(db: Db, text: string) {
   if (!isPostgres(db) && [...text].length >= 3) {
-    const phrase = `"${text.replace(/"/g, '""')}"`
-    return sql<number>`(select rowid from resources_name_fts where resources_name_fts match ${phrase})`
+    return {
+      form: 'fts',
+      value: `"${text.replace(/"/g, '""')}"`,
+      ids: (s: unknown) =>
+        sql<number>`(select rowid from resources_name_fts where resources_name_fts match ${s})`,
+    }
   }
-  return db.selectFrom('resources').select('resources.id').where(icontains('resources.name', text))
+  return {
+    form: 'like',
+    value: containsPattern(text),
+    ids: (s: unknown) => db.selectFrom('resources').select('resources.id').where(ilike('resources.name', s)),
+  }
 }
 
 function base(db: Db) {
   return db.selectFrom('orders')
 }
 
-function applyFilters(
-  db: Db,
-  q: SelectQueryBuilder<DB, 'orders', object>,
-  vis: OrderVisibility,
-  f: OrderFilters,
-) {
-  if (f.none) return q.where(sql<boolean>`1 = 0`)
+type OrdersQuery = SelectQueryBuilder<DB, 'orders', object>
+
+/**
+ * One condition of a list query. `form` names its shape (which filter, how many values), `values`
+ * are its parameters, and `apply` adds it to a query given one slot per value, so a list's queries
+ * are compiled once per combination of forms (`reusableByForm`).
+ */
+interface Condition {
+  form: string
+  values: readonly unknown[]
+  apply: (q: OrdersQuery, s: readonly any[]) => OrdersQuery
+}
+
+type Branches = readonly (readonly [column: string, ids: readonly number[]])[]
+
+/** `inAnyOf` over id lists whose values are given as slots. */
+function anyOf(name: string, branches: Branches): Condition {
+  return {
+    form: `${name}:${branches.map(([, ids]) => ids.length).join('.')}`,
+    values: branches.flatMap(([, ids]) => ids),
+    apply: (q, s) => {
+      let i = 0
+      const slotted = branches.map(([column, ids]) => [column, ids.map(() => s[i++])] as const)
+      return q.where((eb) => inAnyOf(eb, slotted))
+    },
+  }
+}
+
+/** The conditions of a list, in a fixed order. */
+function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): Condition[] {
+  if (f.none) return [{ form: 'none', values: [], apply: (q) => q.where(sql<boolean>`1 = 0`) }]
+  const out: Condition[] = []
+  const add = (form: string, values: readonly unknown[], apply: Condition['apply']) =>
+    out.push({ form, values, apply })
   if (!vis.all) {
     // Only the scopes the caller has: a project member's orders are then one range of the
     // (project_id, created) index, already in list order, instead of a union to sort.
-    q = q.where((eb) =>
-      inAnyOf(eb, [
+    out.push(
+      anyOf('visible', [
         ['orders.project_id', vis.projectIds],
         ['orders.customer_id', vis.customerIds],
         ['orders.provider_customer_id', vis.customerIds],
@@ -78,10 +114,10 @@ function applyFilters(
   }
   const c = f.canApproveAsConsumer
   if (c) {
-    q = q.where('orders.state', '=', 'pending-consumer')
+    add('consumer-approvable', [], (q) => q.where('orders.state', '=', 'pending-consumer'))
     if (typeof c === 'object') {
-      q = q.where((eb) =>
-        inAnyOf(eb, [
+      out.push(
+        anyOf('consumer-approver', [
           ['orders.project_id', c.projectIds],
           ['orders.customer_id', c.customerIds],
         ]),
@@ -90,114 +126,126 @@ function applyFilters(
   }
   const p = f.canApproveAsProvider
   if (p) {
-    q = q.where('orders.state', '=', 'pending-provider')
+    add('provider-approvable', [], (q) => q.where('orders.state', '=', 'pending-provider'))
     if (typeof p === 'object') {
-      q = q.where((eb) =>
-        inAnyOf(eb, [
+      out.push(
+        anyOf('provider-approver', [
           ['orders.provider_customer_id', p.customerIds],
           ['orders.offering_id', p.offeringIds],
         ]),
       )
     }
   }
-  const sub = (table: 'projects' | 'customers' | 'offerings' | 'categories', uuid: string) =>
+  const sub = (table: 'projects' | 'customers' | 'offerings' | 'categories', uuid: unknown) =>
     sql<number>`(select id from ${sql.table(table)} where uuid = ${uuid})`
-  if (f.project_uuid) q = q.where('orders.project_id', '=', sub('projects', f.project_uuid))
-  if (f.customer_uuid) q = q.where('orders.customer_id', '=', sub('customers', f.customer_uuid))
-  if (f.provider_uuid) q = q.where('orders.provider_customer_id', '=', sub('customers', f.provider_uuid))
-  if (f.offering_uuids?.length) {
-    q = q.where('orders.offering_id', 'in', (eb) =>
-      eb.selectFrom('offerings').select('id').where('uuid', 'in', f.offering_uuids!),
+  if (f.project_uuid) {
+    add('project', [f.project_uuid], (q, [s]) => q.where('orders.project_id', '=', sub('projects', s)))
+  }
+  if (f.customer_uuid) {
+    add('customer', [f.customer_uuid], (q, [s]) => q.where('orders.customer_id', '=', sub('customers', s)))
+  }
+  if (f.provider_uuid) {
+    add('provider', [f.provider_uuid], (q, [s]) =>
+      q.where('orders.provider_customer_id', '=', sub('customers', s)),
     )
   }
-  if (f.offering_slugs?.length) {
-    q = q.where('orders.offering_id', 'in', (eb) =>
-      eb.selectFrom('offerings').select('id').where('slug', 'in', f.offering_slugs!),
+  const offeringsWhere = (name: string, column: 'uuid' | 'slug' | 'type', values?: string[]) => {
+    if (!values?.length) return
+    add(`${name}:${values.length}`, values, (q, s) =>
+      q.where('orders.offering_id', 'in', (eb) =>
+        eb.selectFrom('offerings').select('id').where(column, 'in', s),
+      ),
     )
   }
-  if (f.offering_types?.length) {
-    q = q.where('orders.offering_id', 'in', (eb) =>
-      eb.selectFrom('offerings').select('id').where('type', 'in', f.offering_types!),
-    )
-  }
+  offeringsWhere('offerings', 'uuid', f.offering_uuids)
+  offeringsWhere('offering-slugs', 'slug', f.offering_slugs)
+  offeringsWhere('offering-types', 'type', f.offering_types)
   if (f.category_uuid) {
-    const cat = f.category_uuid
-    q = q.where('orders.offering_id', 'in', (eb) =>
-      eb
-        .selectFrom('offerings')
-        .select('offerings.id')
-        .where('offerings.category_id', '=', sub('categories', cat)),
+    add('category', [f.category_uuid], (q, [s]) =>
+      q.where('orders.offering_id', 'in', (eb) =>
+        eb
+          .selectFrom('offerings')
+          .select('offerings.id')
+          .where('offerings.category_id', '=', sub('categories', s)),
+      ),
     )
   }
   if (f.parent_offering_uuid) {
-    const parent = f.parent_offering_uuid
-    q = q.where('orders.offering_id', 'in', (eb) =>
-      eb
-        .selectFrom('offerings')
-        .select('offerings.id')
-        .where('offerings.parent_id', '=', sub('offerings', parent)),
+    add('parent-offering', [f.parent_offering_uuid], (q, [s]) =>
+      q.where('orders.offering_id', 'in', (eb) =>
+        eb
+          .selectFrom('offerings')
+          .select('offerings.id')
+          .where('offerings.parent_id', '=', sub('offerings', s)),
+      ),
     )
   }
   if (f.service_manager_uuid) {
     // Orders of offerings whose provider organization the user manages (CUSTOMER.MANAGER) or
     // that the user manages directly (OFFERING.MANAGER).
-    const user = f.service_manager_uuid
-    q = q.where((eb) =>
-      eb.or([
-        eb(
-          'orders.provider_customer_id',
-          'in',
+    add('service-manager', [f.service_manager_uuid], (q, [user]) =>
+      q.where((eb) => {
+        const scopesAs = (role: string) =>
           eb
             .selectFrom('user_roles')
             .innerJoin('roles', 'roles.id', 'user_roles.role_id')
             .innerJoin('users', 'users.id', 'user_roles.user_id')
             .select('user_roles.scope_id')
             .where('users.uuid', '=', user)
-            .where('roles.name', '=', 'CUSTOMER.MANAGER')
-            .where('user_roles.is_active', '=', 1),
-        ),
-        eb(
-          'orders.offering_id',
-          'in',
-          eb
-            .selectFrom('user_roles')
-            .innerJoin('roles', 'roles.id', 'user_roles.role_id')
-            .innerJoin('users', 'users.id', 'user_roles.user_id')
-            .select('user_roles.scope_id')
-            .where('users.uuid', '=', user)
-            .where('roles.name', '=', 'OFFERING.MANAGER')
-            .where('user_roles.is_active', '=', 1),
-        ),
-      ]),
+            .where('roles.name', '=', role)
+            .where('user_roles.is_active', '=', 1)
+        return eb.or([
+          eb('orders.provider_customer_id', 'in', scopesAs('CUSTOMER.MANAGER')),
+          eb('orders.offering_id', 'in', scopesAs('OFFERING.MANAGER')),
+        ])
+      }),
     )
   }
   if (f.resource_uuid) {
-    const r = f.resource_uuid
-    q = q.where('orders.resource_id', '=', sql<number>`(select id from resources where uuid = ${r})`)
+    add('resource', [f.resource_uuid], (q, [s]) =>
+      q.where('orders.resource_id', '=', sql<number>`(select id from resources where uuid = ${s})`),
+    )
   }
   if (f.resource_name) {
-    const name = f.resource_name
-    q = q.where('orders.resource_id', 'in', resourceIdsNamed(db, name))
+    const named = resourcesNamed(db, f.resource_name)
+    add(`resource-name:${named.form}`, [named.value], (q, [s]) =>
+      q.where('orders.resource_id', 'in', named.ids(s)),
+    )
   }
   if (f.query) {
     const { text, uuid } = f.query
-    q = q.where((eb) =>
-      eb.or([
-        ...(uuid ? [eb('orders.uuid', '=', uuid)] : []),
-        eb('orders.slug', '=', text),
-        eb(
-          'orders.project_id',
-          'in',
-          eb.selectFrom('projects').select('projects.id').where(icontains('projects.name', text)),
-        ),
-        eb('orders.resource_id', 'in', resourceIdsNamed(db, text)),
-      ]),
+    const named = resourcesNamed(db, text)
+    const values = [text, containsPattern(text), named.value, ...(uuid ? [uuid] : [])]
+    add(`query:${named.form}:${uuid ? 'uuid' : ''}`, values, (q, [slug, projectName, resourceName, u]) =>
+      q.where((eb) =>
+        eb.or([
+          ...(uuid ? [eb('orders.uuid', '=', u)] : []),
+          eb('orders.slug', '=', slug),
+          eb(
+            'orders.project_id',
+            'in',
+            eb.selectFrom('projects').select('projects.id').where(ilike('projects.name', projectName)),
+          ),
+          eb('orders.resource_id', 'in', named.ids(resourceName)),
+        ]),
+      ),
     )
   }
-  if (f.states?.length) q = q.where('orders.state', 'in', f.states)
-  if (f.types?.length) q = q.where('orders.type', 'in', f.types)
-  if (f.created) q = q.where('orders.created', '>=', f.created)
-  if (f.modified) q = q.where('orders.modified', '>=', f.modified)
+  if (f.states?.length) add(`states:${f.states.length}`, f.states, (q, s) => q.where('orders.state', 'in', s))
+  if (f.types?.length) add(`types:${f.types.length}`, f.types, (q, s) => q.where('orders.type', 'in', s))
+  if (f.created) add('created', [f.created], (q, [s]) => q.where('orders.created', '>=', s))
+  if (f.modified) add('modified', [f.modified], (q, [s]) => q.where('orders.modified', '>=', s))
+  return out
+}
+
+/** `q` with the conditions added, their slots numbered from 0 in order. */
+function applyConditions(q: OrdersQuery, all: Condition[]) {
+  let next = 0
+  for (const c of all)
+    q = c.apply(
+      q,
+      c.values.map(() => slot(next++)),
+    )
   return q
 }
 
@@ -402,6 +450,14 @@ function isVisible(vis: OrderVisibility, row: Scoped): boolean {
   )
 }
 
+const pageIdsOf = reusableByForm<{ id: number }>()
+const countOf = reusableByForm<{ n: number }>()
+
+/** The form of a list's conditions (its compiled-query cache key) and their values, in order. */
+function formOf(all: Condition[]) {
+  return { form: all.map((c) => c.form).join('|'), values: all.flatMap((c) => c.values) }
+}
+
 /** The ids of one page, picked on the orders table alone. */
 async function pageIds(
   db: Db,
@@ -411,11 +467,21 @@ async function pageIds(
   limit: number,
   offset: number,
 ): Promise<number[]> {
-  let q = applyFilters(db, base(db), vis, f).select('orders.id')
-  for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
+  const all = conditions(db, vis, f)
+  const { form, values } = formOf(all)
   const last = order[order.length - 1]
-  q = q.orderBy('orders.id', last?.desc ? 'desc' : 'asc')
-  return (await q.limit(limit).offset(offset).execute()).map((r) => r.id)
+  const idDirection = last?.desc ? 'desc' : 'asc'
+  const by = [...order.map((t) => `${t.column} ${t.desc ? 'desc' : 'asc'}`), `id ${idDirection}`]
+  const build = () => {
+    let q = applyConditions(base(db), all).select('orders.id')
+    for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
+    return q
+      .orderBy('orders.id', idDirection)
+      .limit(slot<number>(values.length))
+      .offset(slot<number>(values.length + 1))
+  }
+  const { rows } = await pageIdsOf(db, `${form}/${by.join(',')}`, build, [...values, limit, offset])
+  return rows.map((r) => r.id)
 }
 
 /** The rows in the order of `ids` (a row gone since the ids were picked is left out). */
@@ -465,10 +531,10 @@ export function ordersRepository(db: Db) {
         const total = (await ordersTotal(db, [], [])).rows[0]
         if (total) return Number(total.n)
       }
-      const r = await applyFilters(db, base(db), vis, f)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
+      const all = conditions(db, vis, f)
+      const { form, values } = formOf(all)
+      const build = () => applyConditions(base(db), all).select((eb) => eb.fn.countAll<number>().as('n'))
+      return Number((await countOf(db, form, build, values)).rows[0]!.n)
     },
     /** One page: the ids are picked on the orders table alone, then their records rendered. */
     async list(
