@@ -3,7 +3,7 @@
 // their query once per dialect and only swap the parameter values afterwards.
 import type { CompiledQuery, Compilable, Kysely, QueryResult, Transaction } from 'kysely'
 import type { DB } from './tables.js'
-import { isPostgres } from './sql.js'
+import { inAnyOf, isPostgres } from './sql.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -63,5 +63,48 @@ export function reusableByForm<R>(
       cache.set(key, compiled)
     }
     return db.executeQuery<R>(withParams(compiled, params))
+  }
+}
+
+/**
+ * One condition of a query whose form depends on the request. `form` names its shape (which
+ * filter, how many values), `values` are its parameters, and `apply` adds it to a query given one
+ * slot per value; a list of conditions is compiled once per combination of forms.
+ */
+export interface Condition<Q> {
+  form: string
+  values: readonly unknown[]
+  apply: (q: Q, s: readonly any[]) => Q
+}
+
+/** The form of a list of conditions (a `reusableByForm` key) and their values, in order. */
+export function formOf<Q>(all: readonly Condition<Q>[]): { form: string; values: unknown[] } {
+  return { form: all.map((c) => c.form).join('|'), values: all.flatMap((c) => c.values) }
+}
+
+/** `q` with the conditions added, their slots numbered from 0 in order. */
+export function applyConditions<Q>(q: Q, all: readonly Condition<Q>[]): Q {
+  let next = 0
+  for (const c of all)
+    q = c.apply(
+      q,
+      c.values.map(() => slot(next++)),
+    )
+  return q
+}
+
+/** `inAnyOf` as a condition: the id lists are its values. */
+export function anyOf<Q extends { where: any }>(
+  name: string,
+  branches: readonly (readonly [column: string, ids: readonly number[]])[],
+): Condition<Q> {
+  return {
+    form: `${name}:${branches.map(([, ids]) => ids.length).join('.')}`,
+    values: branches.flatMap(([, ids]) => ids),
+    apply: (q, s) => {
+      let i = 0
+      const slotted = branches.map(([column, ids]) => [column, ids.map(() => s[i++])] as const)
+      return q.where((eb: any) => inAnyOf(eb, slotted))
+    },
   }
 }

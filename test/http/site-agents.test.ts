@@ -264,10 +264,12 @@ describe('service filters', () => {
       const names = async (qs: string) => {
         const r = await as.get(`${SVC}?${qs}`)
         assert.equal(r.status, 200, JSON.stringify(r.body))
+        assert.equal(Number(r.headers['x-result-count']), r.body.length, `${qs}: total`)
         return r.body.map((x: any) => x.name)
       }
       assert.deepEqual(await names(''), ['old', 'a', 'b'])
       assert.deepEqual(await names(`identity_uuid=${i1.uuid}`), ['old', 'a'])
+      assert.deepEqual(await names(`identity_uuid=${i2.uuid}`), ['b'])
       assert.deepEqual(await names('mode=order_process'), ['a', 'b'])
       assert.deepEqual(await names('mode=nothing'), [])
       assert.deepEqual(await names('modified_after=2026-01-16T11:00:00Z'), ['b'])

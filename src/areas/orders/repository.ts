@@ -4,8 +4,16 @@
 // decide on the order row alone (`orderRow`).
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { containsPattern, ilike, inAnyOf, isPostgres, jsonSql } from '../../db/sql.js'
-import { reusable, reusableByForm, slot } from '../../db/compiled.js'
+import { containsPattern, ilike, isPostgres, jsonSql } from '../../db/sql.js'
+import {
+  anyOf,
+  applyConditions,
+  formOf,
+  reusable,
+  reusableByForm,
+  slot,
+  type Condition,
+} from '../../db/compiled.js'
 import type { OrderTerm } from '../../http/query.js'
 import { OFFERING_TYPE_RULES } from '../catalog/offering-types.js'
 import type { OrderState } from './state-machine.js'
@@ -68,37 +76,13 @@ function base(db: Db) {
 
 type OrdersQuery = SelectQueryBuilder<DB, 'orders', object>
 
-/**
- * One condition of a list query. `form` names its shape (which filter, how many values), `values`
- * are its parameters, and `apply` adds it to a query given one slot per value, so a list's queries
- * are compiled once per combination of forms (`reusableByForm`).
- */
-interface Condition {
-  form: string
-  values: readonly unknown[]
-  apply: (q: OrdersQuery, s: readonly any[]) => OrdersQuery
-}
-
-type Branches = readonly (readonly [column: string, ids: readonly number[]])[]
-
-/** `inAnyOf` over id lists whose values are given as slots. */
-function anyOf(name: string, branches: Branches): Condition {
-  return {
-    form: `${name}:${branches.map(([, ids]) => ids.length).join('.')}`,
-    values: branches.flatMap(([, ids]) => ids),
-    apply: (q, s) => {
-      let i = 0
-      const slotted = branches.map(([column, ids]) => [column, ids.map(() => s[i++])] as const)
-      return q.where((eb) => inAnyOf(eb, slotted))
-    },
-  }
-}
+type OrderCondition = Condition<OrdersQuery>
 
 /** The conditions of a list, in a fixed order. */
-function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): Condition[] {
+function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): OrderCondition[] {
   if (f.none) return [{ form: 'none', values: [], apply: (q) => q.where(sql<boolean>`1 = 0`) }]
-  const out: Condition[] = []
-  const add = (form: string, values: readonly unknown[], apply: Condition['apply']) =>
+  const out: OrderCondition[] = []
+  const add = (form: string, values: readonly unknown[], apply: OrderCondition['apply']) =>
     out.push({ form, values, apply })
   if (!vis.all) {
     // Only the scopes the caller has: a project member's orders are then one range of the
@@ -236,17 +220,6 @@ function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): Condition[] 
   if (f.created) add('created', [f.created], (q, [s]) => q.where('orders.created', '>=', s))
   if (f.modified) add('modified', [f.modified], (q, [s]) => q.where('orders.modified', '>=', s))
   return out
-}
-
-/** `q` with the conditions added, their slots numbered from 0 in order. */
-function applyConditions(q: OrdersQuery, all: Condition[]) {
-  let next = 0
-  for (const c of all)
-    q = c.apply(
-      q,
-      c.values.map(() => slot(next++)),
-    )
-  return q
 }
 
 /**
@@ -452,11 +425,6 @@ function isVisible(vis: OrderVisibility, row: Scoped): boolean {
 
 const pageIdsOf = reusableByForm<{ id: number }>()
 const countOf = reusableByForm<{ n: number }>()
-
-/** The form of a list's conditions (its compiled-query cache key) and their values, in order. */
-function formOf(all: Condition[]) {
-  return { form: all.map((c) => c.form).join('|'), values: all.flatMap((c) => c.values) }
-}
 
 /** The ids of one page, picked on the orders table alone. */
 async function pageIds(

@@ -4,6 +4,15 @@
 // identities of offerings they manage; consumers see nothing.
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
+import {
+  anyOf,
+  applyConditions,
+  formOf,
+  reusable,
+  reusableByForm,
+  slot,
+  type Condition,
+} from '../../db/compiled.js'
 import { inAnyOf } from '../../db/sql.js'
 import type { DB } from '../../db/tables.js'
 import { parseJson, toJson } from '../../db/values.js'
@@ -45,20 +54,18 @@ export const MARK_IDLE_JOB = 'site-agents.mark-idle'
 
 // ---- visibility and permission ----
 
+/** The offerings whose agents the caller sees: those of the organizations and offerings it may update. */
 function visibleOfferings(actor: Actor) {
   const s = scopesWith(actor, 'OFFERING.UPDATE')
-  return { customers: s.customer, offerings: s.offering }
+  return [
+    ['offerings.customer_id', s.customer],
+    ['offerings.id', s.offering],
+  ] as const
 }
 
 function restrict<Q extends { where: any }>(q: Q, actor: Actor): Q {
   if (seesAll(actor)) return q
-  const v = visibleOfferings(actor)
-  return q.where((eb: any) =>
-    inAnyOf(eb, [
-      ['offerings.customer_id', v.customers],
-      ['offerings.id', v.offerings],
-    ]),
-  )
+  return q.where((eb: any) => inAnyOf(eb, visibleOfferings(actor)))
 }
 
 function mayManage(actor: Actor, row: { offering_id: number; offering_customer_id: number }): boolean {
@@ -326,17 +333,22 @@ function serviceRowById(db: Db, id: number) {
   return services(db).select(serviceColumns).where('site_agent_services.id', '=', id).executeTakeFirst()
 }
 
+const processorsOf = reusable((db: Db, n: number) =>
+  db
+    .selectFrom('site_agent_processors')
+    .selectAll()
+    .where(
+      'service_id',
+      'in',
+      Array.from({ length: n }, (_, i) => slot<number>(i)),
+    )
+    .orderBy('created')
+    .orderBy('id'),
+)
+
 async function toServices(ctx: AppContext, b: string, rows: ServiceRow[]): Promise<Service[]> {
   const ids = rows.map((r) => r.id)
-  const procs = ids.length
-    ? await ctx.db
-        .selectFrom('site_agent_processors')
-        .selectAll()
-        .where('service_id', 'in', ids)
-        .orderBy('created')
-        .orderBy('id')
-        .execute()
-    : []
+  const procs = ids.length ? (await processorsOf(ctx.db, [ids.length], ids)).rows : []
   return rows.map((r) => ({
     uuid: r.uuid,
     url: urlOf(b, SERVICE_PATH, r.uuid)!,
@@ -387,6 +399,9 @@ export interface ServiceFilters {
   states?: number[]
 }
 
+const serviceCountOf = reusableByForm<{ n: number | string }>()
+const servicePageOf = reusableByForm<ServiceRow>()
+
 export async function listServices(
   ctx: AppContext,
   actor: Actor,
@@ -395,44 +410,58 @@ export async function listServices(
   page: Page<Service>,
 ) {
   const staleBefore = new Date(ctx.clock().getTime() - STALE_MS).toISOString()
-  const own = <Q extends { where: any }>(q: Q): Q => {
-    if (f.mode !== undefined) q = q.where('site_agent_services.mode', '=', f.mode)
-    if (f.modified_after) q = q.where('site_agent_services.modified', '>', f.modified_after)
-    if (f.modified_before) q = q.where('site_agent_services.modified', '<', f.modified_before)
-    if (f.stale === true) q = q.where('site_agent_services.modified', '<', staleBefore)
-    if (f.stale === false) q = q.where('site_agent_services.modified', '>=', staleBefore)
-    if (f.states?.length) q = q.where('site_agent_services.state', 'in', f.states)
-    return q
+  // The filters on the service's own columns, then those that need its identity and offering.
+  const own: Condition<any>[] = []
+  const add = (form: string, value: unknown, apply: (q: any, s: any) => any) =>
+    own.push({ form, values: [value], apply: (q, [s]) => apply(q, s) })
+  const modified = 'site_agent_services.modified'
+  if (f.mode !== undefined) add('mode', f.mode, (q, s) => q.where('site_agent_services.mode', '=', s))
+  if (f.modified_after) add('modified-after', f.modified_after, (q, s) => q.where(modified, '>', s))
+  if (f.modified_before) add('modified-before', f.modified_before, (q, s) => q.where(modified, '<', s))
+  if (f.stale === true) add('stale', staleBefore, (q, s) => q.where(modified, '<', s))
+  if (f.stale === false) add('fresh', staleBefore, (q, s) => q.where(modified, '>=', s))
+  if (f.states?.length) {
+    own.push({
+      form: `states:${f.states.length}`,
+      values: f.states,
+      apply: (q, s) => q.where('site_agent_services.state', 'in', s),
+    })
   }
-  const filtered = () => {
-    let q = restrict(services(ctx.db), actor)
-    if (f.identity_uuid) q = q.where('site_agent_identities.uuid', '=', f.identity_uuid)
-    return own(q)
+  const joined: Condition<any>[] = [...own]
+  if (f.identity_uuid) {
+    joined.unshift({
+      form: 'identity',
+      values: [f.identity_uuid],
+      apply: (q, [s]) => q.where('site_agent_identities.uuid', '=', s),
+    })
   }
+  if (!seesAll(actor)) joined.unshift(anyOf('visible', visibleOfferings(actor)))
   // Whoever sees every service counts them without the joins (the filters are the service's own).
-  const counted = () =>
-    seesAll(actor) && !f.identity_uuid ? own(ctx.db.selectFrom('site_agent_services')) : filtered()
+  const plain = seesAll(actor) && !f.identity_uuid
   return page(
-    async () =>
-      Number(
-        (
-          (await counted()
-            .select((eb: any) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()) as { n: number | string }
-        ).n,
-      ),
-    async (limit, offset) =>
-      toServices(
-        ctx,
-        b,
-        await filtered()
+    async () => {
+      const counted = plain ? own : joined
+      const { form, values } = formOf(counted)
+      const build = () =>
+        applyConditions<any>(
+          plain ? ctx.db.selectFrom('site_agent_services') : services(ctx.db),
+          counted,
+        ).select((eb: any) => eb.fn.countAll().as('n'))
+      const key = `${plain ? 'services' : 'joined'}/${form}`
+      return Number((await serviceCountOf(ctx.db, key, build, values)).rows[0]!.n)
+    },
+    async (limit, offset) => {
+      const { form, values } = formOf(joined)
+      const build = () =>
+        applyConditions<any>(services(ctx.db), joined)
           .select(serviceColumns)
           .orderBy('site_agent_services.created')
           .orderBy('site_agent_services.id')
-          .limit(limit)
-          .offset(offset)
-          .execute(),
-      ),
+          .limit(slot<number>(values.length))
+          .offset(slot<number>(values.length + 1))
+      const { rows } = await servicePageOf(ctx.db, form, build, [...values, limit, offset])
+      return toServices(ctx, b, rows)
+    },
   )
 }
 
