@@ -243,11 +243,6 @@ export function intFilter(q: Query, name: string): number | undefined {
   return Number(v)
 }
 
-/** Escapes LIKE wildcards so a user's `%` or `_` matches literally (used with ESCAPE '\'). */
-export function likePattern(v: string): string {
-  return `%${v.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-}
-
 /** A page of records with `field` applied: the common body of every list route. */
 export async function listResponse<T extends object>(
   request: FastifyRequest,
