@@ -26,25 +26,6 @@ function dialectKey(db: Db): string {
 }
 
 /**
- * Wraps a query builder: the query is compiled on first use per dialect (and per `variant`, e.g.
- * the length of an IN list), then run with the given parameters in place of `slot(i)`.
- */
-export function reusable<R, A extends unknown[]>(
-  build: (db: Db, ...variant: A) => Compilable<R>,
-): (db: Db, variant: A, params: readonly unknown[]) => Promise<QueryResult<R>> {
-  const cache = new Map<string, CompiledQuery<R>>()
-  return (db, variant, params) => {
-    const key = `${dialectKey(db)}:${variant.join(',')}`
-    let compiled = cache.get(key)
-    if (!compiled) {
-      compiled = build(db, ...variant).compile()
-      cache.set(key, compiled)
-    }
-    return db.executeQuery<R>(withParams(compiled, params))
-  }
-}
-
-/**
  * For queries whose form depends on the request (which filters are given, how long each IN list
  * is): the caller names the form and builds it with slots. Each form is compiled once per dialect
  * and kept while it is among the `max` most recently compiled. Every value that comes from the
@@ -64,6 +45,18 @@ export function reusableByForm<R>(
     }
     return db.executeQuery<R>(withParams(compiled, params))
   }
+}
+
+/**
+ * Wraps a query builder: the query is compiled on first use per dialect (and per `variant`, e.g.
+ * the length of an IN list), then run with the given parameters in place of `slot(i)`.
+ */
+export function reusable<R, A extends unknown[]>(
+  build: (db: Db, ...variant: A) => Compilable<R>,
+): (db: Db, variant: A, params: readonly unknown[]) => Promise<QueryResult<R>> {
+  // A fixed query has few variants: none is evicted.
+  const run = reusableByForm<R>(Infinity)
+  return (db, variant, params) => run(db, variant.join(','), () => build(db, ...variant), params)
 }
 
 /**
