@@ -120,7 +120,7 @@ function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): OrderConditi
       )
     }
   }
-  const sub = (table: 'projects' | 'customers' | 'offerings' | 'categories', uuid: unknown) =>
+  const sub = (table: 'projects' | 'customers' | 'offerings' | 'categories' | 'resources', uuid: unknown) =>
     sql<number>`(select id from ${sql.table(table)} where uuid = ${uuid})`
   if (f.project_uuid) {
     add('project', [f.project_uuid], (q, [s]) => q.where('orders.project_id', '=', sub('projects', s)))
@@ -186,9 +186,7 @@ function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): OrderConditi
     )
   }
   if (f.resource_uuid) {
-    add('resource', [f.resource_uuid], (q, [s]) =>
-      q.where('orders.resource_id', '=', sql<number>`(select id from resources where uuid = ${s})`),
-    )
+    add('resource', [f.resource_uuid], (q, [s]) => q.where('orders.resource_id', '=', sub('resources', s)))
   }
   if (f.resource_name) {
     const named = resourcesNamed(db, f.resource_name)
