@@ -1,7 +1,13 @@
 import { readdirSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { join } from 'node:path'
-import { Migrator, type Migration, type MigrationProvider, type Kysely } from 'kysely'
+import {
+  Migrator,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  type MigrationResultSet,
+} from 'kysely'
 
 const dir = fileURLToPath(new URL('./migrations/', import.meta.url))
 
@@ -33,8 +39,8 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
   let outcome = await migrator.migrateToLatest()
   // Kysely checks for its migration tables by introspecting every table of every schema
   // (pg_get_serial_sequence on each); a schema another process drops meanwhile makes that check
-  // fail with invalid_schema_name (3F000). A failed attempt is rolled back: try again.
-  for (let attempt = 1; attempt < 5 && droppedMeanwhile(outcome.error, schema); attempt++) {
+  // fail. Nothing has run then (a failed attempt is rolled back): try again.
+  for (let attempt = 1; attempt < 5 && droppedMeanwhile(outcome, schema); attempt++) {
     outcome = await migrator.migrateToLatest()
   }
   const { error, results } = outcome
@@ -45,8 +51,18 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
   }
 }
 
-function droppedMeanwhile(error: unknown, own: string | undefined): boolean {
-  if (!error || typeof error !== 'object' || (error as { code?: unknown }).code !== '3F000') return false
+/**
+ * Did the table check fail because another schema went away under it? The schema itself
+ * (invalid_schema_name, 3F000, naming another schema), or one of its tables between the catalog
+ * read and the per-column look-up (undefined_table 42P01, undefined_column 42703) while no
+ * migration of ours had failed.
+ */
+export function droppedMeanwhile(outcome: MigrationResultSet, own: string | undefined): boolean {
+  const { error, results } = outcome
+  if (!error || typeof error !== 'object') return false
+  const code = (error as { code?: unknown }).code
   const message = String((error as { message?: unknown }).message ?? '')
-  return !own || !message.includes(`"${own}"`)
+  if (code === '3F000') return !own || !message.includes(`"${own}"`)
+  const inCheck = !results?.some((r) => r.status === 'Error')
+  return (code === '42P01' || code === '42703') && !!own && inCheck
 }
