@@ -55,7 +55,9 @@ export type App = FastifyInstance
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
   const clock = deps.clock ?? (() => new Date())
   const newUuid = deps.newUuid ?? randomUUID
-  const database = deps.database ?? (await createDatabase(config.databaseUrl))
+  const database =
+    deps.database ??
+    (await createDatabase(config.databaseUrl, { checkpointIntervalMs: config.sqliteCheckpointMs }))
   if (deps.migrate !== false) await migrateToLatest(database.db, database.schema)
 
   const app = Fastify({

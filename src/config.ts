@@ -12,6 +12,8 @@ export interface Config {
   /** Run the job worker inside the serve process. */
   workerEnabled: boolean
   workerPollMs: number
+  /** SQLite file: milliseconds between background WAL checkpoints; 0 leaves them to the commits. */
+  sqliteCheckpointMs: number
   /** Seconds a token look-up may be cached in-process (revocation delay bound). */
   tokenCacheSeconds: number
   bodyLimitBytes: number
@@ -71,6 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secretKey: env.SECRET_KEY || 'insecure-development-secret-change-me',
     workerEnabled: bool(env, 'WORKER_ENABLED', true),
     workerPollMs: int(env, 'WORKER_POLL_MS', 500, 10),
+    sqliteCheckpointMs: int(env, 'SQLITE_CHECKPOINT_MS', 20),
     tokenCacheSeconds: int(env, 'TOKEN_CACHE_SECONDS', 5),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     uploadLimitBytes: int(env, 'UPLOAD_LIMIT_BYTES', 10 * 1024 * 1024, 1024),

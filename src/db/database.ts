@@ -14,6 +14,7 @@ import {
   type SqliteDialectConfig,
 } from 'kysely'
 import type { DB } from './tables.js'
+import { BACKSTOP_PAGES, startCheckpointer, type CheckpointResult } from './checkpointer.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -22,6 +23,8 @@ export interface Database {
   dialect: Dialect
   /** PostgreSQL schema holding the tables, when not the default. */
   schema?: string
+  /** SQLite file with background checkpoints only: copies the log into the file now. */
+  checkpoint?: () => Promise<CheckpointResult>
   /** Closes the pool or file handle. */
   close(): Promise<void>
 }
@@ -30,6 +33,11 @@ export interface DatabaseOptions {
   /** PostgreSQL only: put every table in this schema (created when missing). Tests use one per file. */
   schema?: string
   poolSize?: number
+  /**
+   * SQLite file only: milliseconds between WAL checkpoints run by a background thread (see
+   * checkpointer.ts). 0 or absent leaves them to SQLite, inside the commits that cross its threshold.
+   */
+  checkpointIntervalMs?: number
 }
 
 // int8 (count(*), sum of integers) comes back as a string by default; our counts fit in a double.
@@ -174,7 +182,18 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     const db = new Kysely<DB>({
       dialect: new ImmediateSqliteDialect({ database: withStatementCache(handle) }),
     })
-    return { db, dialect, close: () => db.destroy() }
+    if (file === ':memory:' || !opts.checkpointIntervalMs) return { db, dialect, close: () => db.destroy() }
+    handle.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`)
+    const checkpointer = startCheckpointer(file, opts.checkpointIntervalMs)
+    return {
+      db,
+      dialect,
+      checkpoint: () => checkpointer.run(),
+      close: async () => {
+        await checkpointer.close()
+        await db.destroy()
+      },
+    }
   }
   // `?schema=name` in the URL keeps every table in that PostgreSQL schema.
   const parsed = new URL(url)
