@@ -2,7 +2,14 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { call, client } from '../support/client.js'
-import { makeCustomer, makeProject, roleGraph, type Ref, type UserRef } from '../support/fixtures.js'
+import {
+  makeCustomer,
+  makeProject,
+  roleGraph,
+  type Ref,
+  type UserRef,
+  uniqueName,
+} from '../support/fixtures.js'
 import { makeCategory, makeOffering, makePlan, makeResource } from '../support/catalog-fixtures.js'
 
 let t: TestApp
@@ -31,7 +38,7 @@ after(async () => {
 
 async function makeSettings(extra: Record<string, unknown> = {}) {
   const r = await as(staff).post('/api/service-settings/', {
-    name: `Settings ${Math.random().toString(36).slice(2, 7)}`,
+    name: uniqueName('Settings'),
     type: 'cloudA',
     shared: true,
     ...extra,
@@ -59,7 +66,7 @@ async function makeGroup(s: { url: string }, loc: { url: string }, p: Ref, name:
 
 function body(extra: Record<string, unknown> = {}) {
   return {
-    name: `ip-${Math.random().toString(36).slice(2, 8)}`,
+    name: uniqueName('ip'),
     description: 'front door',
     service_settings: settings.url,
     project: project.url,

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { roleGraph, type Ref, type UserRef } from '../support/fixtures.js'
+import { roleGraph, type Ref, type UserRef, uniqueName } from '../support/fixtures.js'
 import { makeCustomer } from '../support/fixtures.js'
 import { makeOffering, makePlan } from '../support/catalog-fixtures.js'
 
@@ -103,7 +103,7 @@ describe('CloudB.Tenant orders', () => {
 
 describe('migrations', () => {
   async function sourceResource() {
-    const order = await orderTenant(`src-${Math.random().toString(36).slice(2, 6)}`)
+    const order = await orderTenant(uniqueName('src'))
     assert.equal(order.state, 'done')
     return order.marketplace_resource_uuid as string
   }

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { client, pathOf } from '../support/client.js'
-import { roleGraph, type Ref, type UserRef } from '../support/fixtures.js'
+import { roleGraph, type Ref, type UserRef, uniqueName } from '../support/fixtures.js'
 
 let t: TestApp
 let g: ReturnType<typeof roleGraph>
@@ -35,7 +35,7 @@ async function setOptions(options: Record<string, unknown>) {
   assert.equal(r.status, 200, JSON.stringify(r.body))
 }
 
-async function okTenant(name = `tenant-${Math.random().toString(36).slice(2, 7)}`) {
+async function okTenant(name = uniqueName('tenant')) {
   const r = await as(owner).post('/api/cloudB-tenants/', {
     name,
     service_settings: settings.url,

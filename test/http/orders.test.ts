@@ -3,7 +3,15 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage } from 'node:http'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { call, client } from '../support/client.js'
-import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import {
+  grant,
+  makeCustomer,
+  makeProject,
+  makeUser,
+  type Ref,
+  type UserRef,
+  uniqueName,
+} from '../support/fixtures.js'
 import { makeOffering, makePlan, makeResource, type OfferingRef } from '../support/catalog-fixtures.js'
 import { ORDER_FIELDS } from '../../src/areas/orders/schema.js'
 import { OFFERING_TYPE_RULES } from '../../src/areas/catalog/offering-types.js'
@@ -73,7 +81,7 @@ async function order(
     offering: offering.url,
     plan: plan.url,
     project: project.url,
-    attributes: { name: `res-${Math.random().toString(36).slice(2, 7)}` },
+    attributes: { name: uniqueName('res') },
     limits: { cpu: 2 },
     ...extra,
   })

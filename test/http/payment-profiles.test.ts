@@ -2,7 +2,15 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import {
+  grant,
+  makeCustomer,
+  makeProject,
+  makeUser,
+  type Ref,
+  type UserRef,
+  uniqueName,
+} from '../support/fixtures.js'
 
 let t: TestApp
 let staff: UserRef
@@ -18,7 +26,7 @@ const BASE = '/api/payment-profiles/'
 
 async function createProfile(org: Ref, extra: Record<string, unknown> = {}) {
   const r = await client(t.app, staff.token).post(BASE, {
-    name: `Profile ${Math.random().toString(36).slice(2, 7)}`,
+    name: uniqueName('Profile'),
     organization: org.url,
     payment_type: 'invoices',
     ...extra,

@@ -2,7 +2,15 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { call, client } from '../support/client.js'
-import { grant, makeCustomer, makeProject, makeUser, roleGraph, type UserRef } from '../support/fixtures.js'
+import {
+  grant,
+  makeCustomer,
+  makeProject,
+  makeUser,
+  roleGraph,
+  type UserRef,
+  uniqueName,
+} from '../support/fixtures.js'
 
 let t: TestApp
 let g: ReturnType<typeof roleGraph>
@@ -22,7 +30,7 @@ after(async () => {
 
 async function create(extra: Record<string, unknown> = {}) {
   const r = await as(staff).post(BASE, {
-    name: `Settings ${Math.random().toString(36).slice(2, 7)}`,
+    name: uniqueName('Settings'),
     type: 'cloudA',
     ...extra,
   })

@@ -22,6 +22,14 @@ export interface Ref {
 const BASE = 'http://localhost:80'
 let seq = 0
 
+/**
+ * A name no other call in this process gets: `prefix-` and a counter in five base-36 digits, so
+ * names are deterministic and none is a substring of another.
+ */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${(++seq).toString(36).padStart(5, '0')}`
+}
+
 export async function makeUser(
   ctx: AppContext,
   opts: {
@@ -35,7 +43,7 @@ export async function makeUser(
     active?: boolean
   } = {},
 ): Promise<UserRef> {
-  const username = opts.username ?? `user${++seq}-${Math.random().toString(36).slice(2, 7)}`
+  const username = opts.username ?? uniqueName('user')
   const now = ctx.clock().toISOString()
   const uuid = ctx.newUuid()
   const row = await ctx.db
