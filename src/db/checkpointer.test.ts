@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { sql } from 'kysely'
 import { createDatabase, type Database } from './database.js'
-import { BACKSTOP_PAGES } from './checkpointer.js'
+import { BACKSTOP_PAGES, startCheckpointer } from './checkpointer.js'
 
 function tempFile(): { file: string; done: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'marketplace-checkpoint-'))
@@ -82,4 +82,18 @@ test('without an interval SQLite checkpoints inside commits, as it does by defau
   const memory = await createDatabase('sqlite::memory:', { checkpointIntervalMs: 10 })
   t.after(() => memory.close())
   assert.equal(memory.checkpoint, undefined)
+})
+
+test('a thread that stops by itself is reported, and the checkpoints asked of it refused', async (t) => {
+  const { file, done } = tempFile()
+  t.after(done)
+  // No such file: the thread cannot open it and ends.
+  let stopped!: () => void
+  const reported = new Promise<void>((resolve) => (stopped = resolve))
+  const checkpointer = startCheckpointer(file, 10, stopped)
+  t.after(() => checkpointer.close())
+  const refused = assert.rejects(checkpointer.run())
+  await reported
+  await refused
+  await assert.rejects(checkpointer.run())
 })

@@ -52,7 +52,11 @@ parentPort.on('message', (m) => {
 })
 `
 
-export function startCheckpointer(file: string, intervalMs: number): Checkpointer {
+/**
+ * Starts the thread. `onStop` is called if it stops without being closed (it could not open the
+ * file, or it failed), so the caller can hand checkpoints back to SQLite.
+ */
+export function startCheckpointer(file: string, intervalMs: number, onStop?: () => void): Checkpointer {
   const worker = new Worker(WORKER, {
     eval: true,
     workerData: { module: createRequire(import.meta.url).resolve('better-sqlite3'), file, intervalMs },
@@ -62,6 +66,7 @@ export function startCheckpointer(file: string, intervalMs: number): Checkpointe
   const pending = new Map<number, { resolve: (r: CheckpointResult) => void; reject: (e: Error) => void }>()
   let next = 0
   let failure: Error | null = null
+  let closing = false
   const failAll = (e: Error) => {
     failure = e
     for (const p of pending.values()) p.reject(e)
@@ -79,6 +84,7 @@ export function startCheckpointer(file: string, intervalMs: number): Checkpointe
   const exited = new Promise<void>((resolve) =>
     worker.once('exit', () => {
       failAll(failure ?? new Error('the checkpoint thread has stopped'))
+      if (!closing) onStop?.()
       resolve()
     }),
   )
@@ -93,6 +99,7 @@ export function startCheckpointer(file: string, intervalMs: number): Checkpointe
       })
     },
     async close() {
+      closing = true
       worker.ref()
       if (!failure) worker.postMessage({ type: 'close' })
       await exited

@@ -184,7 +184,10 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     })
     if (file === ':memory:' || !opts.checkpointIntervalMs) return { db, dialect, close: () => db.destroy() }
     handle.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`)
-    const checkpointer = startCheckpointer(file, opts.checkpointIntervalMs)
+    // Should the thread stop, commits checkpoint at SQLite's own threshold again.
+    const checkpointer = startCheckpointer(file, opts.checkpointIntervalMs, () => {
+      if (handle.open) handle.pragma('wal_autocheckpoint = 1000')
+    })
     return {
       db,
       dialect,
