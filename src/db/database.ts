@@ -183,10 +183,11 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
       dialect: new ImmediateSqliteDialect({ database: withStatementCache(handle) }),
     })
     if (file === ':memory:' || !opts.checkpointIntervalMs) return { db, dialect, close: () => db.destroy() }
+    // Should the thread stop, commits checkpoint at the connection's own threshold again.
+    const own = handle.pragma('wal_autocheckpoint', { simple: true }) as number
     handle.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`)
-    // Should the thread stop, commits checkpoint at SQLite's own threshold again.
     const checkpointer = startCheckpointer(file, opts.checkpointIntervalMs, () => {
-      if (handle.open) handle.pragma('wal_autocheckpoint = 1000')
+      if (handle.open) handle.pragma(`wal_autocheckpoint = ${own}`)
     })
     return {
       db,
