@@ -112,7 +112,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   installCors(app, config)
   installRateLimit(app, config, clock)
   installAuth(app, database.db, tokenCache, clock)
-  installMetrics(app)
+  installMetrics(app, database)
   const routes = collectRoutes(app)
 
   await app.register(multipart, {

@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import SQLite from 'better-sqlite3'
-import { withStatementCache } from './database.js'
+import { withStatementCache } from './sqlite-driver.js'
 
 function cached() {
   const handle = new SQLite(':memory:')

@@ -3,17 +3,9 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
-import {
-  CompiledQuery,
-  Kysely,
-  PostgresDialect,
-  SqliteDialect,
-  SqliteDriver,
-  sql,
-  type DatabaseConnection,
-  type SqliteDialectConfig,
-} from 'kysely'
+import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig } from 'kysely'
 import type { DB } from './tables.js'
+import { GroupCommitDriver, withStatementCache, type CommitStats } from './sqlite-driver.js'
 import { BACKSTOP_PAGES, startCheckpointer, type CheckpointResult } from './checkpointer.js'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -23,6 +15,8 @@ export interface Database {
   dialect: Dialect
   /** PostgreSQL schema holding the tables, when not the default. */
   schema?: string
+  /** SQLite: commits so far, and the writes they carried (several requests share a commit). */
+  commitStats?: () => CommitStats
   /** SQLite file with background checkpoints only: copies the log into the file now. */
   checkpoint?: () => Promise<CheckpointResult>
   /** Closes the pool or file handle. */
@@ -43,96 +37,35 @@ export interface DatabaseOptions {
 // int8 (count(*), sum of integers) comes back as a string by default; our counts fit in a double.
 pg.types.setTypeParser(20, (v) => Number(v))
 
-/**
- * SQLite transactions start with BEGIN IMMEDIATE: a deferred transaction that reads and then
- * writes fails at once with SQLITE_BUSY when another process wrote in between (the busy timeout
- * does not apply to that upgrade); taking the write lock up front makes concurrent writers queue.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
-  }
-}
-
-class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #config: SqliteDialectConfig
-  constructor(config: SqliteDialectConfig) {
-    super(config)
-    this.#config = config
+/** The SQLite dialect with the group-commit driver (see sqlite-driver.ts). */
+class GroupCommitSqliteDialect extends SqliteDialect {
+  readonly #driver: GroupCommitDriver
+  constructor(driver: GroupCommitDriver) {
+    super({ database: {} as SqliteDialectConfig['database'] })
+    this.#driver = driver
   }
   override createDriver() {
-    return new ImmediateSqliteDriver(this.#config)
+    return this.#driver
   }
 }
 
-/** What Kysely's SQLite connection calls on a prepared statement. */
-interface CachedStatement {
-  reader: boolean
-  all(params: readonly unknown[]): unknown[]
-  run(params: readonly unknown[]): SQLite.RunResult
-  iterate(params: readonly unknown[]): IterableIterator<unknown>
-}
-
-/**
- * Builds row objects from raw row arrays. better-sqlite3 turns each row into an object with
- * named properties in C++, which costs more than the query for a wide joined row; fetching the
- * row as an array and building the object with a literal compiled per column list is 2x cheaper.
- * Duplicate column names keep the last value, as better-sqlite3 does.
- */
-function rowBuilder(columns: string[]): (row: unknown[]) => Record<string, unknown> {
-  const fields = columns.map((c, i) => `${JSON.stringify(c)}: r[${i}]`).join(', ')
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  return new Function('r', `return { ${fields} }`) as (row: unknown[]) => Record<string, unknown>
-}
-
-function cachedStatement(handle: SQLite.Database, text: string): CachedStatement {
-  const statement = handle.prepare(text)
-  if (!statement.reader) {
-    return {
-      reader: false,
-      all: (params) => statement.all(...params),
-      run: (params) => statement.run(...params),
-      iterate: (params) => statement.iterate(...params),
-    }
+function openSqlite(file: string, reader: boolean): SQLite.Database {
+  const handle = new SQLite(file)
+  if (!reader) {
+    handle.pragma('journal_mode = WAL')
+    handle.pragma('synchronous = NORMAL')
   }
-  const raw = handle.prepare(text).raw(true)
-  let names = statement.columns().map((c) => c.name)
-  let build = rowBuilder(names)
-  return {
-    reader: true,
-    all(params) {
-      const rows = raw.all(...params) as unknown[][]
-      if (rows.length && rows[0]!.length !== names.length) {
-        names = raw.columns().map((c) => c.name)
-        build = rowBuilder(names)
-      }
-      return rows.map(build)
-    },
-    run: (params) => statement.run(...params),
-    iterate: (params) => statement.iterate(...params),
+  handle.pragma('foreign_keys = ON')
+  handle.pragma('busy_timeout = 5000')
+  if (reader) {
+    handle.pragma('query_only = ON')
+  } else {
+    // Statement journals in memory: an order insert touches a dozen index pages, more than the
+    // 64 KiB after which SQLite moves a statement journal to a temporary file, and opening one
+    // doubled the insert's time. Large sorts, which also use temporary files, run on the reader.
+    handle.pragma('temp_store = MEMORY')
   }
-}
-
-/**
- * Prepared statements reused by SQL text. Kysely prepares every query anew, which costs as much as
- * running a small one; the bound keeps queries with variable-length IN lists from growing it.
- * Statements are never iterated by Kysely here, so one statement per text is safe. A schema
- * change (a migration) empties the cache, so no row builder outlives the columns it was made for.
- */
-export function withStatementCache(handle: SQLite.Database, max = 1000) {
-  const cache = new Map<string, CachedStatement>()
-  return {
-    close: () => handle.close(),
-    prepare(text: string): CachedStatement {
-      let statement = cache.get(text)
-      if (statement) return statement
-      if (/^\s*(create|alter|drop)\b/i.test(text)) cache.clear()
-      statement = cachedStatement(handle, text)
-      if (cache.size >= max) cache.delete(cache.keys().next().value!)
-      cache.set(text, statement)
-      return statement
-    },
-  }
+  return handle
 }
 
 /**
@@ -174,15 +107,17 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
   if (dialect === 'sqlite') {
     const file = url.slice('sqlite:'.length) || ':memory:'
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
-    const handle = new SQLite(file)
-    handle.pragma('journal_mode = WAL')
-    handle.pragma('synchronous = NORMAL')
-    handle.pragma('foreign_keys = ON')
-    handle.pragma('busy_timeout = 5000')
-    const db = new Kysely<DB>({
-      dialect: new ImmediateSqliteDialect({ database: withStatementCache(handle) }),
-    })
-    if (file === ':memory:' || !opts.checkpointIntervalMs) return { db, dialect, close: () => db.destroy() }
+    const handle = openSqlite(file, false)
+    // A file gets a second connection for the reads made outside a transaction.
+    const readHandle = file === ':memory:' ? null : openSqlite(file, true)
+    const readCache = readHandle ? withStatementCache(readHandle) : null
+    const writeCache = withStatementCache(handle, 1000, () => readCache?.clear())
+    const driver = new GroupCommitDriver(writeCache, readCache)
+    const db = new Kysely<DB>({ dialect: new GroupCommitSqliteDialect(driver) })
+    const commitStats = () => driver.stats
+    if (file === ':memory:' || !opts.checkpointIntervalMs) {
+      return { db, dialect, commitStats, close: () => db.destroy() }
+    }
     // Should the thread stop, commits checkpoint at the connection's own threshold again.
     const own = handle.pragma('wal_autocheckpoint', { simple: true }) as number
     handle.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`)
@@ -192,6 +127,7 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     return {
       db,
       dialect,
+      commitStats,
       checkpoint: () => checkpointer.run(),
       close: async () => {
         await checkpointer.close()

@@ -5,6 +5,7 @@ import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import { Registry, Histogram, Counter, collectDefaultMetrics } from 'prom-client'
 import type { Config } from '../config.js'
+import type { Database } from '../db/database.js'
 import { AppError, methodNotAllowed } from './errors.js'
 
 declare module 'fastify' {
@@ -151,9 +152,30 @@ export function installRateLimit(app: FastifyInstance, config: Config, clock: ()
   })
 }
 
-export function installMetrics(app: FastifyInstance): Registry {
+export function installMetrics(app: FastifyInstance, database: Database): Registry {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  const commitStats = database.commitStats
+  if (commitStats) {
+    new Counter({
+      name: 'sqlite_commits_total',
+      help: 'SQLite commits (the write transactions of requests that arrive together share one)',
+      registers: [registry],
+      collect() {
+        this.reset()
+        this.inc(commitStats().commits)
+      },
+    })
+    new Counter({
+      name: 'sqlite_committed_writes_total',
+      help: 'Write transactions and single write statements made durable by those commits',
+      registers: [registry],
+      collect() {
+        this.reset()
+        this.inc(commitStats().writes)
+      },
+    })
+  }
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'Request latency by route and status',

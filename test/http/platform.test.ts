@@ -270,6 +270,22 @@ describe('operations endpoints', () => {
     assert.match(r.body, /http_request_duration_seconds_bucket/)
   })
 
+  test('on SQLite, metrics count commits and the writes they carried', async (ctx) => {
+    if (t.dialect !== 'sqlite') return ctx.skip('SQLite only: PostgreSQL commits each transaction itself')
+    const read = async () => {
+      const body = (await t.app.inject({ url: '/metrics' })).body
+      const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(body)?.[1])
+      return { commits: value('sqlite_commits_total'), writes: value('sqlite_committed_writes_total') }
+    }
+    const before = await read()
+    const admin = client(t.app, staff.token)
+    await Promise.all(['m1', 'm2', 'm3'].map((name) => admin.post('/api/customers/', { name })))
+    const after = await read()
+    assert.ok(after.commits > before.commits, 'the creations committed')
+    assert.ok(after.writes - before.writes >= 3, 'three creations were written')
+    assert.ok(after.commits - before.commits < after.writes - before.writes, 'creations shared a commit')
+  })
+
   test('security headers are set on API responses', async () => {
     const r = await client(t.app, staff.token).get('/api/customers/')
     assert.equal(r.headers['x-content-type-options'], 'nosniff')
