@@ -31,13 +31,18 @@ function dialectKey(db: Db): string {
  * and kept while it is among the `max` most recently compiled. Every value that comes from the
  * request must go through a slot, or the value of the request that compiled the form would stay.
  */
-export function reusableByForm<R>(
+export function reusableByForm(
   max = 500,
-): (db: Db, form: string, build: () => Compilable<R>, params: readonly unknown[]) => Promise<QueryResult<R>> {
-  const cache = new Map<string, CompiledQuery<R>>()
-  return (db, form, build, params) => {
+): <R>(
+  db: Db,
+  form: string,
+  build: () => Compilable<R>,
+  params: readonly unknown[],
+) => Promise<QueryResult<R>> {
+  const cache = new Map<string, CompiledQuery<unknown>>()
+  return <R>(db: Db, form: string, build: () => Compilable<R>, params: readonly unknown[]) => {
     const key = `${dialectKey(db)}:${form}`
-    let compiled = cache.get(key)
+    let compiled = cache.get(key) as CompiledQuery<R> | undefined
     if (!compiled) {
       compiled = build().compile()
       if (cache.size >= max) cache.delete(cache.keys().next().value!)
@@ -55,8 +60,52 @@ export function reusable<R, A extends unknown[]>(
   build: (db: Db, ...variant: A) => Compilable<R>,
 ): (db: Db, variant: A, params: readonly unknown[]) => Promise<QueryResult<R>> {
   // A fixed query has few variants: none is evicted.
-  const run = reusableByForm<R>(Infinity)
+  const run = reusableByForm(Infinity)
   return (db, variant, params) => run(db, variant.join(','), () => build(db, ...variant), params)
+}
+
+/**
+ * Id lists as slots: each id becomes a slot, numbered from `from` in order. Answers the slotted
+ * lists (to build the query with), the ids in slot order (its parameters) and its form (the
+ * lists' lengths). For queries whose form depends on the caller's scopes.
+ */
+export function slottedLists(
+  lists: readonly (readonly number[])[],
+  from = 0,
+): { slots: number[][]; values: number[]; form: string } {
+  let next = from
+  return {
+    slots: lists.map((ids) => ids.map(() => slot<number>(next++))),
+    values: lists.flat(),
+    form: lists.map((ids) => ids.length).join('.'),
+  }
+}
+
+const insertsOf = reusableByForm(Infinity)
+
+/**
+ * Inserts one row and answers its id, the statement compiled once per table and set of columns
+ * (columns whose value is undefined are left out, as Kysely does). Values must be plain values,
+ * not SQL expressions.
+ */
+export async function insertReturningId<T extends keyof DB>(
+  db: Db,
+  table: T,
+  values: Record<string, unknown>,
+): Promise<number> {
+  const columns = Object.keys(values).filter((c) => values[c] !== undefined)
+  const build = () =>
+    db
+      .insertInto(table)
+      .values(Object.fromEntries(columns.map((c, i) => [c, slot(i)])) as any)
+      .returning('id' as any)
+  const { rows } = await insertsOf(
+    db,
+    `${table}:${columns.join(',')}`,
+    build as () => Compilable<{ id: number }>,
+    columns.map((c) => values[c]),
+  )
+  return rows[0]!.id
 }
 
 /**

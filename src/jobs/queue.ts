@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { DB } from '../db/tables.js'
 import type { Dialect } from '../db/database.js'
 import { parseJson, toJson } from '../db/values.js'
+import { insertReturningId } from '../db/compiled.js'
 
 export interface JobContext {
   /** The job's attempt number, from 1. */
@@ -66,18 +67,15 @@ export class JobQueue {
   async enqueue(db: Db, kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<void> {
     const def = this.defs.get(kind)
     const now = this.clock().toISOString()
-    await db
-      .insertInto('jobs')
-      .values({
-        kind,
-        payload: toJson(payload),
-        state: 'queued',
-        attempts: 0,
-        max_attempts: opts.maxAttempts ?? def?.maxAttempts ?? 5,
-        run_at: (opts.runAt ?? this.clock()).toISOString(),
-        created: now,
-      })
-      .execute()
+    await insertReturningId(db, 'jobs', {
+      kind,
+      payload: toJson(payload),
+      state: 'queued',
+      attempts: 0,
+      max_attempts: opts.maxAttempts ?? def?.maxAttempts ?? 5,
+      run_at: (opts.runAt ?? this.clock()).toISOString(),
+      created: now,
+    })
     this.wake()
   }
 

@@ -180,6 +180,53 @@ describe('create', () => {
     })
   })
 
+  test('two callers with scopes of the same shape each resolve only their own project and offering', async () => {
+    // The look-ups of creation are compiled once per shape of the caller's scopes (one project
+    // role here): scopes kept from an earlier caller would show or hide the wrong rows.
+    const callers = await Promise.all(
+      [1, 2].map(async () => {
+        const user = await makeUser(t.ctx)
+        const org = await makeCustomer(t.ctx)
+        const own = await makeProject(t.ctx, org)
+        await grant(t.ctx, user, 'PROJECT.MANAGER', { type: 'project', id: own.id })
+        // A private offering of the organization: visible to the people of its project only.
+        const priv = await makeOffering(t.ctx, org, { shared: false, projectId: own.id })
+        return { user, own, priv, plan: await makePlan(t.ctx, priv) }
+      }),
+    )
+    const [a, b] = callers as [(typeof callers)[0], (typeof callers)[0]]
+    const { offering, plan } = offerings['Marketplace.Slurm']!
+    for (const [me, other] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const ok = await as(me.user).post(`${R}/`, {
+        offering: offering.url,
+        plan: plan.url,
+        project: me.own.url,
+      })
+      assert.equal(ok.status, 201, JSON.stringify(ok.body))
+      const theirs = await as(me.user).post(`${R}/`, {
+        offering: offering.url,
+        plan: plan.url,
+        project: other.own.url,
+      })
+      assert.deepEqual(theirs.body, { project: ['Invalid hyperlink - Object does not exist.'] })
+      const mine = await as(me.user).post(`${R}/`, {
+        offering: me.priv.url,
+        plan: me.plan.url,
+        project: me.own.url,
+      })
+      assert.equal(mine.status, 201, JSON.stringify(mine.body))
+      const theirOffering = await as(me.user).post(`${R}/`, {
+        offering: other.priv.url,
+        plan: other.plan.url,
+        project: me.own.url,
+      })
+      assert.deepEqual(theirOffering.body, { offering: ['Invalid hyperlink - Object does not exist.'] })
+    }
+  })
+
   test('a blocked organization and an expired project are refused', async () => {
     const blocked = await makeCustomer(t.ctx)
     await t.ctx.db.updateTable('customers').set({ blocked: 1 }).where('id', '=', blocked.id).execute()

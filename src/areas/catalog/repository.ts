@@ -10,6 +10,7 @@ import {
 } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { icontains } from '../../db/sql.js'
+import { reusableByForm, slot, slottedLists } from '../../db/compiled.js'
 import type { OrderTerm } from '../../http/query.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -34,6 +35,27 @@ export type CatalogVisibility =
 export const PUBLIC_OFFERING_STATES = ['Active', 'Paused']
 
 const none = (ids: number[]) => (ids.length ? ids : [-1])
+
+/** A catalog visibility with its ids as slots (from 0), for a compiled query; see `slottedLists`. */
+function slottedCatalogVisibility(vis: CatalogVisibility): {
+  slotted: CatalogVisibility
+  values: number[]
+  form: string
+} {
+  if (vis.all) return { slotted: vis, values: [], form: 'all' }
+  const lists = [vis.customerIds, vis.connectedCustomerIds, vis.projectIds, vis.offeringIds].map(none)
+  const { slots, values, form } = slottedLists(lists)
+  const [customerIds, connectedCustomerIds, projectIds, offeringIds] = slots as [
+    number[],
+    number[],
+    number[],
+    number[],
+  ]
+  return { slotted: { all: false, customerIds, connectedCustomerIds, projectIds, offeringIds }, values, form }
+}
+
+const offeringByUuid = reusableByForm()
+const planByUuid = reusableByForm(1)
 
 function applyOrder<QB extends SelectQueryBuilder<any, any, any>>(
   qb: QB,
@@ -295,8 +317,12 @@ export function offeringsRepository(db: Db) {
         .offset(offset)
         .execute()
     },
-    findVisibleByUuid(vis: CatalogVisibility, uuid: string) {
-      return filtered(vis, {}).select(columns).where('offerings.uuid', '=', uuid).executeTakeFirst()
+    /** Compiled once per form of the caller's scopes: order creation resolves an offering each time. */
+    async findVisibleByUuid(vis: CatalogVisibility, uuid: string) {
+      const { slotted, values, form } = slottedCatalogVisibility(vis)
+      const build = () =>
+        filtered(slotted, {}).select(columns).where('offerings.uuid', '=', slot(values.length))
+      return (await offeringByUuid(db, form, build, [...values, uuid])).rows[0]
     },
     findByUuid(uuid: string) {
       return base().select(columns).where('offerings.uuid', '=', uuid).executeTakeFirst()
@@ -442,8 +468,9 @@ export function plansRepository(db: Db) {
     findVisibleByUuid(vis: CatalogVisibility, uuid: string) {
       return filtered(vis, {}).select(columns).where('plans.uuid', '=', uuid).executeTakeFirst()
     },
-    findByUuid(uuid: string) {
-      return base().select(columns).where('plans.uuid', '=', uuid).executeTakeFirst()
+    async findByUuid(uuid: string) {
+      const build = () => base().select(columns).where('plans.uuid', '=', slot(0))
+      return (await planByUuid(db, '', build, [uuid])).rows[0]
     },
     findById(id: number) {
       return base().select(columns).where('plans.id', '=', id).executeTakeFirst()

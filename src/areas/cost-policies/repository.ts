@@ -2,8 +2,42 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { inAnyOf } from '../../db/sql.js'
+import { reusable, slot } from '../../db/compiled.js'
 
 type Db = Kysely<DB> | Transaction<DB>
+
+const policyOfOffering = reusable((db: Db) =>
+  db.selectFrom('cost_policies').select('id').where('offering_id', '=', slot(0)).limit(1),
+)
+
+/** Fired policies of the offering that block new resources and apply to the customer. */
+const blockingPolicyOf = reusable((db: Db) =>
+  db
+    .selectFrom('cost_policies')
+    .select(['cost_policies.uuid', 'cost_policies.limit_cost'])
+    .where('cost_policies.offering_id', '=', slot<number>(0))
+    .where('cost_policies.has_fired', '=', 1)
+    .where(sql<boolean>`(',' || cost_policies.actions || ',') like '%,block_creation_of_new_resources,%'`)
+    .where((eb) =>
+      eb.or([
+        eb('cost_policies.apply_to_all', '=', 1),
+        eb.exists(
+          eb
+            .selectFrom('customer_organization_groups as cg')
+            .innerJoin(
+              'cost_policy_organization_groups as pg',
+              'pg.organization_group_id',
+              'cg.organization_group_id',
+            )
+            .select('cg.customer_id')
+            .whereRef('pg.policy_id', '=', 'cost_policies.id')
+            .where('cg.customer_id', '=', slot<number>(1)),
+        ),
+      ]),
+    )
+    .orderBy('cost_policies.id')
+    .limit(1),
+)
 
 /**
  * Staff and support see every policy; others the policies of offerings whose provider
@@ -145,13 +179,7 @@ export function policiesRepository(db: Db) {
       await db.deleteFrom('cost_policies').where('id', '=', id).execute()
     },
     async offeringHasPolicies(offeringId: number): Promise<boolean> {
-      const r = await db
-        .selectFrom('cost_policies')
-        .select('id')
-        .where('offering_id', '=', offeringId)
-        .limit(1)
-        .executeTakeFirst()
-      return !!r
+      return (await policyOfOffering(db, [], [offeringId])).rows.length > 0
     },
     findOffering(id: number) {
       return db
@@ -235,34 +263,9 @@ export function policiesRepository(db: Db) {
         )
       return q.execute()
     },
-    /** Fired policies of the offering that block new resources and apply to the customer. */
-    blockingPolicy(offeringId: number, customerId: number) {
-      return db
-        .selectFrom('cost_policies')
-        .select(['cost_policies.uuid', 'cost_policies.limit_cost'])
-        .where('cost_policies.offering_id', '=', offeringId)
-        .where('cost_policies.has_fired', '=', 1)
-        .where(sql<boolean>`(',' || cost_policies.actions || ',') like '%,block_creation_of_new_resources,%'`)
-        .where((eb) =>
-          eb.or([
-            eb('cost_policies.apply_to_all', '=', 1),
-            eb.exists(
-              eb
-                .selectFrom('customer_organization_groups as cg')
-                .innerJoin(
-                  'cost_policy_organization_groups as pg',
-                  'pg.organization_group_id',
-                  'cg.organization_group_id',
-                )
-                .select('cg.customer_id')
-                .whereRef('pg.policy_id', '=', 'cost_policies.id')
-                .where('cg.customer_id', '=', customerId),
-            ),
-          ]),
-        )
-        .orderBy('cost_policies.id')
-        .limit(1)
-        .executeTakeFirst()
+    /** The first policy that refuses the customer new resources of the offering (compiled once). */
+    async blockingPolicy(offeringId: number, customerId: number) {
+      return (await blockingPolicyOf(db, [], [offeringId, customerId])).rows[0]
     },
   }
 }

@@ -2,6 +2,7 @@
 import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { icontains, iexact } from '../../db/sql.js'
+import { reusable, reusableByForm, slot, slottedLists } from '../../db/compiled.js'
 import type { OrderTerm } from '../../http/query.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -9,6 +10,9 @@ type Db = Kysely<DB> | Transaction<DB>
 /** What a caller may see: everything, or rows tied to these ids. */
 export type Visibility =
   { all: true } | { all: false; userId: number; customerIds: number[]; projectIds: number[] }
+
+const customerById = reusable((db: Db) => db.selectFrom('customers').selectAll().where('id', '=', slot(0)))
+const projectByUuid = reusableByForm()
 
 function applyOrder<QB extends SelectQueryBuilder<any, any, any>>(
   qb: QB,
@@ -300,8 +304,8 @@ export function customersRepository(db: Db) {
     findByUuid(uuid: string) {
       return db.selectFrom('customers').selectAll().where('uuid', '=', uuid).executeTakeFirst()
     },
-    findById(id: number) {
-      return db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst()
+    async findById(id: number) {
+      return (await customerById(db, [], [id])).rows[0]
     },
     async groupUuids(customerIds: number[]): Promise<Map<number, string[]>> {
       const out = new Map<number, string[]>()
@@ -423,8 +427,21 @@ export function projectsRepository(db: Db) {
         .offset(offset)
         .execute()
     },
-    findVisibleByUuid(vis: Visibility, uuid: string) {
-      return filtered(vis, {}).select(columns).where('projects.uuid', '=', uuid).executeTakeFirst()
+    /** Compiled once per form of the caller's scopes: order creation resolves a project each time. */
+    async findVisibleByUuid(vis: Visibility, uuid: string) {
+      let slotted: Visibility = vis
+      let values: number[] = []
+      let form = 'all'
+      if (!vis.all) {
+        const lists = slottedLists([vis.customerIds, vis.projectIds])
+        const [customerIds, projectIds] = lists.slots as [number[], number[]]
+        slotted = { all: false, userId: vis.userId, customerIds, projectIds }
+        values = lists.values
+        form = lists.form
+      }
+      const build = () =>
+        filtered(slotted, {}).select(columns).where('projects.uuid', '=', slot(values.length))
+      return (await projectByUuid(db, form, build, [...values, uuid])).rows[0]
     },
     findByUuid(uuid: string) {
       return filtered({ all: true }, {}).select(columns).where('projects.uuid', '=', uuid).executeTakeFirst()

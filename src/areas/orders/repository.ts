@@ -9,6 +9,7 @@ import {
   anyOf,
   applyConditions,
   formOf,
+  insertReturningId,
   reusable,
   reusableByForm,
   slot,
@@ -421,8 +422,8 @@ function isVisible(vis: OrderVisibility, row: Scoped): boolean {
   )
 }
 
-const pageIdsOf = reusableByForm<{ id: number }>()
-const countOf = reusableByForm<{ n: number }>()
+const pageIdsOf = reusableByForm()
+const countOf = reusableByForm()
 
 /** The ids of one page, picked on the orders table alone. */
 async function pageIds(
@@ -536,13 +537,8 @@ export function ordersRepository(db: Db) {
     async findById(id: number): Promise<OrderRow | undefined> {
       return (await rowById(db, [], [id])).rows[0]
     },
-    async insert(values: Record<string, unknown>): Promise<number> {
-      const r = await db
-        .insertInto('orders')
-        .values(values as any)
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
+    insert(values: Record<string, unknown>): Promise<number> {
+      return insertReturningId(db, 'orders', values)
     },
     /** The transition write: only when the order is still in one of `from`. True when it moved. */
     async updateStateIfCurrent(
@@ -605,13 +601,8 @@ export function ordersRepository(db: Db) {
 
 export function resourcesWriteRepository(db: Db) {
   return {
-    async insert(values: Record<string, unknown>): Promise<number> {
-      const r = await db
-        .insertInto('resources')
-        .values(values as any)
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
+    insert(values: Record<string, unknown>): Promise<number> {
+      return insertReturningId(db, 'resources', values)
     },
     async update(id: number, values: Record<string, unknown>): Promise<void> {
       await db

@@ -20,7 +20,7 @@ import {
 } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
-import { resolveProjectLink } from '../directory/service.js'
+import { findCustomerById, resolveProjectLink } from '../directory/service.js'
 import { offeringRecord, resolveOfferingLink, resolvePlanLink } from '../catalog/service.js'
 import { OFFERING_TYPE_RULES, isOfferingType, type OfferingTypeRules } from '../catalog/offering-types.js'
 import { assertNewResourceAllowed, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
@@ -259,11 +259,7 @@ export async function createOrder(
     const problem = callbackUrlProblem(ctx.config, body.callback_url)
     if (problem) throw fieldError('callback_url', problem)
   }
-  const customer = (await ctx.db
-    .selectFrom('customers')
-    .selectAll()
-    .where('id', '=', project.customer_id)
-    .executeTakeFirst())!
+  const customer = (await findCustomerById(ctx, project.customer_id))!
   checkCustomerAndProject(ctx, customer, project)
   if (!toBool(offering.shared) && offering.customer_id !== project.customer_id) {
     throw nonFieldError(`Offering "${offering.name}" is not allowed in organization "${customer.name}".`)

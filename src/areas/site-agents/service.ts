@@ -399,8 +399,8 @@ export interface ServiceFilters {
   states?: number[]
 }
 
-const serviceCountOf = reusableByForm<{ n: number | string }>()
-const servicePageOf = reusableByForm<ServiceRow>()
+const serviceCountOf = reusableByForm()
+const servicePageOf = reusableByForm()
 
 export async function listServices(
   ctx: AppContext,
@@ -448,7 +448,7 @@ export async function listServices(
           counted,
         ).select((eb: any) => eb.fn.countAll().as('n'))
       const key = `${plain ? 'services' : 'joined'}/${form}`
-      return Number((await serviceCountOf(ctx.db, key, build, values)).rows[0]!.n)
+      return Number((await serviceCountOf<{ n: number | string }>(ctx.db, key, build, values)).rows[0]!.n)
     },
     async (limit, offset) => {
       const { form, values } = formOf(joined)
@@ -459,7 +459,7 @@ export async function listServices(
           .orderBy('site_agent_services.id')
           .limit(slot<number>(values.length))
           .offset(slot<number>(values.length + 1))
-      const { rows } = await servicePageOf(ctx.db, form, build, [...values, limit, offset])
+      const { rows } = await servicePageOf<ServiceRow>(ctx.db, form, build, [...values, limit, offset])
       return toServices(ctx, b, rows)
     },
   )
