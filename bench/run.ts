@@ -74,19 +74,23 @@ function seed(databaseUrl: string): Manifest {
 
 async function startServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['dist/main.js', 'serve'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      BENCH_ROUTES: 'true',
-      WORKER_ENABLED: 'true',
-      PUBLIC_URL: 'http://bench.local',
+  const child = spawn(
+    process.execPath,
+    [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), 'dist/main.js', 'serve'],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        BENCH_ROUTES: 'true',
+        WORKER_ENABLED: 'true',
+        PUBLIC_URL: 'http://bench.local',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
+  )
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error('server exited during start')

@@ -57,7 +57,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const newUuid = deps.newUuid ?? randomUUID
   const database =
     deps.database ??
-    (await createDatabase(config.databaseUrl, { checkpointIntervalMs: config.sqliteCheckpointMs }))
+    (await createDatabase(config.databaseUrl, {
+      checkpointIntervalMs: config.sqliteCheckpointMs,
+      cacheMb: config.sqliteCacheMb,
+    }))
   if (deps.migrate !== false) await migrateToLatest(database.db, database.schema)
 
   const app = Fastify({

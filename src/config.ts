@@ -14,8 +14,12 @@ export interface Config {
   workerPollMs: number
   /** SQLite file: milliseconds between background WAL checkpoints; 0 leaves them to the commits. */
   sqliteCheckpointMs: number
+  /** SQLite: page cache per connection, in MB. */
+  sqliteCacheMb: number
   /** Seconds a token look-up may be cached in-process (revocation delay bound). */
   tokenCacheSeconds: number
+  /** Rendered order records kept in-process between requests (0: none). */
+  orderRecordCacheSize: number
   bodyLimitBytes: number
   uploadLimitBytes: number
   uploadDir: string
@@ -74,7 +78,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     workerEnabled: bool(env, 'WORKER_ENABLED', true),
     workerPollMs: int(env, 'WORKER_POLL_MS', 500, 10),
     sqliteCheckpointMs: int(env, 'SQLITE_CHECKPOINT_MS', 20),
+    sqliteCacheMb: int(env, 'SQLITE_CACHE_MB', 8, 1),
     tokenCacheSeconds: int(env, 'TOKEN_CACHE_SECONDS', 5),
+    orderRecordCacheSize: int(env, 'ORDER_RECORD_CACHE_SIZE', 5000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     uploadLimitBytes: int(env, 'UPLOAD_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
     uploadDir: env.UPLOAD_DIR || './data/uploads',

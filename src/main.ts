@@ -1,6 +1,7 @@
 // Command line: serve | worker | migrate | create-user | seed-demo
 import { parseArgs } from 'node:util'
 import cluster from 'node:cluster'
+import v8 from 'node:v8'
 import { loadConfig, type Config } from './config.js'
 import { buildApp } from './app.js'
 import { createDatabase } from './db/database.js'
@@ -18,6 +19,14 @@ commands:
                              create a user and print a new API token
   seed-demo                  fill a small demo data set and print its tokens
 `
+
+/**
+ * V8 lets the old generation grow to up to four times what the last full collection left before
+ * it collects again; under a steady request load that is garbage, not data (the server's live heap
+ * is about 40 MB), and it was a third of the process's memory. Growing by 30% keeps the resident
+ * size near what is in use, at no measured cost in throughput (docs/performance.md).
+ */
+const HEAP_GROWING_PERCENT = 30
 
 async function serve(config: Config, workers: number): Promise<void> {
   if (workers > 1 && cluster.isPrimary) {
@@ -76,6 +85,8 @@ async function worker(config: Config): Promise<void> {
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2)
   const config = loadConfig()
+  // Read by V8 each time it sets the next collection's threshold, so setting it now takes effect.
+  v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`)
   switch (command) {
     case 'serve': {
       const { values } = parseArgs({ args: rest, options: { workers: { type: 'string', default: '1' } } })
@@ -86,7 +97,7 @@ async function main(): Promise<void> {
       await worker(config)
       return
     case 'migrate': {
-      const database = await createDatabase(config.databaseUrl)
+      const database = await createDatabase(config.databaseUrl, { cacheMb: config.sqliteCacheMb })
       await migrateToLatest(database.db)
       await database.close()
       console.log('migrations applied')

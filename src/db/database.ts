@@ -32,6 +32,8 @@ export interface DatabaseOptions {
    * checkpointer.ts). 0 or absent leaves them to SQLite, inside the commits that cross its threshold.
    */
   checkpointIntervalMs?: number
+  /** SQLite: the page cache of each connection, in MB (default 8). */
+  cacheMb?: number
 }
 
 // int8 (count(*), sum of integers) comes back as a string by default; our counts fit in a double.
@@ -49,8 +51,9 @@ class GroupCommitSqliteDialect extends SqliteDialect {
   }
 }
 
-function openSqlite(file: string, reader: boolean): SQLite.Database {
+function openSqlite(file: string, reader: boolean, cacheMb: number): SQLite.Database {
   const handle = new SQLite(file)
+  handle.pragma(`cache_size = -${Math.round(cacheMb * 1024)}`)
   if (!reader) {
     handle.pragma('journal_mode = WAL')
     handle.pragma('synchronous = NORMAL')
@@ -107,9 +110,10 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
   if (dialect === 'sqlite') {
     const file = url.slice('sqlite:'.length) || ':memory:'
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
-    const handle = openSqlite(file, false)
+    const cacheMb = opts.cacheMb ?? 8
+    const handle = openSqlite(file, false, cacheMb)
     // A file gets a second connection for the reads made outside a transaction.
-    const readHandle = file === ':memory:' ? null : openSqlite(file, true)
+    const readHandle = file === ':memory:' ? null : openSqlite(file, true, cacheMb)
     const readCache = readHandle ? withStatementCache(readHandle) : null
     const writeCache = withStatementCache(handle, 1000, () => readCache?.clear())
     const driver = new GroupCommitDriver(writeCache, readCache)

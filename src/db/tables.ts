@@ -361,10 +361,19 @@ export interface OrdersTable {
   completed_at: string | null
   created: string
   modified: string
+  /** Raised by a trigger on every update of the row (see record-cache.ts). */
+  version: Generated<number>
+}
+
+/** Raised by triggers when rows that records of `name` show change (see record-cache.ts). */
+export interface RecordEpochsTable {
+  name: string
+  n: number
 }
 
 export interface OrderTables {
   orders: OrdersTable
+  record_epochs: RecordEpochsTable
 }
 
 // ---- site agents, backend resource requests, invitations ----

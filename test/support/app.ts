@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { createDatabase, dialectOf, dropSchema } from '../../src/db/database.js'
+import { createDatabase, dialectOf, dropSchema, type Database } from '../../src/db/database.js'
 import type { AppContext } from '../../src/context.js'
 import { Conformance } from './conformance.js'
 
@@ -34,6 +34,7 @@ export interface TestApp {
   clock: TestClock
   config: Config
   dialect: 'sqlite' | 'postgres'
+  database: Database
   /** Responses that did not match the served OpenAPI document (checked at close). */
   conformance: Conformance
   close(): Promise<void>
@@ -41,14 +42,16 @@ export interface TestApp {
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'sqlite::memory:'
 
+/** `sharing`: a second app on that app's database (which stays that app's to close). */
 export async function buildTestApp(
   overrides: Partial<Config> = {},
   clock = new TestClock(),
+  sharing?: TestApp,
 ): Promise<TestApp> {
   const url = TEST_DATABASE_URL
   const dialect = dialectOf(url)
-  const schema = dialect === 'postgres' ? `t_${randomBytes(6).toString('hex')}` : undefined
-  const database = await createDatabase(url, { schema, poolSize: 5 })
+  const schema = sharing || dialect !== 'postgres' ? undefined : `t_${randomBytes(6).toString('hex')}`
+  const database = sharing?.database ?? (await createDatabase(url, { schema, poolSize: 5 }))
   const config = loadConfig(
     {},
     {
@@ -74,10 +77,11 @@ export async function buildTestApp(
     clock,
     config,
     dialect,
+    database,
     conformance,
     async close() {
       await app.close()
-      await database.close()
+      if (!sharing) await database.close()
       rmSync(config.uploadDir, { recursive: true, force: true })
       if (schema) await dropSchema(url, schema)
       if (conformance.problems.length) {

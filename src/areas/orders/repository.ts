@@ -378,8 +378,7 @@ function detailJson(db: Db, base: unknown, traceback: unknown) {
 
 export type OrderJsonRow = Awaited<ReturnType<ReturnType<typeof detailJson>['executeTakeFirstOrThrow']>>
 
-// Parameters: 0 base, 1 traceback, then the uuid, the id or the ids.
-const jsonByUuid = reusable((db: Db) => detailJson(db, slot(0), slot(1)).where('orders.uuid', '=', slot(2)))
+// Parameters: 0 base, 1 traceback, then the id or the ids.
 const jsonById = reusable((db: Db) => detailJson(db, slot(0), slot(1)).where('orders.id', '=', slot(2)))
 const jsonByIds = reusable((db: Db, n: number) =>
   detailJson(db, slot(0), slot(1)).where(
@@ -423,24 +422,51 @@ function isVisible(vis: OrderVisibility, row: Scoped): boolean {
 }
 
 const pageIdsOf = reusableByForm()
+const versionByUuid = reusable((db: Db) =>
+  db
+    .selectFrom('orders')
+    .select([
+      'id',
+      'project_id',
+      'customer_id',
+      'provider_customer_id',
+      'offering_id',
+      'version',
+      epoch.as('epoch'),
+    ])
+    .where('uuid', '=', slot(0)),
+)
 const countOf = reusableByForm()
 
-/** The ids of one page, picked on the orders table alone. */
-async function pageIds(
+/** The id and version of an order (see record-cache.ts): its own version and the records' epoch. */
+export interface OrderVersion {
+  id: number
+  version: string
+}
+
+const epoch = sql<number>`(select n from record_epochs where name = 'orders')`
+
+const versionOf = (r: { id: number; version: number | string; epoch: number | string }): OrderVersion => ({
+  id: r.id,
+  version: `${r.version}.${r.epoch}`,
+})
+
+/** The ids and versions of one page, picked on the orders table alone. */
+async function pageVersions(
   db: Db,
   vis: OrderVisibility,
   f: OrderFilters,
   order: OrderTerm[],
   limit: number,
   offset: number,
-): Promise<number[]> {
+): Promise<OrderVersion[]> {
   const all = conditions(db, vis, f)
   const { form, values } = formOf(all)
   const last = order[order.length - 1]
   const idDirection = last?.desc ? 'desc' : 'asc'
   const by = [...order.map((t) => `${t.column} ${t.desc ? 'desc' : 'asc'}`), `id ${idDirection}`]
   const build = () => {
-    let q = applyConditions(base(db), all).select('orders.id')
+    let q = applyConditions(base(db), all).select(['orders.id', 'orders.version', epoch.as('epoch')])
     for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
     return q
       .orderBy('orders.id', idDirection)
@@ -448,7 +474,7 @@ async function pageIds(
       .offset(slot<number>(values.length + 1))
   }
   const { rows } = await pageIdsOf(db, `${form}/${by.join(',')}`, build, [...values, limit, offset])
-  return rows.map((r) => r.id)
+  return rows.map(versionOf)
 }
 
 /** The rows in the order of `ids` (a row gone since the ids were picked is left out). */
@@ -503,28 +529,20 @@ export function ordersRepository(db: Db) {
       const build = () => applyConditions(base(db), all).select((eb) => eb.fn.countAll<number>().as('n'))
       return Number((await countOf(db, form, build, values)).rows[0]!.n)
     },
-    /** One page: the ids are picked on the orders table alone, then their records rendered. */
-    async list(
-      vis: OrderVisibility,
-      f: OrderFilters,
-      order: OrderTerm[],
-      limit: number,
-      offset: number,
-      render: JsonRender,
-    ) {
-      const ids = await pageIds(db, vis, f, order, limit, offset)
+    /** One page's ids and versions, picked on the orders table alone. */
+    page(vis: OrderVisibility, f: OrderFilters, order: OrderTerm[], limit: number, offset: number) {
+      return pageVersions(db, vis, f, order, limit, offset)
+    },
+    /** The records of these orders, rendered, in the order of `ids` (those gone are left out). */
+    async render(ids: number[], render: JsonRender): Promise<OrderJsonRow[]> {
       if (!ids.length) return []
       const { rows } = await jsonByIds(db, [ids.length], [...renderParams(render), ...ids])
       return inOrder(ids, rows)
     },
-    /** The order's record, when the caller may see it (the list's visibility rule). */
-    async findVisibleJsonByUuid(
-      vis: OrderVisibility,
-      uuid: string,
-      render: JsonRender,
-    ): Promise<OrderJsonRow | undefined> {
-      const row = (await jsonByUuid(db, [], [...renderParams(render), uuid])).rows[0]
-      return row && isVisible(vis, row) ? row : undefined
+    /** The order's id and version, when the caller may see it (the list's visibility rule). */
+    async findVisibleVersionByUuid(vis: OrderVisibility, uuid: string): Promise<OrderVersion | undefined> {
+      const row = (await versionByUuid(db, [], [uuid])).rows[0]
+      return row && isVisible(vis, row) ? versionOf(row) : undefined
     },
     async findJsonById(id: number, render: JsonRender): Promise<OrderJsonRow | undefined> {
       return (await jsonById(db, [], [...renderParams(render), id])).rows[0]

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import type { Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
+import { RecordCache } from '../../db/record-cache.js'
 import { decimalNumber, decimalString, parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, fieldError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
 import { uuidFromLink } from '../../http/links.js'
@@ -33,6 +34,7 @@ import {
   type OrderRow,
   type OrderFilters,
   type OrderJsonRow,
+  type OrderVersion,
   type OrderVisibility,
 } from './repository.js'
 import {
@@ -103,6 +105,32 @@ function toOrderJson(r: OrderJsonRow): string {
   )
 }
 
+const recordCaches = new WeakMap<AppContext, RecordCache>()
+
+/** The records of these orders as JSON text, from the app's record cache where unchanged. */
+async function records(ctx: AppContext, rows: OrderVersion[], render: JsonRender): Promise<string[]> {
+  let cache = recordCaches.get(ctx)
+  if (!cache) recordCaches.set(ctx, (cache = new RecordCache(ctx.config.orderRecordCacheSize)))
+  const prefix = `${render.traceback ? 't' : 'f'}${render.base}|`
+  const out = rows.map((r) => cache.get(prefix + r.id, r.version))
+  const missing = rows.filter((_, i) => out[i] === undefined)
+  if (missing.length) {
+    const rendered = await ordersRepository(ctx.db).render(
+      missing.map((r) => r.id),
+      render,
+    )
+    const byId = new Map(rendered.map((r) => [r.id, toOrderJson(r)]))
+    rows.forEach((r, i) => {
+      const text = out[i] === undefined ? byId.get(r.id) : undefined
+      if (text === undefined) return
+      cache.set(prefix + r.id, r.version, text)
+      out[i] = text
+    })
+  }
+  // An order deleted since its page was picked is left out.
+  return out.filter((text): text is string => text !== undefined)
+}
+
 /** A page of order records as JSON text. */
 export async function listOrders(
   ctx: AppContext,
@@ -117,19 +145,19 @@ export async function listOrders(
   const render = jsonRender(base, actor)
   return page(
     () => repo.count(vis, f),
-    async (l, o) => (await repo.list(vis, f, order, l, o, render)).map(toOrderJson),
+    async (l, o) => records(ctx, await repo.page(vis, f, order, l, o), render),
   )
 }
 
 /** One order record as JSON text, when the caller may see it. */
 export async function getOrder(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<string> {
   const id = normalizeUuid(uuid)
-  const repo = ordersRepository(ctx.db)
   const row = id
-    ? await repo.findVisibleJsonByUuid(orderVisibility(actor), id, jsonRender(base, actor))
+    ? await ordersRepository(ctx.db).findVisibleVersionByUuid(orderVisibility(actor), id)
     : undefined
-  if (!row) throw notFound(ORDER_NOT_FOUND)
-  return toOrderJson(row)
+  const text = row ? (await records(ctx, [row], jsonRender(base, actor)))[0] : undefined
+  if (text === undefined) throw notFound(ORDER_NOT_FOUND)
+  return text
 }
 
 /** `can_approve_as_*` filters: a true value also restricts to orders the caller may approve. */
