@@ -371,9 +371,17 @@ export interface RecordEpochsTable {
   n: number
 }
 
+/** Orders per project and state, kept by triggers. */
+export interface OrderCountsTable {
+  project_id: number
+  state: string
+  n: number
+}
+
 export interface OrderTables {
   orders: OrdersTable
   record_epochs: RecordEpochsTable
+  order_counts: OrderCountsTable
 }
 
 // ---- site agents, backend resource requests, invitations ----

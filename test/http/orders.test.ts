@@ -628,6 +628,48 @@ describe('visibility and filters', () => {
     assert.equal(mine.total, mine.uuids.length)
   })
 
+  test('totals of lists by projects and states follow every creation, transition, move and deletion', async () => {
+    // Such totals are read from the per-project, per-state counts the triggers keep; each must
+    // equal the number of orders the list itself holds.
+    const s = as(users.staff)
+    const second = await makeProject(t.ctx, consumer, { name: 'Counted project' })
+    const check = async (when: string) => {
+      const lists: [UserRef, string][] = [
+        [users.staff, `project_uuid=${project.uuid}`],
+        [users.staff, `project_uuid=${second.uuid}`],
+        [users.staff, `project_uuid=${project.uuid}&state=pending-provider&state=pending-consumer`],
+        [users.staff, 'state=pending-consumer'],
+        [users.staff, 'state=done&state=erred&state=canceled&state=rejected'],
+        [users.staff, 'can_approve_as_consumer=false'],
+        [users.member, ''],
+        [users.member, 'state=pending-provider'],
+        [users.manager, 'can_approve_as_consumer=true'],
+      ]
+      for (const [who, qs] of lists) {
+        const r = await as(who).get(`${R}/?page_size=300&${qs}`)
+        assert.equal(r.status, 200)
+        assert.equal(Number(r.headers['x-result-count']), r.body.length, `${when}: ${who.username} ${qs}`)
+      }
+    }
+    await check('before')
+    const made = [await order(users.manager), await order(users.owner), await order(users.manager)]
+    await check('after creation')
+    await s.post(`${R}/${made[0]!.uuid}/approve_by_consumer/`)
+    await as(users.provider).post(`${R}/${made[1]!.uuid}/approve_by_provider/`)
+    await s.post(`${R}/${made[2]!.uuid}/reject_by_consumer/`)
+    await check('after transitions')
+    await t.ctx.db
+      .updateTable('orders')
+      .set({ project_id: second.id })
+      .where('uuid', '=', made[1]!.uuid)
+      .execute()
+    await check('after a move to another project')
+    await t.ctx.db.updateTable('orders').set({ state: 'erred' }).where('uuid', '=', made[1]!.uuid).execute()
+    const pending = await order(users.manager)
+    assert.equal((await s.delete(`${R}/${pending.uuid}/`)).status, 204)
+    await check('after a state change and a deletion')
+  })
+
   test('can_approve_as_consumer=true lists only what the caller may approve', async () => {
     const o = await order(users.manager)
     const mine = await as(users.owner).get(`${R}/?can_approve_as_consumer=true&page_size=300`)
