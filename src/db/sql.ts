@@ -15,7 +15,10 @@ export function containsPattern(value: string): string {
   return `%${value.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 }
 
-/** The lowercased column matches a `containsPattern` (given as a value or a slot). */
+/**
+ * The lowercased column matches a `containsPattern` (given as a value or a slot). On SQLite the
+ * driver drops the lower() (`withoutLowerInLike`): SQLite's LIKE already ignores ASCII case.
+ */
 export function ilike(column: string, pattern: unknown): RawBuilder<boolean> {
   return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`
 }

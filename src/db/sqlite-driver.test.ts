@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { CompiledQuery, sql, type Kysely } from 'kysely'
 import { createDatabase } from './database.js'
-import { inlineLimit } from './sqlite-driver.js'
+import { inlineLimit, withoutLowerInLike } from './sqlite-driver.js'
+import { containsPattern, ilike } from './sql.js'
 
 type Db = Kysely<any>
 
@@ -242,4 +243,20 @@ test('file: lists with LIMIT and OFFSET page through the rows', async (t) => {
   assert.deepEqual(await page(2, 0), ['a', 'b'])
   assert.deepEqual(await page(2, 2), ['c', 'd'])
   assert.deepEqual(await page(2, 4), ['e'])
+})
+
+test('lower() is dropped before LIKE only, and LIKE still ignores case', async (t) => {
+  assert.equal(
+    withoutLowerInLike(`select 1 from "t" where lower("t"."name") like ? escape '\\' and lower("x") = ?`),
+    `select 1 from "t" where "t"."name" like ? escape '\\' and lower("x") = ?`,
+  )
+  const { db } = await open(t, 'file')
+  for (const name of ['Alpha Project', 'beta', 'GAMMA-alpha']) await insert(db, name)
+  const matching = async (pattern: string) =>
+    (
+      await db.selectFrom('items').select('name').where(ilike('items.name', pattern)).orderBy('id').execute()
+    ).map((r) => r.name)
+  assert.deepEqual(await matching(containsPattern('ALPHA')), ['Alpha Project', 'GAMMA-alpha'])
+  assert.deepEqual(await matching(containsPattern('a-A')), ['GAMMA-alpha'])
+  assert.deepEqual(await matching(containsPattern('%')), [])
 })

@@ -3,7 +3,6 @@
 // renders every time answers, on the same database.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { client } from '../support/client.js'
@@ -117,7 +116,7 @@ function changed(table: string, column: Column, v: unknown): unknown {
   const { name, type, nullable } = column
   if (name === 'id' || name === 'version') return undefined
   if (name.endsWith('_id')) return v !== null && nullable ? null : undefined
-  if (name === 'uuid') return randomUUID()
+  if (name === 'uuid') return cached.ctx.newUuid()
   const choices = CHOICES[`${table}.${name}`]
   if (choices) return choices.find((c) => c !== v)
   const numeric = /int|numeric|real|double/.test(type)

@@ -670,6 +670,49 @@ describe('visibility and filters', () => {
     await check('after a state change and a deletion')
   })
 
+  test('query: a term matching more than a thousand project names still lists and counts every match', async () => {
+    // What a term matches is looked up first; past 1,000 names the list keeps a sub-select instead.
+    const now = t.ctx.clock().toISOString()
+    await t.ctx.db
+      .insertInto('projects')
+      .values(
+        Array.from({ length: 1001 }, (_, i) => ({
+          uuid: t.ctx.newUuid(),
+          name: `Crowded ${i}`,
+          customer_id: consumer.id,
+          description: '',
+          slug: `crowded-${i}`,
+          created: now,
+          modified: now,
+        })),
+      )
+      .execute()
+    const crowded = await t.ctx.db
+      .selectFrom('projects')
+      .select(['id', 'uuid'])
+      .where('name', '=', 'Crowded 1000')
+      .executeTakeFirstOrThrow()
+    const { offering, plan } = offerings['Marketplace.Basic']!
+    const s = as(users.staff)
+    const made = await s.post(`${R}/`, {
+      offering: offering.url,
+      plan: plan.url,
+      project: `http://localhost:80/api/projects/${crowded.uuid}/`,
+    })
+    assert.equal(made.status, 201, made.text)
+    for (const term of ['crowded', 'CROWDED 1000', 'owded 100']) {
+      const r = await s.get(`${R}/?query=${encodeURIComponent(term)}&page_size=300`)
+      assert.equal(r.status, 200)
+      assert.deepEqual(
+        r.body.map((o: { uuid: string }) => o.uuid),
+        [made.body.uuid],
+        term,
+      )
+      assert.equal(r.headers['x-result-count'], '1', term)
+    }
+    assert.deepEqual((await s.get(`${R}/?query=crowded%201001`)).body, [])
+  })
+
   test('can_approve_as_consumer=true lists only what the caller may approve', async () => {
     const o = await order(users.manager)
     const mine = await as(users.owner).get(`${R}/?can_approve_as_consumer=true&page_size=300`)

@@ -2,7 +2,15 @@
 // alone, then those orders joined with everything the record shows (offering, provider, category,
 // plans, project, customer, resource, users), each rendered as JSON by the database. The use cases
 // decide on the order row alone (`orderRow`).
-import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
+import {
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type SelectQueryBuilder,
+  type SqlBool,
+  type Transaction,
+} from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { containsPattern, ilike, isPostgres, jsonSql } from '../../db/sql.js'
 import {
@@ -39,7 +47,8 @@ export interface OrderFilters {
   parent_offering_uuid?: string
   project_uuid?: string
   provider_uuid?: string
-  query?: { text: string; uuid: string | null }
+  /** `matches`: what the text matches, found beforehand (`matchQuery`); without it, sub-selects. */
+  query?: { text: string; uuid: string | null; matches?: QueryMatches }
   resource_uuid?: string
   resource_name?: string
   service_manager_uuid?: string
@@ -56,19 +65,23 @@ export interface OrderFilters {
  * LIKE itself.
  */
 function resourcesNamed(db: Db, text: string) {
-  if (!isPostgres(db) && [...text].length >= 3) {
-    return {
-      form: 'fts',
-      value: `"${text.replace(/"/g, '""')}"`,
-      ids: (s: unknown) =>
-        sql<number>`(select rowid from resources_name_fts where resources_name_fts match ${s})`,
-    }
-  }
+  const form = !isPostgres(db) && [...text].length >= 3 ? 'fts' : 'like'
   return {
-    form: 'like',
-    value: containsPattern(text),
-    ids: (s: unknown) => db.selectFrom('resources').select('resources.id').where(ilike('resources.name', s)),
+    form,
+    value: form === 'fts' ? `"${text.replace(/"/g, '""')}"` : containsPattern(text),
+    ids: (s: unknown) => resourceIdsNamed(db, form, s),
   }
+}
+
+/** The ids of the resources a `resourcesNamed` value matches, given its form and slot. */
+function resourceIdsNamed(db: Db, form: string, s: unknown): SelectQueryBuilder<DB, any, { id: number }> {
+  if (form === 'fts') {
+    return db
+      .selectFrom(sql<{ id: number }>`resources_name_fts`.as('f'))
+      .select(sql<number>`rowid`.as('id'))
+      .where(sql<boolean>`resources_name_fts match ${s}`)
+  }
+  return db.selectFrom('resources').select('resources.id as id').where(ilike('resources.name', s))
 }
 
 function base(db: Db) {
@@ -82,6 +95,96 @@ type OrdersQuery = SelectQueryBuilder<DB, 'orders', object>
  * applies to `order_counts` (aliased `orders`), and a list of such conditions is counted there.
  */
 type OrderCondition = Condition<OrdersQuery> & { counted?: boolean }
+
+/**
+ * What a `query` text matches, found before the list is counted and paged: the orders with that
+ * uuid or slug, the projects and the resources whose names contain it. A list is null when more
+ * than `MATCHES_MAX` matched (the list query then keeps a sub-select for that branch).
+ */
+export interface QueryMatches {
+  orderIds: number[] | null
+  projectIds: number[] | null
+  resourceIds: number[] | null
+}
+
+const MATCHES_MAX = 1000
+
+/** Ids padded with -1 to a power of two: compiled forms for a few lengths, not for each. */
+function padded(ids: readonly number[]): number[] {
+  let n = 1
+  while (n < ids.length) n *= 2
+  return [...ids, ...Array<number>(n - ids.length).fill(-1)]
+}
+
+type Where = (eb: ExpressionBuilder<DB, 'orders'>, s: readonly unknown[]) => Expression<SqlBool>
+
+/**
+ * The `query` condition: the order's uuid (when the text is one), its slug, its project's name or
+ * its resource's name. Branches found beforehand (`matches`) are id lists, those that matched
+ * nothing are left out; so a text that names only projects is one range of the (project_id,
+ * created) index, counted from order_counts.
+ */
+function queryCondition(db: Db, query: NonNullable<OrderFilters['query']>): OrderCondition {
+  const { text, uuid, matches } = query
+  const named = resourcesNamed(db, text)
+  const branches: { form: string; values: unknown[]; where: Where; counted?: boolean }[] = []
+  const ids = (
+    form: string,
+    column: 'orders.id' | 'orders.project_id' | 'orders.resource_id',
+    found: number[],
+  ) => {
+    const values = padded(found)
+    branches.push({
+      form: `${form}:${values.length}`,
+      values,
+      where: (eb, s) => eb(column, 'in', s as number[]),
+      counted: column === 'orders.project_id',
+    })
+  }
+  if (!matches || !matches.orderIds) {
+    branches.push({
+      form: uuid ? 'slug-uuid' : 'slug',
+      values: uuid ? [text, uuid] : [text],
+      where: (eb, [slug, u]) =>
+        eb.or([
+          eb('orders.slug', '=', slug as string),
+          ...(uuid ? [eb('orders.uuid', '=', u as string)] : []),
+        ]),
+    })
+  } else if (matches.orderIds.length) ids('orders', 'orders.id', matches.orderIds)
+  if (!matches || !matches.projectIds) {
+    branches.push({
+      form: 'projects-named',
+      values: [containsPattern(text)],
+      where: (eb, [pattern]) =>
+        eb(
+          'orders.project_id',
+          'in',
+          eb.selectFrom('projects').select('projects.id').where(ilike('projects.name', pattern)),
+        ),
+    })
+  } else if (matches.projectIds.length) ids('projects', 'orders.project_id', matches.projectIds)
+  if (!matches || !matches.resourceIds) {
+    branches.push({
+      form: `resources-named-${named.form}`,
+      values: [named.value],
+      where: (eb, [value]) => eb('orders.resource_id', 'in', named.ids(value)),
+    })
+  } else if (matches.resourceIds.length) ids('resources', 'orders.resource_id', matches.resourceIds)
+  return {
+    form: `query:${branches.map((b) => b.form).join('+')}`,
+    values: branches.flatMap((b) => b.values),
+    counted: branches.every((b) => b.counted),
+    apply: (q, s) => {
+      let next = 0
+      const slotted = branches.map((b) => {
+        const mine = s.slice(next, (next += b.values.length))
+        return (eb: ExpressionBuilder<DB, 'orders'>) => b.where(eb, mine)
+      })
+      return q.where((eb) => (slotted.length ? eb.or(slotted.map((w) => w(eb))) : sql<boolean>`1 = 0`))
+    },
+  }
+}
 
 /** The conditions of a list, in a fixed order. */
 function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): OrderCondition[] {
@@ -201,25 +304,7 @@ function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): OrderConditi
       q.where('orders.resource_id', 'in', named.ids(s)),
     )
   }
-  if (f.query) {
-    const { text, uuid } = f.query
-    const named = resourcesNamed(db, text)
-    const values = [text, containsPattern(text), named.value, ...(uuid ? [uuid] : [])]
-    add(`query:${named.form}:${uuid ? 'uuid' : ''}`, values, (q, [slug, projectName, resourceName, u]) =>
-      q.where((eb) =>
-        eb.or([
-          ...(uuid ? [eb('orders.uuid', '=', u)] : []),
-          eb('orders.slug', '=', slug),
-          eb(
-            'orders.project_id',
-            'in',
-            eb.selectFrom('projects').select('projects.id').where(ilike('projects.name', projectName)),
-          ),
-          eb('orders.resource_id', 'in', named.ids(resourceName)),
-        ]),
-      ),
-    )
-  }
+  if (f.query) out.push(queryCondition(db, f.query))
   if (f.states?.length) {
     add(`states:${f.states.length}`, f.states, (q, s) => q.where('orders.state', 'in', s), true)
   }
@@ -516,6 +601,27 @@ const transitionRowById = reusable((db: Db) =>
 const projectStartDateById = reusable((db: Db) =>
   db.selectFrom('projects').select('start_date').where('id', '=', slot(0)),
 )
+// What a `query` text matches (see QueryMatches), at most one more than MATCHES_MAX of each.
+const ordersMatching = reusable((db: Db, withUuid: string) =>
+  db
+    .selectFrom('orders')
+    .select('orders.id')
+    .where((eb) =>
+      eb.or([eb('orders.slug', '=', slot(0)), ...(withUuid ? [eb('orders.uuid', '=', slot(1))] : [])]),
+    )
+    .limit(MATCHES_MAX + 1),
+)
+const projectsMatching = reusable((db: Db) =>
+  db
+    .selectFrom('projects')
+    .select('projects.id')
+    .where(ilike('projects.name', slot(0)))
+    .limit(MATCHES_MAX + 1),
+)
+const resourcesMatching = reusable((db: Db, form: string) =>
+  resourceIdsNamed(db, form, slot(0)).limit(MATCHES_MAX + 1),
+)
+
 const customerAndProjectByIds = reusable((db: Db) =>
   db
     .selectFrom(['customers', 'projects'])
@@ -543,6 +649,21 @@ export function ordersRepository(db: Db) {
       }
       const build = () => applyConditions(base(db), all).select((eb) => eb.fn.countAll<number>().as('n'))
       return Number((await countOf(db, form, build, values)).rows[0]!.n)
+    },
+    /** What a `query` text matches, looked up once before a list is counted and paged. */
+    async matchQuery(text: string, uuid: string | null): Promise<QueryMatches> {
+      const found = (rows: { id: number }[]) => (rows.length > MATCHES_MAX ? null : rows.map((r) => r.id))
+      const named = resourcesNamed(db, text)
+      const [orders, projects, resources] = await Promise.all([
+        ordersMatching(db, [uuid ? 'uuid' : ''], uuid ? [text, uuid] : [text]),
+        projectsMatching(db, [], [containsPattern(text)]),
+        resourcesMatching(db, [named.form], [named.value]),
+      ])
+      return {
+        orderIds: found(orders.rows),
+        projectIds: found(projects.rows),
+        resourceIds: found(resources.rows),
+      }
     },
     /** One page's ids and versions, picked on the orders table alone. */
     page(vis: OrderVisibility, f: OrderFilters, order: OrderTerm[], limit: number, offset: number) {

@@ -143,6 +143,7 @@ export async function listOrders(
   const repo = ordersRepository(ctx.db)
   const vis = orderVisibility(actor)
   const render = jsonRender(base, actor)
+  if (f.query) f = { ...f, query: { ...f.query, matches: await repo.matchQuery(f.query.text, f.query.uuid) } }
   return page(
     () => repo.count(vis, f),
     async (l, o) => records(ctx, await repo.page(vis, f, order, l, o), render),
