@@ -76,6 +76,7 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
       await undoBenchWrites(database.db, m)
       await syncResourceIds(database.db)
       if (m.siteAgents) await freshenSiteAgents(database.db, Date.now())
+      await vacuumPostgres(database.db)
       await database.close()
       return manifestPath
     }
@@ -263,7 +264,7 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
   const siteAgents = await seedSiteAgents(db, offerings, now)
   await freshenSiteAgents(db, Date.now())
   await syncResourceIds(db)
-  await analyzePostgres(db)
+  await vacuumPostgres(db)
 
   const every = Math.max(1, Math.floor(orders / 2000))
   const manifest: Manifest = {
@@ -564,12 +565,18 @@ async function syncResourceIds(db: Kysely<DB>): Promise<void> {
 }
 
 /**
- * A freshly loaded PostgreSQL schema has no planner statistics until autovacuum gets to it, which
- * may be in the middle of a run; they are gathered once after loading. (SQLite is left without
- * ANALYZE, as a server's own database is.)
+ * A freshly loaded (or just reset) PostgreSQL schema has neither planner statistics nor a visibility
+ * map until autovacuum gets to it, which may be in the middle of a run: without them PostgreSQL
+ * counts by reading the table instead of the index, and scans the trigram index's pending list
+ * entry by entry. The schema's tables are vacuumed and analyzed after loading and after each reset,
+ * as autovacuum keeps a server's database. (SQLite is left without ANALYZE, as a server's own is.)
  */
-async function analyzePostgres(db: Kysely<DB>): Promise<void> {
-  if (isPostgres(db)) await sql`analyze`.execute(db)
+async function vacuumPostgres(db: Kysely<DB>): Promise<void> {
+  if (!isPostgres(db)) return
+  const { rows } = await sql<{ name: string }>`
+    select tablename as name from pg_tables where schemaname = current_schema()`.execute(db)
+  const tables = rows.map((r) => `"${r.name.replace(/"/g, '""')}"`).join(', ')
+  if (tables) await sql.raw(`vacuum (analyze) ${tables}`).execute(db)
 }
 
 /**
