@@ -192,6 +192,19 @@ test('file: another connection sees a transaction only once it is answered', asy
   assert.deepEqual(seen, [0, 1])
 })
 
+test('file: a failed write still ends its transaction, so other connections may write', async (t) => {
+  const { db, file } = await open(t, 'file')
+  await insert(db, 'taken')
+  const other = new SQLite(file!, { timeout: 0 })
+  t.after(() => other.close())
+  // The only statement of its batch, refused: the batch is still committed (and its lock let go).
+  await assert.rejects(insert(db, 'taken'), /UNIQUE/)
+  await new Promise((resolve) => setImmediate(resolve))
+  await new Promise((resolve) => setImmediate(resolve))
+  other.exec(`begin immediate; insert into items (name) values ('from another connection'); commit`)
+  assert.deepEqual(await names(db), ['taken', 'from another connection'])
+})
+
 test('file: reads after a schema change see the new columns', async (t) => {
   const { db } = await open(t, 'file')
   await insert(db, 'z')

@@ -246,10 +246,11 @@ export class GroupCommitDriver implements Driver {
     await this.#lock.acquire()
     try {
       if (this.#batch && this.#batch.members >= this.#maxMembers) this.#commit()
-      ;(connection as BatchConnection).batch = this.#open()
+      const batch = this.#open()
       this.#exec(`savepoint ${MEMBER}`)
+      ;(connection as BatchConnection).batch = batch
     } catch (e) {
-      this.#lock.release()
+      this.#release()
       throw e
     }
   }
@@ -261,8 +262,7 @@ export class GroupCommitDriver implements Driver {
     this.#exec(`release ${MEMBER}`)
     c.batch = null
     batch.members++
-    this.#lock.release()
-    this.#scheduleCommit()
+    this.#release()
     await batch.done
   }
 
@@ -280,10 +280,9 @@ export class GroupCommitDriver implements Driver {
         this.#afterFailure(batch, new Error('the transaction was rolled back by SQLite'))
       }
     } finally {
-      this.#lock.release()
+      // The others' work commits as planned.
+      this.#release()
     }
-    // The others' work commits as planned.
-    this.#scheduleCommit()
   }
 
   async savepoint(connection: DatabaseConnection, name: string) {
@@ -337,9 +336,8 @@ export class GroupCommitDriver implements Driver {
       }
       batch.members++
     } finally {
-      this.#lock.release()
+      this.#release()
     }
-    this.#scheduleCommit()
     await batch.done
     return out
   }
@@ -392,6 +390,12 @@ export class GroupCommitDriver implements Driver {
     if (this.#writer.handle.inTransaction || this.#batch !== batch) return
     this.#batch = null
     batch.reject(e)
+  }
+
+  /** Gives the writing connection to the next in line; an open batch is sure to commit. */
+  #release(): void {
+    this.#lock.release()
+    if (this.#batch) this.#scheduleCommit()
   }
 
   /** The batch commits once the requests that arrived with it have run (`setImmediate`). */
