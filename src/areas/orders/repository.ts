@@ -1,7 +1,8 @@
-// All SQL of the orders area. A list page is two queries: the page's ids, picked on the orders table
-// alone, then those orders joined with everything the record shows (offering, provider, category,
-// plans, project, customer, resource, users), each rendered as JSON by the database. The use cases
-// decide on the order row alone (`orderRow`).
+// All SQL of the orders area. A list page is the page's ids and versions, picked on the orders table
+// alone, then the records of those orders not already rendered at that version (the service keeps
+// them): joined with everything the record shows (offering, provider, category, plans, project,
+// customer, resource, users), each rendered as JSON by the database. A total over projects and
+// states only is read from order_counts. The use cases decide on the order row alone (`orderRow`).
 import {
   sql,
   type Expression,
@@ -514,7 +515,20 @@ function isVisible(vis: OrderVisibility, row: Scoped): boolean {
   )
 }
 
-const pageIdsOf = reusableByForm()
+/** The id and version of an order (see record-cache.ts): its own version and the records' epoch. */
+export interface OrderVersion {
+  id: number
+  version: string
+}
+
+const epoch = sql<number>`(select n from record_epochs where name = 'orders')`
+
+const versionOf = (r: { id: number; version: number | string; epoch: number | string }): OrderVersion => ({
+  id: r.id,
+  version: `${r.version}.${r.epoch}`,
+})
+
+const pageVersionsOf = reusableByForm()
 const versionByUuid = reusable((db: Db) =>
   db
     .selectFrom('orders')
@@ -530,19 +544,6 @@ const versionByUuid = reusable((db: Db) =>
     .where('uuid', '=', slot(0)),
 )
 const countOf = reusableByForm()
-
-/** The id and version of an order (see record-cache.ts): its own version and the records' epoch. */
-export interface OrderVersion {
-  id: number
-  version: string
-}
-
-const epoch = sql<number>`(select n from record_epochs where name = 'orders')`
-
-const versionOf = (r: { id: number; version: number | string; epoch: number | string }): OrderVersion => ({
-  id: r.id,
-  version: `${r.version}.${r.epoch}`,
-})
 
 /** The ids and versions of one page, picked on the orders table alone. */
 async function pageVersions(
@@ -566,7 +567,7 @@ async function pageVersions(
       .limit(slot<number>(values.length))
       .offset(slot<number>(values.length + 1))
   }
-  const { rows } = await pageIdsOf(db, `${form}/${by.join(',')}`, build, [...values, limit, offset])
+  const { rows } = await pageVersionsOf(db, `${form}/${by.join(',')}`, build, [...values, limit, offset])
   return rows.map(versionOf)
 }
 
