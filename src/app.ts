@@ -26,6 +26,7 @@ import {
 } from './http/plumbing.js'
 import { JobQueue } from './jobs/queue.js'
 import { installBenchLimit } from './http/bench-limit.js'
+import { uuid7 } from './http/uuid.js'
 import { areas } from './areas/index.js'
 
 export interface AppDeps {
@@ -54,7 +55,7 @@ export type App = FastifyInstance
 
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
   const clock = deps.clock ?? (() => new Date())
-  const newUuid = deps.newUuid ?? randomUUID
+  const newUuid = deps.newUuid ?? (() => uuid7())
   const database =
     deps.database ??
     (await createDatabase(config.databaseUrl, {

@@ -1,3 +1,5 @@
+import { randomFillSync } from 'node:crypto'
+
 const HEX32 = /^[0-9a-f]{32}$/
 
 /** Canonical hyphenated lowercase form of a uuid given hyphenated or as 32 hex digits; null if malformed. */
@@ -12,4 +14,28 @@ export function normalizeUuid(v: unknown): string | null {
     return null
   }
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+// Random bytes drawn 8 KiB at a time: a draw per uuid costs more than the rest of making it.
+const pool = Buffer.alloc(8192)
+let poolOffset = pool.length
+const bytes = Buffer.alloc(16)
+
+/**
+ * A new version 7 uuid (RFC 9562): 48 bits of Unix time in milliseconds, then 74 random bits.
+ * Uuids made one after another sort together, so a new row's uuid goes at the end of its unique
+ * index instead of onto a random page of it; with random (version 4) uuids, each new order and
+ * resource dirtied two random index pages, which every commit then wrote to the log.
+ */
+export function uuid7(now = Date.now()): string {
+  if (poolOffset + 10 > pool.length) {
+    randomFillSync(pool)
+    poolOffset = 0
+  }
+  pool.copy(bytes, 6, poolOffset, (poolOffset += 10))
+  bytes.writeUIntBE(now, 0, 6)
+  bytes[6] = 0x70 | (bytes[6]! & 0x0f)
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f)
+  const h = bytes.toString('hex')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
 }
