@@ -111,6 +111,22 @@ describe('job queue', () => {
     assert.deepEqual(ran, ['orphan'])
   })
 
+  test('looking for jobs when none is due writes nothing', async () => {
+    await t.ctx.jobs.drain()
+    // Past the lease sweep's interval: the first look sweeps, the next ones only read.
+    t.clock.advance(t.ctx.jobs.leaseMs)
+    assert.equal(await t.ctx.jobs.drain(), 0)
+    const stats = t.database.commitStats
+    const before = stats && { ...stats() }
+    for (let i = 0; i < 5; i++) assert.equal(await t.ctx.jobs.claim(), null)
+    if (stats) assert.deepEqual({ ...stats() }, before, 'no commit on SQLite')
+    // A job queued meanwhile is still found at once.
+    await t.ctx.jobs.enqueue(t.ctx.db, 'test.record', { name: 'found' })
+    ran.length = 0
+    assert.equal(await t.ctx.jobs.drain(), 1)
+    assert.deepEqual(ran, ['found'])
+  })
+
   test('a job of an unknown kind is marked failed, not retried forever', async () => {
     await t.ctx.jobs.enqueue(t.ctx.db, 'test.nobody-handles-this', {})
     await t.ctx.jobs.drain()

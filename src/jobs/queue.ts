@@ -79,17 +79,35 @@ export class JobQueue {
     this.wake()
   }
 
-  /** Claims the oldest due job, or null. */
+  /** When this worker next looks for jobs left running by a crashed worker (ms since the epoch). */
+  private nextLeaseSweep = 0
+
+  /**
+   * Claims the oldest due job, or null. Looking finds nothing most of the time (every poll, and
+   * after every request that might have queued something), so it is a read first: only a due job
+   * is claimed with a write, and abandoned leases are swept at most every tenth of a lease.
+   */
   async claim(): Promise<JobRow | null> {
     const now = this.clock().toISOString()
-    const staleBefore = new Date(this.clock().getTime() - this.leaseMs).toISOString()
-    // Jobs left running by a crashed worker go back to the queue.
-    await this.db
-      .updateTable('jobs')
-      .set({ state: 'queued', locked_by: null, locked_at: null })
-      .where('state', '=', 'running')
-      .where('locked_at', '<', staleBefore)
-      .execute()
+    if (this.clock().getTime() >= this.nextLeaseSweep) {
+      this.nextLeaseSweep = this.clock().getTime() + this.leaseMs / 10
+      const staleBefore = new Date(this.clock().getTime() - this.leaseMs).toISOString()
+      // Jobs left running by a crashed worker go back to the queue.
+      await this.db
+        .updateTable('jobs')
+        .set({ state: 'queued', locked_by: null, locked_at: null })
+        .where('state', '=', 'running')
+        .where('locked_at', '<', staleBefore)
+        .execute()
+    }
+    const due = await this.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('state', '=', 'queued')
+      .where('run_at', '<=', now)
+      .limit(1)
+      .executeTakeFirst()
+    if (!due) return null
     const pick =
       this.dialect === 'postgres'
         ? sql`(select id from jobs where state = 'queued' and run_at <= ${now} order by run_at, id limit 1 for update skip locked)`
