@@ -1,10 +1,22 @@
 // All SQL of offering cost policies, including the inputs of their cost estimate.
-import { sql, type Kysely, type Transaction } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { inAnyOf } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
 
 type Db = Kysely<DB> | Transaction<DB>
+
+/** The customers of policies' organization groups (`pg.policy_id` names the policy). */
+function groupCustomers(eb: ExpressionBuilder<DB, any>) {
+  return eb
+    .selectFrom('customer_organization_groups as cg')
+    .innerJoin(
+      'cost_policy_organization_groups as pg',
+      'pg.organization_group_id',
+      'cg.organization_group_id',
+    )
+    .select('cg.customer_id')
+}
 
 const policyOfOffering = reusable((db: Db) =>
   db.selectFrom('cost_policies').select('id').where('offering_id', '=', slot(0)).limit(1),
@@ -22,14 +34,7 @@ const blockingPolicyOf = reusable((db: Db) =>
       eb.or([
         eb('cost_policies.apply_to_all', '=', 1),
         eb.exists(
-          eb
-            .selectFrom('customer_organization_groups as cg')
-            .innerJoin(
-              'cost_policy_organization_groups as pg',
-              'pg.organization_group_id',
-              'cg.organization_group_id',
-            )
-            .select('cg.customer_id')
+          groupCustomers(eb)
             .whereRef('pg.policy_id', '=', 'cost_policies.id')
             .where('cg.customer_id', '=', slot<number>(1)),
         ),
@@ -251,15 +256,7 @@ export function policiesRepository(db: Db) {
       if (applyToAll) q = q.where('customers.blocked', '=', 0).where('customers.archived', '=', 0)
       else
         q = q.where('resources.customer_id', 'in', (eb) =>
-          eb
-            .selectFrom('customer_organization_groups as cg')
-            .innerJoin(
-              'cost_policy_organization_groups as pg',
-              'pg.organization_group_id',
-              'cg.organization_group_id',
-            )
-            .select('cg.customer_id')
-            .where('pg.policy_id', '=', policy.id),
+          groupCustomers(eb).where('pg.policy_id', '=', policy.id),
         )
       return q.execute()
     },
