@@ -100,18 +100,11 @@ export class JobQueue {
         .where('locked_at', '<', staleBefore)
         .execute()
     }
-    const due = await this.db
-      .selectFrom('jobs')
-      .select('id')
-      .where('state', '=', 'queued')
-      .where('run_at', '<=', now)
-      .limit(1)
-      .executeTakeFirst()
-    if (!due) return null
+    // The oldest due job: read first, then claimed (on PostgreSQL skipping one another worker holds).
+    const oldestDue = sql`select id from jobs where state = 'queued' and run_at <= ${now} order by run_at, id limit 1`
+    if (!(await oldestDue.execute(this.db)).rows.length) return null
     const pick =
-      this.dialect === 'postgres'
-        ? sql`(select id from jobs where state = 'queued' and run_at <= ${now} order by run_at, id limit 1 for update skip locked)`
-        : sql`(select id from jobs where state = 'queued' and run_at <= ${now} order by run_at, id limit 1)`
+      this.dialect === 'postgres' ? sql`(${oldestDue} for update skip locked)` : sql`(${oldestDue})`
     const row = await this.db
       .updateTable('jobs')
       .set((eb) => ({
