@@ -157,24 +157,29 @@ export function installMetrics(app: FastifyInstance, database: Database): Regist
   collectDefaultMetrics({ register: registry })
   const commitStats = database.commitStats
   if (commitStats) {
-    new Counter({
-      name: 'sqlite_commits_total',
-      help: 'SQLite commits (the write transactions of requests that arrive together share one)',
-      registers: [registry],
-      collect() {
-        this.reset()
-        this.inc(commitStats().commits)
-      },
-    })
-    new Counter({
-      name: 'sqlite_committed_writes_total',
-      help: 'Write transactions and single write statements made durable by those commits',
-      registers: [registry],
-      collect() {
-        this.reset()
-        this.inc(commitStats().writes)
-      },
-    })
+    const counters = [
+      [
+        'sqlite_commits_total',
+        'SQLite commits (the write transactions of requests that arrive together share one)',
+        'commits',
+      ],
+      [
+        'sqlite_committed_writes_total',
+        'Write transactions and single write statements made durable by those commits',
+        'writes',
+      ],
+    ] as const
+    for (const [name, help, field] of counters) {
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset()
+          this.inc(commitStats()[field])
+        },
+      })
+    }
   }
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
