@@ -48,7 +48,8 @@ export function withoutLowerInLike(text: string): string {
 }
 
 function cachedStatement(handle: SQLite.Database, text: string): CachedStatement {
-  const statement = handle.prepare(withoutLowerInLike(text))
+  const prepared = withoutLowerInLike(text)
+  const statement = handle.prepare(prepared)
   const readonly = statement.readonly
   const pragma = /^\s*pragma\b/i.test(text)
   if (!statement.reader) {
@@ -60,7 +61,7 @@ function cachedStatement(handle: SQLite.Database, text: string): CachedStatement
       run: (params) => statement.run(...params),
     }
   }
-  const raw = handle.prepare(withoutLowerInLike(text)).raw(true)
+  const raw = handle.prepare(prepared).raw(true)
   let names = statement.columns().map((c) => c.name)
   let build = rowBuilder(names)
   return {
