@@ -4,15 +4,15 @@
 // reads the current version with the row's id (kept by database triggers, so other processes'
 // writes count too) and an entry of any other version is rendered again.
 
-interface Entry {
+interface Entry<T> {
   version: string
-  text: string
+  text: T
   /** Read since it was added or last passed over for eviction. */
   used: boolean
 }
 
-export class RecordCache {
-  readonly #entries = new Map<string, Entry>()
+export class RecordCache<T = string> {
+  readonly #entries = new Map<string, Entry<T>>()
   readonly #max: number
 
   /**
@@ -24,7 +24,7 @@ export class RecordCache {
     this.#max = max
   }
 
-  get(key: string, version: string): string | undefined {
+  get(key: string, version: string): T | undefined {
     const e = this.#entries.get(key)
     if (!e) return undefined
     if (e.version !== version) {
@@ -35,7 +35,7 @@ export class RecordCache {
     return e.text
   }
 
-  set(key: string, version: string, text: string): void {
+  set(key: string, version: string, text: T): void {
     if (this.#max <= 0) return
     const e = this.#entries.get(key)
     if (e) {

@@ -713,6 +713,55 @@ describe('visibility and filters', () => {
     assert.deepEqual((await s.get(`${R}/?query=crowded%201001`)).body, [])
   })
 
+  test('query: what a term matched is looked up again after any project name, resource name or slug changes', async () => {
+    // Matches are kept between requests; each change below comes from raw SQL (as another process
+    // would write it) or from a request, and the next search must see it.
+    const s = as(users.staff)
+    const found = async (term: string) => {
+      const r = await s.get(`${R}/?query=${encodeURIComponent(term)}&page_size=300`)
+      assert.equal(r.status, 200, r.text)
+      assert.equal(r.headers['x-result-count'], String(r.body.length))
+      return r.body.map((o: { uuid: string }) => o.uuid).sort()
+    }
+    const a = await order(users.owner)
+    const b = await order(users.owner)
+    assert.deepEqual(await found('kappa-x'), [])
+    assert.deepEqual(await found('kappa-x'), [])
+    // A resource renamed to match, then away again.
+    const resourceOf = (o: { body: any }) => o.body.marketplace_resource_uuid as string
+    const rename = (uuid: string, name: string) =>
+      t.ctx.db.updateTable('resources').set({ name }).where('uuid', '=', uuid).execute()
+    await rename(resourceOf(a), 'the KAPPA-X resource')
+    assert.deepEqual(await found('kappa-x'), [a.uuid])
+    await rename(resourceOf(a), 'renamed')
+    assert.deepEqual(await found('kappa-x'), [])
+    // A slug set on an order.
+    await t.ctx.db.updateTable('orders').set({ slug: 'kappa-x' }).where('uuid', '=', b.uuid).execute()
+    assert.deepEqual(await found('kappa-x'), [b.uuid])
+    // A new resource (an order's) named to match.
+    const c = await order(users.owner, 'Marketplace.Slurm', { attributes: { name: 'kappa-x-new' } })
+    assert.deepEqual(await found('kappa-x'), [b.uuid, c.uuid].sort())
+    // A new project whose name matches, with an order in it.
+    const now = t.ctx.clock().toISOString()
+    const kappa = { uuid: t.ctx.newUuid(), name: 'Kappa-X lab', customer_id: consumer.id }
+    await t.ctx.db
+      .insertInto('projects')
+      .values({ ...kappa, description: '', slug: 'kappa-lab', created: now, modified: now })
+      .execute()
+    const { offering, plan } = offerings['Marketplace.Basic']!
+    const inKappa = await s.post(`${R}/`, {
+      offering: offering.url,
+      plan: plan.url,
+      project: `http://localhost:80/api/projects/${kappa.uuid}/`,
+    })
+    assert.equal(inKappa.status, 201, inKappa.text)
+    assert.deepEqual(await found('kappa-x'), [b.uuid, c.uuid, inKappa.body.uuid].sort())
+    // That project renamed away, and the slug cleared.
+    await t.ctx.db.updateTable('projects').set({ name: 'Lab' }).where('uuid', '=', kappa.uuid).execute()
+    await t.ctx.db.updateTable('orders').set({ slug: '' }).where('uuid', '=', b.uuid).execute()
+    assert.deepEqual(await found('kappa-x'), [c.uuid])
+  })
+
   test('can_approve_as_consumer=true lists only what the caller may approve', async () => {
     const o = await order(users.manager)
     const mine = await as(users.owner).get(`${R}/?can_approve_as_consumer=true&page_size=300`)

@@ -13,6 +13,7 @@ import {
   type Transaction,
 } from 'kysely'
 import type { DB } from '../../db/tables.js'
+import { EpochCache } from '../../db/epochs.js'
 import { containsPattern, ilike, isPostgres, jsonSql } from '../../db/sql.js'
 import {
   anyOf,
@@ -109,6 +110,9 @@ export interface QueryMatches {
 }
 
 const MATCHES_MAX = 1000
+
+/** What texts matched (see matchQuery), for the last few hundred texts searched. */
+const queryMatches = new EpochCache<QueryMatches>(['project_names', 'resource_names', 'order_slugs'], 256)
 
 /** Ids padded with -1 to a power of two: compiled forms for a few lengths, not for each. */
 function padded(ids: readonly number[]): number[] {
@@ -651,20 +655,27 @@ export function ordersRepository(db: Db) {
       const build = () => applyConditions(base(db), all).select((eb) => eb.fn.countAll<number>().as('n'))
       return Number((await countOf(db, form, build, values)).rows[0]!.n)
     },
-    /** What a `query` text matches, looked up once before a list is counted and paged. */
+    /**
+     * What a `query` text matches, looked up once before a list is counted and paged, and kept
+     * between requests while no project or resource name and no order slug has changed. A text
+     * that is a uuid is always looked up: the order with that uuid may be created at any time.
+     */
     async matchQuery(text: string, uuid: string | null): Promise<QueryMatches> {
-      const found = (rows: { id: number }[]) => (rows.length > MATCHES_MAX ? null : rows.map((r) => r.id))
-      const named = resourcesNamed(db, text)
-      const [orders, projects, resources] = await Promise.all([
-        ordersMatching(db, [uuid ? 'uuid' : ''], uuid ? [text, uuid] : [text]),
-        projectsMatching(db, [], [containsPattern(text)]),
-        resourcesMatching(db, [named.form], [named.value]),
-      ])
-      return {
-        orderIds: found(orders.rows),
-        projectIds: found(projects.rows),
-        resourceIds: found(resources.rows),
+      const lookUp = async (): Promise<QueryMatches> => {
+        const found = (rows: { id: number }[]) => (rows.length > MATCHES_MAX ? null : rows.map((r) => r.id))
+        const named = resourcesNamed(db, text)
+        const [orders, projects, resources] = await Promise.all([
+          ordersMatching(db, [uuid ? 'uuid' : ''], uuid ? [text, uuid] : [text]),
+          projectsMatching(db, [], [containsPattern(text)]),
+          resourcesMatching(db, [named.form], [named.value]),
+        ])
+        return {
+          orderIds: found(orders.rows),
+          projectIds: found(projects.rows),
+          resourceIds: found(resources.rows),
+        }
       }
+      return uuid ? lookUp() : queryMatches.get(db, text, lookUp)
     },
     /** One page's ids and versions, picked on the orders table alone. */
     page(vis: OrderVisibility, f: OrderFilters, order: OrderTerm[], limit: number, offset: number) {
