@@ -293,6 +293,68 @@ describe('service filters', () => {
   })
 })
 
+describe('stale total', () => {
+  test('follows the clock and every write to a service, request after request', async () => {
+    // The total of stale services is kept between requests and moved forward with the clock;
+    // every case below checks it against the services listed.
+    const { t, staff, offering } = await setup()
+    try {
+      const as = client(t.app, staff.token)
+      const ident = await identity(t, staff, offering, 'agent-s')
+      const made = []
+      for (const [i, name] of ['s0', 's1', 's2', 's3'].entries()) {
+        made.push(await service(t, staff, ident, name, i % 2 ? 'report' : 'order_process'))
+        t.clock.advanceHours(1)
+      }
+      const stale = async (qs = '') => {
+        const r = await as.get(`${SVC}?stale=true${qs}`)
+        assert.equal(r.status, 200, JSON.stringify(r.body))
+        const names = r.body.map((x: any) => x.name)
+        assert.equal(Number(r.headers['x-result-count']), names.length, `total of ${names}`)
+        return names
+      }
+      // s0 was modified at hour 0, s3 at hour 3; the clock is at hour 4.
+      assert.deepEqual(await stale(), [])
+      t.clock.advanceHours(20.5) // 24.5: s0 is stale
+      assert.deepEqual(await stale(), ['s0'])
+      assert.deepEqual(await stale(), ['s0'])
+      t.clock.advanceHours(1) // 25.5: s1 too
+      assert.deepEqual(await stale(), ['s0', 's1'])
+      assert.deepEqual(await stale('&mode=report'), ['s1'])
+      t.clock.advanceHours(2) // 27.5: all four
+      assert.deepEqual(await stale(), ['s0', 's1', 's2', 's3'])
+      assert.deepEqual(await stale('&mode=report'), ['s1', 's3'])
+      // A write through the API makes s0 fresh again.
+      const set = await as.post(`${SVC}${made[0].uuid}/set_statistics/`, { statistics: { jobs: 1 } })
+      assert.equal(set.status, 200, JSON.stringify(set.body))
+      assert.deepEqual(await stale(), ['s1', 's2', 's3'])
+      // Raw SQL, as another process: s2 fresh, then a new service written as long stale.
+      const fresh = t.ctx.clock().toISOString()
+      await t.ctx.db
+        .updateTable('site_agent_services')
+        .set({ modified: fresh })
+        .where('uuid', '=', made[2].uuid)
+        .execute()
+      assert.deepEqual(await stale(), ['s1', 's3'])
+      const s4 = await service(t, staff, ident, 's4', 'report')
+      await t.ctx.db
+        .updateTable('site_agent_services')
+        .set({ modified: '2026-01-01T00:00:00.000Z' })
+        .where('uuid', '=', s4.uuid)
+        .execute()
+      assert.deepEqual(await stale(), ['s1', 's3', 's4'])
+      assert.deepEqual(await stale('&mode=report'), ['s1', 's3', 's4'])
+      // A deleted service, and the clock set back.
+      assert.equal((await as.delete(`${SVC}${made[1].uuid}/`)).status, 204)
+      assert.deepEqual(await stale(), ['s3', 's4'])
+      t.clock.advanceHours(-3) // 24.5: only s0's time has passed, and s0 is fresh
+      assert.deepEqual(await stale(), ['s4'])
+    } finally {
+      await t.close()
+    }
+  })
+})
+
 describe('cleanup_stale', () => {
   test('non-staff get 403 before the body is validated', async () => {
     const { t, provider } = await setup()

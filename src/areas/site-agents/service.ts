@@ -13,6 +13,7 @@ import {
   slot,
   type Condition,
 } from '../../db/compiled.js'
+import { EpochCache } from '../../db/epochs.js'
 import { inAnyOf } from '../../db/sql.js'
 import type { DB } from '../../db/tables.js'
 import { parseJson, toJson } from '../../db/values.js'
@@ -42,6 +43,7 @@ type Page<T> = (
 
 const IDENTITY_NOT_FOUND = 'No AgentIdentity matches the given query.'
 const SERVICE_NOT_FOUND = 'No AgentService matches the given query.'
+const MODIFIED = 'site_agent_services.modified'
 
 export const ACTIVE = 1
 export const IDLE = 2
@@ -402,6 +404,51 @@ export interface ServiceFilters {
 const serviceCountOf = reusableByForm()
 const servicePageOf = reusableByForm()
 
+/** `site_agent_services.modified <op> value`, a condition of the form `form`. */
+function modifiedIs(form: string, op: '<' | '>' | '>=', value: string): Condition<any> {
+  return { form, values: [value], apply: (q, [s]) => q.where(MODIFIED, op, s) }
+}
+
+/** The number of services meeting these conditions: `plain` ones read the service alone. */
+async function countServices(db: Db, plain: boolean, counted: Condition<any>[]): Promise<number> {
+  const { form, values } = formOf(counted)
+  const build = () =>
+    applyConditions<any>(plain ? db.selectFrom('site_agent_services') : services(db), counted).select(
+      (eb: any) => eb.fn.countAll().as('n'),
+    )
+  const key = `${plain ? 'services' : 'joined'}/${form}`
+  return Number((await serviceCountOf<{ n: number | string }>(db, key, build, values)).rows[0]!.n)
+}
+
+/** A total of stale services, and the time services had to be modified before to count in it. */
+interface StaleTotal {
+  before: string
+  n: number
+}
+
+const staleTotals = new EpochCache<StaleTotal>(['site_agent_services'], 64)
+
+/**
+ * The number of services (of those meeting `own`, the service's own filters) modified before
+ * `before`. While no service has been written since the last total, the services that went stale
+ * since it are counted and added to it, a few index entries instead of every stale service.
+ */
+async function staleTotal(db: Db, own: Condition<any>[], before: string): Promise<number> {
+  const range = (from: string | null): Condition<any>[] => [
+    ...own,
+    ...(from === null ? [] : [modifiedIs('stale-from', '>=', from)]),
+    modifiedIs('stale', '<', before),
+  ]
+  const { form, values } = formOf(own)
+  const { kept, keep } = await staleTotals.open(db, `${form}/${JSON.stringify(values)}`)
+  const n =
+    kept && kept.before <= before
+      ? kept.n + (await countServices(db, true, range(kept.before)))
+      : await countServices(db, true, range(null))
+  keep({ before, n })
+  return n
+}
+
 export async function listServices(
   ctx: AppContext,
   actor: Actor,
@@ -412,14 +459,16 @@ export async function listServices(
   const staleBefore = new Date(ctx.clock().getTime() - STALE_MS).toISOString()
   // The filters on the service's own columns, then those that need its identity and offering.
   const own: Condition<any>[] = []
-  const add = (form: string, value: unknown, apply: (q: any, s: any) => any) =>
-    own.push({ form, values: [value], apply: (q, [s]) => apply(q, s) })
-  const modified = 'site_agent_services.modified'
-  if (f.mode !== undefined) add('mode', f.mode, (q, s) => q.where('site_agent_services.mode', '=', s))
-  if (f.modified_after) add('modified-after', f.modified_after, (q, s) => q.where(modified, '>', s))
-  if (f.modified_before) add('modified-before', f.modified_before, (q, s) => q.where(modified, '<', s))
-  if (f.stale === true) add('stale', staleBefore, (q, s) => q.where(modified, '<', s))
-  if (f.stale === false) add('fresh', staleBefore, (q, s) => q.where(modified, '>=', s))
+  if (f.mode !== undefined) {
+    own.push({
+      form: 'mode',
+      values: [f.mode],
+      apply: (q, [s]) => q.where('site_agent_services.mode', '=', s),
+    })
+  }
+  if (f.modified_after) own.push(modifiedIs('modified-after', '>', f.modified_after))
+  if (f.modified_before) own.push(modifiedIs('modified-before', '<', f.modified_before))
+  if (f.stale === false) own.push(modifiedIs('fresh', '>=', staleBefore))
   if (f.states?.length) {
     own.push({
       form: `states:${f.states.length}`,
@@ -427,6 +476,9 @@ export async function listServices(
       apply: (q, s) => q.where('site_agent_services.state', 'in', s),
     })
   }
+  // The service's own filters but the stale rule (see staleTotal).
+  const notStale = [...own]
+  if (f.stale === true) own.push(modifiedIs('stale', '<', staleBefore))
   const joined: Condition<any>[] = [...own]
   if (f.identity_uuid) {
     joined.unshift({
@@ -440,15 +492,8 @@ export async function listServices(
   const plain = seesAll(actor) && !f.identity_uuid
   return page(
     async () => {
-      const counted = plain ? own : joined
-      const { form, values } = formOf(counted)
-      const build = () =>
-        applyConditions<any>(
-          plain ? ctx.db.selectFrom('site_agent_services') : services(ctx.db),
-          counted,
-        ).select((eb: any) => eb.fn.countAll().as('n'))
-      const key = `${plain ? 'services' : 'joined'}/${form}`
-      return Number((await serviceCountOf<{ n: number | string }>(ctx.db, key, build, values)).rows[0]!.n)
+      if (plain && f.stale === true) return staleTotal(ctx.db, notStale, staleBefore)
+      return countServices(ctx.db, plain, plain ? own : joined)
     },
     async (limit, offset) => {
       const { form, values } = formOf(joined)
