@@ -27,10 +27,11 @@ const epochsNamed = reusable((db: Db, n: number) =>
     .limit(1),
 )
 
-/** The current value of these epochs, as one version string. */
-async function epochsOf(db: Db, names: readonly string[]): Promise<string> {
+/** The current value of these epochs, as one version string; null when one is not kept. */
+async function epochsOf(db: Db, names: readonly string[]): Promise<string | null> {
   const row = (await epochsNamed(db, [names.length], names)).rows[0] as Record<string, unknown> | undefined
-  return names.map((_, i) => row?.[`e${i}`]).join('.')
+  const values = names.map((_, i) => row?.[`e${i}`])
+  return values.some((v) => v === null || v === undefined) ? null : values.join('.')
 }
 
 /**
@@ -56,6 +57,8 @@ export class EpochCache<T> {
     const cache = this.#caches.get(db) ?? new RecordCache<T>(this.#max)
     this.#caches.set(db, cache)
     const version = await epochsOf(db, this.#names)
+    // Without its epochs (a database whose triggers are missing) nothing can be kept safely.
+    if (version === null) return { kept: undefined, keep: () => {} }
     return { kept: cache.get(key, version), keep: (value) => cache.set(key, version, value) }
   }
 

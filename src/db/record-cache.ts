@@ -6,7 +6,7 @@
 
 interface Entry<T> {
   version: string
-  text: T
+  value: T
   /** Read since it was added or last passed over for eviction. */
   used: boolean
 }
@@ -32,15 +32,15 @@ export class RecordCache<T = string> {
       return undefined
     }
     e.used = true
-    return e.text
+    return e.value
   }
 
-  set(key: string, version: string, text: T): void {
+  set(key: string, version: string, value: T): void {
     if (this.#max <= 0) return
     const e = this.#entries.get(key)
     if (e) {
       e.version = version
-      e.text = text
+      e.value = value
       return
     }
     while (this.#entries.size >= this.#max) {
@@ -51,7 +51,7 @@ export class RecordCache<T = string> {
         this.#entries.set(oldest, entry)
       }
     }
-    this.#entries.set(key, { version, text, used: false })
+    this.#entries.set(key, { version, value, used: false })
   }
 
   get size(): number {

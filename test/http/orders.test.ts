@@ -760,6 +760,12 @@ describe('visibility and filters', () => {
     await t.ctx.db.updateTable('projects').set({ name: 'Lab' }).where('uuid', '=', kappa.uuid).execute()
     await t.ctx.db.updateTable('orders').set({ slug: '' }).where('uuid', '=', b.uuid).execute()
     assert.deepEqual(await found('kappa-x'), [c.uuid])
+    // Without an epoch (its row gone), nothing is kept: every search looks its matches up.
+    await t.ctx.db.deleteFrom('record_epochs').where('name', '=', 'resource_names').execute()
+    assert.deepEqual(await found('kappa-x'), [c.uuid])
+    await rename(resourceOf(a), 'kappa-x again')
+    assert.deepEqual(await found('kappa-x'), [a.uuid, c.uuid].sort())
+    await t.ctx.db.insertInto('record_epochs').values({ name: 'resource_names', n: 0 }).execute()
   })
 
   test('can_approve_as_consumer=true lists only what the caller may approve', async () => {
