@@ -28,6 +28,7 @@ import { JobQueue } from './jobs/queue.js'
 import { installBenchLimit } from './http/bench-limit.js'
 import { uuid7 } from './http/uuid.js'
 import { areas } from './areas/index.js'
+import { orderRecordCounters } from './areas/orders/service.js'
 
 export interface AppDeps {
   clock?: () => Date
@@ -116,7 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   installCors(app, config)
   installRateLimit(app, config, clock)
   installAuth(app, database.db, tokenCache, clock)
-  installMetrics(app, database)
+  installMetrics(app, database, orderRecordCounters(ctx))
   const routes = collectRoutes(app)
 
   await app.register(multipart, {

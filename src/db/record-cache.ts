@@ -24,14 +24,23 @@ export class RecordCache<T = string> {
     this.#max = max
   }
 
+  /** Look-ups answered, and look-ups not answered (nothing kept, or of another version). */
+  hits = 0
+  misses = 0
+
   get(key: string, version: string): T | undefined {
     const e = this.#entries.get(key)
-    if (!e) return undefined
+    if (!e) {
+      this.misses++
+      return undefined
+    }
     if (e.version !== version) {
       this.#entries.delete(key)
+      this.misses++
       return undefined
     }
     e.used = true
+    this.hits++
     return e.value
   }
 

@@ -152,34 +152,46 @@ export function installRateLimit(app: FastifyInstance, config: Config, clock: ()
   })
 }
 
-export function installMetrics(app: FastifyInstance, database: Database): Registry {
+/** A counter read when /metrics is scraped. */
+export interface MetricCounter {
+  name: string
+  help: string
+  value: () => number
+}
+
+export function installMetrics(
+  app: FastifyInstance,
+  database: Database,
+  counters: readonly MetricCounter[] = [],
+): Registry {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const commitStats = database.commitStats
+  const all: MetricCounter[] = [...counters]
   if (commitStats) {
-    const counters = [
-      [
-        'sqlite_commits_total',
-        'SQLite commits (the write transactions of requests that arrive together share one)',
-        'commits',
-      ],
-      [
-        'sqlite_committed_writes_total',
-        'Write transactions and single write statements made durable by those commits',
-        'writes',
-      ],
-    ] as const
-    for (const [name, help, field] of counters) {
-      new Counter({
-        name,
-        help,
-        registers: [registry],
-        collect() {
-          this.reset()
-          this.inc(commitStats()[field])
-        },
-      })
-    }
+    all.push(
+      {
+        name: 'sqlite_commits_total',
+        help: 'SQLite commits (the write transactions of requests that arrive together share one)',
+        value: () => commitStats().commits,
+      },
+      {
+        name: 'sqlite_committed_writes_total',
+        help: 'Write transactions and single write statements made durable by those commits',
+        value: () => commitStats().writes,
+      },
+    )
+  }
+  for (const { name, help, value } of all) {
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset()
+        this.inc(value())
+      },
+    })
   }
   const duration = new Histogram({
     name: 'http_request_duration_seconds',

@@ -7,6 +7,7 @@ import type { Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { RecordCache } from '../../db/record-cache.js'
+import type { MetricCounter } from '../../http/plumbing.js'
 import { decimalNumber, decimalString, parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, fieldError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
 import { uuidFromLink } from '../../http/links.js'
@@ -107,10 +108,31 @@ function toOrderJson(r: OrderJsonRow): string {
 
 const recordCaches = new WeakMap<AppContext, RecordCache>()
 
+function recordCache(ctx: AppContext): RecordCache {
+  const cache = recordCaches.get(ctx) ?? new RecordCache(ctx.config.orderRecordCacheSize)
+  recordCaches.set(ctx, cache)
+  return cache
+}
+
+/** The record cache's counters, for /metrics. */
+export function orderRecordCounters(ctx: AppContext): MetricCounter[] {
+  return [
+    {
+      name: 'order_record_cache_hits_total',
+      help: 'Order records answered from the in-process cache (ORDER_RECORD_CACHE_SIZE)',
+      value: () => recordCache(ctx).hits,
+    },
+    {
+      name: 'order_record_cache_misses_total',
+      help: 'Order records rendered by the database: not kept, or changed since they were',
+      value: () => recordCache(ctx).misses,
+    },
+  ]
+}
+
 /** The records of these orders as JSON text, from the app's record cache where unchanged. */
 async function records(ctx: AppContext, rows: OrderVersion[], render: JsonRender): Promise<string[]> {
-  let cache = recordCaches.get(ctx)
-  if (!cache) recordCaches.set(ctx, (cache = new RecordCache(ctx.config.orderRecordCacheSize)))
+  const cache = recordCache(ctx)
   const prefix = `${render.traceback ? 't' : 'f'}${render.base}|`
   const out = rows.map((r) => cache.get(prefix + r.id, r.version))
   const missing = rows.filter((_, i) => out[i] === undefined)
