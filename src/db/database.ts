@@ -6,6 +6,7 @@ import pg from 'pg'
 import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig } from 'kysely'
 import type { DB } from './tables.js'
 import { GroupCommitDriver, withStatementCache, type CommitStats } from './sqlite-driver.js'
+import { runsDirectly } from './compiled.js'
 import { BACKSTOP_PAGES, startCheckpointer, type CheckpointResult } from './checkpointer.js'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -118,6 +119,9 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     const writeCache = withStatementCache(handle, 1000, () => readCache?.clear())
     const driver = new GroupCommitDriver(writeCache, readCache)
     const db = new Kysely<DB>({ dialect: new GroupCommitSqliteDialect(driver) })
+    // No plugins, and outside a transaction every connection runs a statement through
+    // driver.execute: the compiled statements may call it themselves.
+    runsDirectly(db, (query) => driver.execute(query))
     const commitStats = () => driver.stats
     if (file === ':memory:' || !opts.checkpointIntervalMs) {
       return { db, dialect, commitStats, close: () => db.destroy() }

@@ -7,10 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { CompiledQuery, sql, type Kysely } from 'kysely'
+import { CompiledQuery, sql, type Compilable, type Kysely } from 'kysely'
 import { createDatabase } from './database.js'
 import { inlineLimit, withoutLowerInLike } from './sqlite-driver.js'
 import { containsPattern, ilike } from './sql.js'
+import { reusable } from './compiled.js'
 
 type Db = Kysely<any>
 
@@ -165,6 +166,29 @@ for (const kind of ['file', 'memory'] as const) {
     // The next transaction starts afresh.
     await insert(db, 'next')
     assert.deepEqual(await names(db), ['next'])
+  })
+}
+
+for (const kind of ['file', 'memory'] as const) {
+  test(`${kind}: a compiled statement runs on the driver outside a transaction, and in the transaction given`, async (t) => {
+    const { db, file } = await open(t, kind)
+    const count = reusable(
+      (d: any) => d.selectFrom('items').select(sql<number>`count(*)`.as('n')) as Compilable<{ n: number }>,
+    )
+    const n = async (d: any) => Number((await count(d, [], [])).rows[0]!.n)
+    await insert(db, 'a')
+    // Outside a transaction Kysely's executor is not used at all.
+    const through = t.mock.method(db, 'executeQuery', () => {
+      throw new Error('through Kysely')
+    })
+    assert.equal(await n(db), 1)
+    through.mock.restore()
+    await db.transaction().execute(async (trx) => {
+      await insert(trx, 'b')
+      assert.equal(await n(trx), 2, 'the transaction sees its own write')
+      if (file) assert.equal(await n(db), 1, 'a read outside it does not')
+    })
+    assert.equal(await n(db), 2)
   })
 }
 
