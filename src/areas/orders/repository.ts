@@ -86,6 +86,19 @@ function resourceIdsNamed(db: Db, form: string, s: unknown): SelectQueryBuilder<
   return db.selectFrom('resources').select('resources.id as id').where(ilike('resources.name', s))
 }
 
+/** Orders whose slug is the text, or (given a uuid) whose uuid is that uuid. */
+function slugOrUuid(eb: ExpressionBuilder<DB, 'orders'>, slug: unknown, uuid: unknown): Expression<SqlBool> {
+  return eb.or([
+    eb('orders.slug', '=', slug as string),
+    ...(uuid === null ? [] : [eb('orders.uuid', '=', uuid as string)]),
+  ])
+}
+
+/** The ids of the projects whose names match a `containsPattern` (a value or a slot). */
+function projectIdsNamed(db: Db, pattern: unknown) {
+  return db.selectFrom('projects').select('projects.id as id').where(ilike('projects.name', pattern))
+}
+
 function base(db: Db) {
   return db.selectFrom('orders')
 }
@@ -131,7 +144,6 @@ type Where = (eb: ExpressionBuilder<DB, 'orders'>, s: readonly unknown[]) => Exp
  */
 function queryCondition(db: Db, query: NonNullable<OrderFilters['query']>): OrderCondition {
   const { text, uuid, matches } = query
-  const named = resourcesNamed(db, text)
   const branches: { form: string; values: unknown[]; where: Where; counted?: boolean }[] = []
   const ids = (
     form: string,
@@ -150,26 +162,18 @@ function queryCondition(db: Db, query: NonNullable<OrderFilters['query']>): Orde
     branches.push({
       form: uuid ? 'slug-uuid' : 'slug',
       values: uuid ? [text, uuid] : [text],
-      where: (eb, [slug, u]) =>
-        eb.or([
-          eb('orders.slug', '=', slug as string),
-          ...(uuid ? [eb('orders.uuid', '=', u as string)] : []),
-        ]),
+      where: (eb, [slug, u]) => slugOrUuid(eb, slug, uuid ? u : null),
     })
   } else if (matches.orderIds.length) ids('orders', 'orders.id', matches.orderIds)
   if (!matches || !matches.projectIds) {
     branches.push({
       form: 'projects-named',
       values: [containsPattern(text)],
-      where: (eb, [pattern]) =>
-        eb(
-          'orders.project_id',
-          'in',
-          eb.selectFrom('projects').select('projects.id').where(ilike('projects.name', pattern)),
-        ),
+      where: (eb, [pattern]) => eb('orders.project_id', 'in', projectIdsNamed(db, pattern)),
     })
   } else if (matches.projectIds.length) ids('projects', 'orders.project_id', matches.projectIds)
   if (!matches || !matches.resourceIds) {
+    const named = resourcesNamed(db, text)
     branches.push({
       form: `resources-named-${named.form}`,
       values: [named.value],
@@ -611,18 +615,10 @@ const ordersMatching = reusable((db: Db, withUuid: string) =>
   db
     .selectFrom('orders')
     .select('orders.id')
-    .where((eb) =>
-      eb.or([eb('orders.slug', '=', slot(0)), ...(withUuid ? [eb('orders.uuid', '=', slot(1))] : [])]),
-    )
+    .where((eb) => slugOrUuid(eb, slot(0), withUuid ? slot(1) : null))
     .limit(MATCHES_MAX + 1),
 )
-const projectsMatching = reusable((db: Db) =>
-  db
-    .selectFrom('projects')
-    .select('projects.id')
-    .where(ilike('projects.name', slot(0)))
-    .limit(MATCHES_MAX + 1),
-)
+const projectsMatching = reusable((db: Db) => projectIdsNamed(db, slot(0)).limit(MATCHES_MAX + 1))
 const resourcesMatching = reusable((db: Db, form: string) =>
   resourceIdsNamed(db, form, slot(0)).limit(MATCHES_MAX + 1),
 )
