@@ -2,6 +2,11 @@ import { randomFillSync } from 'node:crypto'
 
 const HEX32 = /^[0-9a-f]{32}$/
 
+/** 32 hex digits in the hyphenated 8-4-4-4-12 form. */
+function hyphenated(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
 /** Canonical hyphenated lowercase form of a uuid given hyphenated or as 32 hex digits; null if malformed. */
 export function normalizeUuid(v: unknown): string | null {
   if (typeof v !== 'string' || v.length > 36) return null
@@ -13,7 +18,7 @@ export function normalizeUuid(v: unknown): string | null {
   ) {
     return null
   }
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+  return hyphenated(hex)
 }
 
 // Random bytes drawn 8 KiB at a time: a draw per uuid costs more than the rest of making it.
@@ -36,6 +41,5 @@ export function uuid7(now = Date.now()): string {
   bytes.writeUIntBE(now, 0, 6)
   bytes[6] = 0x70 | (bytes[6]! & 0x0f)
   bytes[8] = 0x80 | (bytes[8]! & 0x3f)
-  const h = bytes.toString('hex')
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+  return hyphenated(bytes.toString('hex'))
 }
