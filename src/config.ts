@@ -1,4 +1,5 @@
 // The only reader of process.env. Every setting is documented in README.md with its default.
+import { SQLITE_CACHE_MB } from './db/database.js'
 
 export interface Config {
   port: number
@@ -78,7 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     workerEnabled: bool(env, 'WORKER_ENABLED', true),
     workerPollMs: int(env, 'WORKER_POLL_MS', 500, 10),
     sqliteCheckpointMs: int(env, 'SQLITE_CHECKPOINT_MS', 20),
-    sqliteCacheMb: int(env, 'SQLITE_CACHE_MB', 8, 1),
+    sqliteCacheMb: int(env, 'SQLITE_CACHE_MB', SQLITE_CACHE_MB, 1),
     tokenCacheSeconds: int(env, 'TOKEN_CACHE_SECONDS', 5),
     orderRecordCacheSize: int(env, 'ORDER_RECORD_CACHE_SIZE', 5000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),

@@ -11,6 +11,9 @@ import { BACKSTOP_PAGES, startCheckpointer, type CheckpointResult } from './chec
 
 export type Dialect = 'sqlite' | 'postgres'
 
+/** SQLite's page cache per connection, in MB, unless told otherwise (`SQLITE_CACHE_MB`). */
+export const SQLITE_CACHE_MB = 8
+
 export interface Database {
   db: Kysely<DB>
   dialect: Dialect
@@ -33,7 +36,7 @@ export interface DatabaseOptions {
    * checkpointer.ts). 0 or absent leaves them to SQLite, inside the commits that cross its threshold.
    */
   checkpointIntervalMs?: number
-  /** SQLite: the page cache of each connection, in MB (default 8). */
+  /** SQLite: the page cache of each connection, in MB (default SQLITE_CACHE_MB). */
   cacheMb?: number
 }
 
@@ -111,7 +114,7 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
   if (dialect === 'sqlite') {
     const file = url.slice('sqlite:'.length) || ':memory:'
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
-    const cacheMb = opts.cacheMb ?? 8
+    const cacheMb = opts.cacheMb ?? SQLITE_CACHE_MB
     const handle = openSqlite(file, false, cacheMb)
     // A file gets a second connection for the reads made outside a transaction.
     const readHandle = file === ':memory:' ? null : openSqlite(file, true, cacheMb)
