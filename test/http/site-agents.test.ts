@@ -37,6 +37,14 @@ async function service(t: TestApp, user: UserRef, ident: { uuid: string }, name:
   return r.body
 }
 
+/** The names of the services listed with this query string; the total header must agree. */
+async function serviceNames(t: TestApp, user: UserRef, qs: string): Promise<string[]> {
+  const r = await client(t.app, user.token).get(`${SVC}?${qs}`)
+  assert.equal(r.status, 200, JSON.stringify(r.body))
+  assert.equal(Number(r.headers['x-result-count']), r.body.length, `${qs}: total`)
+  return r.body.map((x: { name: string }) => x.name)
+}
+
 describe('agent identities', () => {
   let s: Awaited<ReturnType<typeof setup>>
   before(async () => {
@@ -261,12 +269,7 @@ describe('service filters', () => {
         .set({ state: 2 })
         .where('uuid', '=', old.uuid)
         .execute()
-      const names = async (qs: string) => {
-        const r = await as.get(`${SVC}?${qs}`)
-        assert.equal(r.status, 200, JSON.stringify(r.body))
-        assert.equal(Number(r.headers['x-result-count']), r.body.length, `${qs}: total`)
-        return r.body.map((x: any) => x.name)
-      }
+      const names = (qs: string) => serviceNames(t, staff, qs)
       assert.deepEqual(await names(''), ['old', 'a', 'b'])
       assert.deepEqual(await names(`identity_uuid=${i1.uuid}`), ['old', 'a'])
       assert.deepEqual(await names(`identity_uuid=${i2.uuid}`), ['b'])
@@ -306,13 +309,7 @@ describe('stale total', () => {
         made.push(await service(t, staff, ident, name, i % 2 ? 'report' : 'order_process'))
         t.clock.advanceHours(1)
       }
-      const stale = async (qs = '') => {
-        const r = await as.get(`${SVC}?stale=true${qs}`)
-        assert.equal(r.status, 200, JSON.stringify(r.body))
-        const names = r.body.map((x: any) => x.name)
-        assert.equal(Number(r.headers['x-result-count']), names.length, `total of ${names}`)
-        return names
-      }
+      const stale = (qs = '') => serviceNames(t, staff, `stale=true${qs}`)
       // s0 was modified at hour 0, s3 at hour 3; the clock is at hour 4.
       assert.deepEqual(await stale(), [])
       t.clock.advanceHours(20.5) // 24.5: s0 is stale
