@@ -14,17 +14,14 @@ import { reusable, slot } from './compiled.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
-// One row of the named epochs, each a scalar sub-select (an IN list costs SQLite a temporary
-// table to build and a sort).
+// The named epochs as one row of scalar sub-selects (an IN list costs SQLite a temporary table
+// to build and a sort).
 const epochsNamed = reusable((db: Db, n: number) =>
-  db
-    .selectFrom('record_epochs')
-    .select(
-      Array.from({ length: n }, (_, i) =>
-        db.selectFrom('record_epochs as e').select('e.n').where('e.name', '=', slot<string>(i)).as(`e${i}`),
-      ),
-    )
-    .limit(1),
+  db.selectNoFrom((eb) =>
+    Array.from({ length: n }, (_, i) =>
+      eb.selectFrom('record_epochs').select('n').where('name', '=', slot<string>(i)).as(`e${i}`),
+    ),
+  ),
 )
 
 /** The current value of these epochs, as one version string; null when one is not kept. */
