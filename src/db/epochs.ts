@@ -51,8 +51,8 @@ export class EpochCache<T> {
    */
   async open(db: Db, key: string): Promise<{ kept: T | undefined; keep: (value: T) => void }> {
     if (isPostgres(db as Kysely<DB>) || this.#max <= 0) return { kept: undefined, keep: () => {} }
-    const cache = this.#caches.get(db) ?? new RecordCache<T>(this.#max)
-    this.#caches.set(db, cache)
+    let cache = this.#caches.get(db)
+    if (!cache) this.#caches.set(db, (cache = new RecordCache<T>(this.#max)))
     const version = await epochsOf(db, this.#names)
     // Without its epochs (a database whose triggers are missing) nothing can be kept safely.
     if (version === null) return { kept: undefined, keep: () => {} }

@@ -109,8 +109,8 @@ function toOrderJson(r: OrderJsonRow): string {
 const recordCaches = new WeakMap<AppContext, RecordCache>()
 
 function recordCache(ctx: AppContext): RecordCache {
-  const cache = recordCaches.get(ctx) ?? new RecordCache(ctx.config.orderRecordCacheSize)
-  recordCaches.set(ctx, cache)
+  let cache = recordCaches.get(ctx)
+  if (!cache) recordCaches.set(ctx, (cache = new RecordCache(ctx.config.orderRecordCacheSize)))
   return cache
 }
 
