@@ -45,6 +45,9 @@ interface Result {
   errors: number
   non2xx: number
   rssMb: number
+  /** Server CPU time per request, in microseconds: the whole process, and its main thread. */
+  cpuUs: number
+  mainCpuUs: number
 }
 
 async function freePort(): Promise<number> {
@@ -104,6 +107,19 @@ async function startServer(databaseUrl: string): Promise<{ url: string; child: C
   throw new Error('server did not start')
 }
 
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
+
+/** CPU seconds used so far (user and system) by a process, or by one of its threads. */
+function cpuSeconds(pid: number, thread?: number): number {
+  try {
+    const stat = readFileSync(thread ? `/proc/${pid}/task/${thread}/stat` : `/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+  } catch {
+    return 0
+  }
+}
+
 function rssMb(pid: number): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -120,6 +136,8 @@ async function run(url: string, s: Scenario, pid: number): Promise<Result> {
   let i = 0
   // The time of the last response: autocannon ends a run of a fixed number of requests only at
   // its next one-second tick, so for those the elapsed time is measured here.
+  const cpuBefore = cpuSeconds(pid)
+  const mainBefore = cpuSeconds(pid, pid)
   const started = performance.now()
   let lastResponse = started
   const result = await autocannon({
@@ -146,6 +164,7 @@ async function run(url: string, s: Scenario, pid: number): Promise<Result> {
   clearInterval(sampler)
   peak = Math.max(peak, rssMb(pid))
   const elapsed = s.once ? (lastResponse - started) / 1000 : result.duration
+  const perRequest = (seconds: number) => (result.requests.total ? (seconds * 1e6) / result.requests.total : 0)
   return {
     scenario: s.name,
     // total / elapsed rather than the per-second average, which is wrong for runs under a second
@@ -155,6 +174,8 @@ async function run(url: string, s: Scenario, pid: number): Promise<Result> {
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     rssMb: peak,
+    cpuUs: perRequest(cpuSeconds(pid) - cpuBefore),
+    mainCpuUs: perRequest(cpuSeconds(pid, pid) - mainBefore),
   }
 }
 
@@ -207,7 +228,7 @@ function scenarios(m: Manifest): Scenario[] {
       limit: 'page',
       method: 'GET',
       paths: m.projectUuids
-        .slice(0, 200)
+        .slice(0, Number(process.env.PS_N ?? 200))
         .map((p) => `/api/marketplace-orders/?project_uuid=${p}&state=done&o=-created&page_size=10`),
       token: staff,
     },
@@ -267,7 +288,7 @@ function scenarios(m: Manifest): Scenario[] {
     (s) =>
       s.paths.length &&
       (s.name !== 'list site agent services stale=true' || m.siteAgents) &&
-      (!args.only || s.name.includes(args.only) || s.name.startsWith('limit')),
+      (!args.only || args.only.split('|').some((o) => s.name.includes(o)) || s.name.startsWith('limit')),
   )
 }
 
@@ -293,14 +314,14 @@ function table(db: string, results: Result[]): string[] {
   const limitPage = results.find((r) => r.scenario === 'limit: 10-row page body')?.rps ?? 0
   const lines = [
     `\n${db}: ${orders.toLocaleString('en')} orders, ${connections} connections, ${duration}s per scenario`,
-    '| scenario | req/s | p50 ms | p99 ms | ratio to limit | peak RSS MB | errors |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| scenario | req/s | p50 ms | p99 ms | ratio to limit | peak RSS MB | errors | server CPU µs/req (main thread) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
   ]
   for (const r of results) {
     const isPage = /list|page/.test(r.scenario)
     const ratio = (isPage ? limitPage : limitItem) ? r.rps / (isPage ? limitPage : limitItem) : 0
     lines.push(
-      `| ${r.scenario} | ${Math.round(r.rps)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${(ratio * 100).toFixed(0)}% | ${r.rssMb.toFixed(0)} | ${r.errors + r.non2xx} |`,
+      `| ${r.scenario} | ${Math.round(r.rps)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${(ratio * 100).toFixed(0)}% | ${r.rssMb.toFixed(0)} | ${r.errors + r.non2xx} | ${r.cpuUs.toFixed(0)} (${r.mainCpuUs.toFixed(0)}) |`,
     )
   }
   return lines
