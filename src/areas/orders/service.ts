@@ -322,10 +322,12 @@ export async function createOrder(
     body.attributes && typeof body.attributes === 'object' ? (body.attributes as Record<string, unknown>) : {}
   const now = ctx.clock().toISOString()
   const uuid = ctx.newUuid()
+  const resourceUuid = ctx.newUuid()
+  const limits = toJson(body.limits ?? {})
   const created = await ctx.db.transaction().execute(async (trx) => {
     await checkNewResourceAllowed(ctx, trx, offering.id, project.customer_id)
     const resourceId = await resourcesWriteRepository(trx).insert({
-      uuid: ctx.newUuid(),
+      uuid: resourceUuid,
       name: typeof attributes.name === 'string' ? attributes.name.slice(0, 150) : '',
       offering_id: offering.id,
       plan_id: plan?.id ?? null,
@@ -333,7 +335,7 @@ export async function createOrder(
       customer_id: project.customer_id,
       state: 'Creating',
       attributes: toJson(attributes),
-      limits: toJson(body.limits ?? {}),
+      limits,
       resource_type: offering.type,
       scope_type: null,
       scope_id: null,
@@ -364,7 +366,7 @@ export async function createOrder(
       customer_id: project.customer_id,
       resource_id: resourceId,
       attributes: toJson(attributes),
-      limits: toJson(body.limits ?? {}),
+      limits,
       cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
       callback_url: body.callback_url ?? null,
       request_comment: body.request_comment ?? null,
@@ -380,7 +382,26 @@ export async function createOrder(
       created: now,
       modified: now,
     })
-    await afterStateChange(ctx, trx, orderId, state)
+    await afterStateChange(
+      ctx,
+      trx,
+      {
+        id: orderId,
+        uuid,
+        type,
+        offering_id: offering.id,
+        offering_type: offering.type,
+        project_id: project.id,
+        resource_id: resourceId,
+        resource_uuid: resourceUuid,
+        plan_id: plan?.id ?? null,
+        limits,
+        start_date: body.start_date ?? null,
+        callback_url: body.callback_url ?? null,
+        modified: now,
+      },
+      state,
+    )
     return { orderId, resourceId }
   })
   ctx.jobs.wake()
@@ -394,14 +415,36 @@ export async function orderRecord(ctx: AppContext, actor: Actor, id: number, bas
 
 // ---- transitions ----
 
-/** Side effects of reaching `state`, in order: resource state, processing, delayed start, callback. */
+/** What the side effects of a state change read of the order, as written. */
+interface StateChangeFacts {
+  id: number
+  uuid: string
+  type: string
+  offering_id: number
+  offering_type: string
+  project_id: number
+  resource_id: number | null
+  resource_uuid: string | null
+  plan_id: number | null
+  limits: string | null
+  start_date: string | null
+  callback_url: string | null
+  modified: string
+}
+
+/**
+ * Side effects of reaching `state`, in order: resource state, processing, delayed start, callback.
+ * Given the order's id, its row is read back; a caller that has just written the whole row (a new
+ * order) gives its facts instead.
+ */
 async function afterStateChange(
   ctx: AppContext,
   trx: Trx,
-  orderId: number,
+  order: number | StateChangeFacts,
   state: OrderState,
 ): Promise<void> {
-  const o = await ordersRepository(trx).transitionRow(orderId)
+  const o = typeof order === 'number' ? await ordersRepository(trx).transitionRow(order) : order
+  const orderId = o.id
   const type = o.type as OrderType
   const now = ctx.clock().toISOString()
   const resourceState = resourceStateAfter(type, state)
