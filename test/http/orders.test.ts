@@ -922,6 +922,12 @@ describe('callbacks', () => {
       assert.deepEqual(states, ['done', 'executing', 'pending-provider'])
       const body = received[0]!
       assert.deepEqual(Object.keys(body).sort(), ['modified', 'resource_uuid', 'state', 'type', 'uuid'])
+      // The creation's own callback carries the new order's resource, type and time as written.
+      const created = received.find((x) => x.uuid === o.uuid && x.state === 'pending-provider') as any
+      assert.equal(created.type, 'Create')
+      assert.equal(created.resource_uuid, o.body.marketplace_resource_uuid)
+      assert.ok(created.resource_uuid)
+      assert.equal(created.modified, o.body.created)
     } finally {
       server.close()
     }
