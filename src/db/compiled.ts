@@ -41,7 +41,7 @@ export function runsDirectly(
   direct.set(db, execute)
 }
 
-function run<R>(db: Db, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+function runCompiled<R>(db: Db, query: CompiledQuery<R>): Promise<QueryResult<R>> {
   const execute = direct.get(db)
   return execute ? (execute(query) as Promise<QueryResult<R>>) : db.executeQuery<R>(query)
 }
@@ -73,7 +73,7 @@ export function reusableByForm(
       if (cache.size >= max) cache.delete(cache.keys().next().value!)
       cache.set(key, compiled)
     }
-    return run(db, withParams(compiled, params))
+    return runCompiled(db, withParams(compiled, params))
   }
 }
 
