@@ -323,6 +323,7 @@ export async function createOrder(
   const now = ctx.clock().toISOString()
   const uuid = ctx.newUuid()
   const resourceUuid = ctx.newUuid()
+  const attributesJson = toJson(attributes)
   const limits = toJson(body.limits ?? {})
   const created = await ctx.db.transaction().execute(async (trx) => {
     await checkNewResourceAllowed(ctx, trx, offering.id, project.customer_id)
@@ -334,7 +335,7 @@ export async function createOrder(
       project_id: project.id,
       customer_id: project.customer_id,
       state: 'Creating',
-      attributes: toJson(attributes),
+      attributes: attributesJson,
       limits,
       resource_type: offering.type,
       scope_type: null,
@@ -365,7 +366,7 @@ export async function createOrder(
       project_id: project.id,
       customer_id: project.customer_id,
       resource_id: resourceId,
-      attributes: toJson(attributes),
+      attributes: attributesJson,
       limits,
       cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
       callback_url: body.callback_url ?? null,
@@ -415,22 +416,22 @@ export async function orderRecord(ctx: AppContext, actor: Actor, id: number, bas
 
 // ---- transitions ----
 
-/** What the side effects of a state change read of the order, as written. */
-interface StateChangeFacts {
-  id: number
-  uuid: string
-  type: string
-  offering_id: number
-  offering_type: string
-  project_id: number
-  resource_id: number | null
-  resource_uuid: string | null
-  plan_id: number | null
-  limits: string | null
-  start_date: string | null
-  callback_url: string | null
-  modified: string
-}
+/** What the side effects of a state change read of the order (its row and its resource's uuid). */
+type StateChangeFacts = Pick<
+  OrderRow,
+  | 'id'
+  | 'uuid'
+  | 'type'
+  | 'offering_id'
+  | 'offering_type'
+  | 'project_id'
+  | 'resource_id'
+  | 'plan_id'
+  | 'limits'
+  | 'start_date'
+  | 'callback_url'
+  | 'modified'
+> & { resource_uuid: string | null }
 
 /**
  * Side effects of reaching `state`, in order: resource state, processing, delayed start, callback.
