@@ -15,17 +15,44 @@ export function urlOf(base: string, path: string, uuid: string | null | undefine
  */
 export function uuidFromLink(value: unknown, path: string): string | null {
   if (typeof value !== 'string' || value.length > 2048) return null
-  let pathname: string
-  try {
-    pathname = value.startsWith('/') ? value.split('?')[0]! : new URL(value).pathname
-  } catch {
-    return null
-  }
+  const pathname = value.startsWith('/') ? value.split('?')[0]! : urlPath(value)
+  if (pathname === null) return null
   const prefix = `/api/${path}/`
   if (!pathname.startsWith(prefix)) return null
   const rest = pathname.slice(prefix.length).replace(/\/$/, '')
   if (!rest || rest.includes('/')) return null
   return normalizeUuid(rest)
+}
+
+/**
+ * A link as this server writes them: http or https, a host name or dotted IPv4 address, a port,
+ * and a path of letters, digits, '-', '_' and '/' only. For such a link the WHATWG parser's
+ * pathname is the path as written (nothing to percent-encode, no dot segments, no backslashes).
+ */
+const PLAIN_LINK = /^https?:\/\/([a-z0-9.-]+)(?::(\d{1,5}))?(\/[A-Za-z0-9_/-]*)$/
+const DOMAIN = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*$/
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/
+const NUMERIC_LABEL = /(?:^|\.)(?:\d+|0x[0-9a-f]*)$/
+
+/** A host the WHATWG parser accepts as written: an IPv4 address, or a name not read as one. */
+function plainHost(host: string): boolean {
+  return IPV4.test(host) || (DOMAIN.test(host) && !NUMERIC_LABEL.test(host))
+}
+
+/**
+ * The pathname of an absolute URL, as the WHATWG URL parser gives it; null when it does not
+ * parse. Plain links are read without building a URL object (an order creation reads three
+ * links, and parsing them took about 14 us of its time in the server); anything else goes to the
+ * parser.
+ */
+export function urlPath(value: string): string | null {
+  const m = PLAIN_LINK.exec(value)
+  if (m && plainHost(m[1]!) && (m[2] === undefined || Number(m[2]) <= 65535)) return m[3]!
+  try {
+    return new URL(value).pathname
+  } catch {
+    return null
+  }
 }
 
 export function invalidHyperlink(field: string): Error {
