@@ -32,11 +32,14 @@ export function uuidFromLink(value: unknown, path: string): string | null {
 const PLAIN_LINK = /^https?:\/\/([a-z0-9.-]+)(?::(\d{1,5}))?(\/[A-Za-z0-9_/-]*)$/
 const DOMAIN = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*$/
 const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/
-const NUMERIC_LABEL = /(?:^|\.)(?:\d+|0x[0-9a-f]*)$/
+const NUMBER = /^(?:\d+|0x[0-9a-f]*)$/
 
-/** A host the WHATWG parser accepts as written: an IPv4 address, or a name not read as one. */
+/**
+ * A host the WHATWG parser accepts as written: an IPv4 address, or a name whose last label is not
+ * a number (the parser reads such a name as an IPv4 address, and may refuse it).
+ */
 function plainHost(host: string): boolean {
-  return IPV4.test(host) || (DOMAIN.test(host) && !NUMERIC_LABEL.test(host))
+  return IPV4.test(host) || (DOMAIN.test(host) && !NUMBER.test(host.slice(host.lastIndexOf('.') + 1)))
 }
 
 /**
