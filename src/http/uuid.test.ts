@@ -7,6 +7,8 @@ test('hyphenated and bare forms are accepted, anything else is not', () => {
   const u = '0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b'
   assert.equal(normalizeUuid(u.toUpperCase()), u)
   assert.equal(normalizeUuid(u.replace(/-/g, '')), u)
+  assert.equal(normalizeUuid(u.replace(/-/g, '').toUpperCase()), u)
+  assert.equal(normalizeUuid(u), u)
   for (const bad of [
     '',
     'x',
