@@ -384,7 +384,7 @@ async function seedOrders(
       const reviewed = state !== 'pending-consumer'
       orders.push({
         uuid,
-        slug: '',
+        slug: `resource-${i}`,
         type: 'Create',
         state,
         offering_id: offering.id,

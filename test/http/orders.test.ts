@@ -15,6 +15,7 @@ import {
 import { makeOffering, makePlan, makeResource, type OfferingRef } from '../support/catalog-fixtures.js'
 import { ORDER_FIELDS } from '../../src/areas/orders/schema.js'
 import { OFFERING_TYPE_RULES } from '../../src/areas/catalog/offering-types.js'
+import * as orderSlugs from '../../src/db/migrations/2026-11-25T0900_order_slugs.js'
 
 let t: TestApp
 let consumer: Ref
@@ -111,6 +112,40 @@ describe('create', () => {
       `/api/marketplace-resources/${o.body.marketplace_resource_uuid}/`,
     )
     assert.equal(resource.body.state, 'Creating')
+  })
+
+  test('an order gets a slug from its resource name, else its offering name; staff may set one', async () => {
+    // The reference's clients refuse an order whose slug does not match ^[-a-zA-Z0-9_]+$.
+    const named = await order(users.manager, 'Marketplace.Slurm', { attributes: { name: 'My VM #1 (Déjà)' } })
+    assert.equal(named.body.slug, 'my-vm-1-deja')
+    const unnamed = await order(users.manager, 'Marketplace.Slurm', { attributes: {} })
+    assert.equal(unnamed.body.slug, 'marketplaceslurm-offering')
+    const symbols = await order(users.manager, 'Marketplace.Slurm', { attributes: { name: '日本 🙂' } })
+    assert.equal(symbols.body.slug, 'marketplaceslurm-offering')
+    const mine = await order(users.staff, 'Marketplace.Slurm', { slug: 'chosen_by-staff' })
+    assert.equal(mine.body.slug, 'chosen_by-staff')
+    const listed = await as(users.staff).get(`${R}/${mine.uuid}/`)
+    assert.equal(listed.body.slug, 'chosen_by-staff')
+    for (const bad of ['', 'with space', 'dot.ted']) {
+      const { offering, plan } = offerings['Marketplace.Slurm']!
+      const r = await as(users.staff).post(`${R}/`, {
+        offering: offering.url,
+        plan: plan.url,
+        project: project.url,
+        slug: bad,
+      })
+      assert.equal(r.status, 400, bad)
+      assert.ok(r.body.slug, r.text)
+    }
+  })
+
+  test('orders stored with an empty slug are given one by the migration', async () => {
+    const a = await order(users.manager, 'Marketplace.Slurm', { attributes: { name: 'Old one' } })
+    const b = await order(users.manager, 'Marketplace.Slurm', { attributes: {} })
+    await t.ctx.db.updateTable('orders').set({ slug: '' }).where('uuid', 'in', [a.uuid, b.uuid]).execute()
+    await orderSlugs.up(t.ctx.db)
+    assert.equal((await as(users.manager).get(`${R}/${a.uuid}/`)).body.slug, 'old-one')
+    assert.equal((await as(users.manager).get(`${R}/${b.uuid}/`)).body.slug, 'marketplaceslurm-offering')
   })
 
   test('the owner creates with consumer approval implied; Slurm still needs the provider', async () => {
@@ -756,9 +791,9 @@ describe('visibility and filters', () => {
     })
     assert.equal(inKappa.status, 201, inKappa.text)
     assert.deepEqual(await found('kappa-x'), [b.uuid, c.uuid, inKappa.body.uuid].sort())
-    // That project renamed away, and the slug cleared.
+    // That project renamed away, and the slug changed.
     await t.ctx.db.updateTable('projects').set({ name: 'Lab' }).where('uuid', '=', kappa.uuid).execute()
-    await t.ctx.db.updateTable('orders').set({ slug: '' }).where('uuid', '=', b.uuid).execute()
+    await t.ctx.db.updateTable('orders').set({ slug: 'lambda' }).where('uuid', '=', b.uuid).execute()
     assert.deepEqual(await found('kappa-x'), [c.uuid])
     // Without an epoch (its row gone), nothing is kept: every search looks its matches up.
     await t.ctx.db.deleteFrom('record_epochs').where('name', '=', 'resource_names').execute()

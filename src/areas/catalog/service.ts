@@ -69,6 +69,7 @@ import {
 } from './schema.js'
 import { parsePrice } from './prices.js'
 import { DELETABLE_OFFERING_STATES, offeringTransition, type OfferingAction } from './state-machine.js'
+import { slugify } from '../../http/slug.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 type Page<T> = (count: () => Promise<number>, fetch: (l: number, o: number) => Promise<T[]>) => Promise<T[]>
@@ -86,17 +87,6 @@ export function catalogVisibility(actor: Actor): CatalogVisibility {
     projectIds: projectIds(actor),
     offeringIds: offeringIds(actor),
   }
-}
-
-function slugify(s: string): string {
-  return (
-    s
-      .toLowerCase()
-      .normalize('NFKD')
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 50) || 'offering'
-  )
 }
 
 function now(ctx: AppContext): string {
@@ -648,7 +638,7 @@ export async function createOffering(
       parent_id: null,
       plugin_options: toJson({}),
       ...values,
-      slug: body.slug ?? slugify(body.name),
+      slug: body.slug ?? slugify(body.name, 'offering'),
       name: body.name,
       customer_id: customer.id,
       type,

@@ -48,23 +48,13 @@ import {
   type UserCreate,
   type UserUpdate,
 } from './schema.js'
+import { slugify } from '../../http/slug.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
 export function visibilityOf(actor: Actor): Visibility {
   if (seesAll(actor)) return { all: true }
   return { all: false, userId: actor.id, customerIds: customerIds(actor), projectIds: projectIds(actor) }
-}
-
-function slugify(s: string): string {
-  return (
-    s
-      .toLowerCase()
-      .normalize('NFKD')
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 50) || 'item'
-  )
 }
 
 // ---- mappers ----
@@ -474,7 +464,7 @@ export async function createCustomer(
       name: body.name,
       abbreviation: body.abbreviation ?? '',
       native_name: body.native_name ?? '',
-      slug: body.slug || slugify(body.name),
+      slug: body.slug || slugify(body.name, 'item'),
       email: body.email ?? '',
       image: body.image ?? null,
       blocked: fromBool(body.blocked),
@@ -629,7 +619,7 @@ export async function insertProject(
     name: p.name,
     customer_id: p.customerId,
     description: p.description ?? '',
-    slug: p.slug || slugify(p.name),
+    slug: p.slug || slugify(p.name, 'item'),
     start_date: p.start_date ?? null,
     end_date: p.end_date ?? null,
     created: now,

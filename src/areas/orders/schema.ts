@@ -1,6 +1,7 @@
 // Marketplace orders: the record of spec 2.1, the create request of 2.2, list query of 4.1.
 import { Type, type Static } from '@sinclair/typebox'
 import { AnyValue, Body, DateOnly, DateTime, ListQuery, Nullable, Url, Uuid } from '../../http/schemas.js'
+import { SLUG_PATTERN } from '../../http/slug.js'
 import { ORDER_STATES, ORDER_TYPES } from './state-machine.js'
 
 export const PATH = 'marketplace-orders'
@@ -60,7 +61,7 @@ export const OrderSchema = Type.Object({
   request_comment: Str,
   attachment: Nullable(Url),
   start_date: Nullable(DateOnly),
-  slug: Type.String(),
+  slug: Type.String({ pattern: SLUG_PATTERN }),
   url: Url,
   can_terminate: Type.Boolean(),
   termination_comment: Str,
@@ -106,7 +107,7 @@ export const OrderCreateBody = Body({
   request_comment: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
   type: Type.Optional(Type.String({ enum: [...ORDER_TYPES] })),
   start_date: Type.Optional(Nullable(Type.String({ format: 'date' }))),
-  slug: Type.Optional(Type.String({ maxLength: 150, pattern: '^[-a-zA-Z0-9_]*$' })),
+  slug: Type.Optional(Type.String({ maxLength: 150, pattern: SLUG_PATTERN })),
 })
 export type OrderCreate = Static<typeof OrderCreateBody>
 

@@ -22,6 +22,7 @@ import {
 } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
+import { slugify } from '../../http/slug.js'
 import { findCustomerById, resolveProjectLink } from '../directory/service.js'
 import { offeringRecord, resolveOfferingLink, resolvePlanLink } from '../catalog/service.js'
 import { OFFERING_TYPE_RULES, isOfferingType, type OfferingTypeRules } from '../catalog/offering-types.js'
@@ -277,6 +278,12 @@ async function checkNewResourceAllowed(ctx: AppContext, trx: Trx, offeringId: nu
   await assertNewResourceAllowed(ctx, trx, { offeringId, customerId })
 }
 
+/** An order's slug: from the resource's name, else the offering's; never empty (the reference's
+ * clients require `^[-a-zA-Z0-9_]+$`). */
+function orderSlug(resourceName: string, offeringName: string): string {
+  return slugify(resourceName, '') || slugify(offeringName, 'order')
+}
+
 /** Places a Create order (and its resource, in state Creating); answers both ids. */
 export async function createOrder(
   ctx: AppContext,
@@ -325,11 +332,12 @@ export async function createOrder(
   const resourceUuid = ctx.newUuid()
   const attributesJson = toJson(attributes)
   const limits = toJson(body.limits ?? {})
+  const resourceName = typeof attributes.name === 'string' ? attributes.name.slice(0, 150) : ''
   const created = await ctx.db.transaction().execute(async (trx) => {
     await checkNewResourceAllowed(ctx, trx, offering.id, project.customer_id)
     const resourceId = await resourcesWriteRepository(trx).insert({
       uuid: resourceUuid,
-      name: typeof attributes.name === 'string' ? attributes.name.slice(0, 150) : '',
+      name: resourceName,
       offering_id: offering.id,
       plan_id: plan?.id ?? null,
       project_id: project.id,
@@ -356,7 +364,7 @@ export async function createOrder(
     const state = initialState(implied, ac)
     const orderId = await ordersRepository(trx).insert({
       uuid,
-      slug: body.slug ?? '',
+      slug: body.slug ?? orderSlug(resourceName, offering.name),
       type,
       state,
       offering_id: offering.id,
@@ -767,6 +775,8 @@ async function resourceOrder(
           'resources.customer_id',
           'resources.offering_id',
           'resources.attributes',
+          'resources.name',
+          'offerings.name as offering_name',
           'offerings.customer_id as provider_customer_id',
           'offerings.type as offering_type',
           'offerings.state as offering_state',
@@ -807,7 +817,7 @@ async function resourceOrder(
     const state = initialState(implied, { ...ac, projectNotStarted: false })
     const orderId = await ordersRepository(trx).insert({
       uuid,
-      slug: '',
+      slug: orderSlug(resource.name, resource.offering_name),
       type,
       state,
       offering_id: resource.offering_id,
