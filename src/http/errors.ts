@@ -158,6 +158,7 @@ function formatMessage(format: string): string {
     case 'date':
       return 'Date has wrong format. Use one of these formats instead: YYYY-MM-DD.'
     case 'uri':
+    case 'http-url':
       return 'Enter a valid URL.'
     case 'email':
       return 'Enter a valid email address.'

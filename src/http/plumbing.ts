@@ -25,7 +25,19 @@ function makeAjv(opts: AjvOptions): Ajv {
   // ajv-formats is CommonJS: its default export arrives under .default in ESM.
   const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as (a: Ajv) => void
   addFormats(ajv)
+  ajv.addFormat('http-url', isHttpUrl)
   return ajv
+}
+
+/** An absolute http(s) URL that the WHATWG parser accepts. */
+export function isHttpUrl(s: string): boolean {
+  if (!/^https?:\/\/[^\s/?#]/i.test(s)) return false
+  try {
+    new URL(s)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**

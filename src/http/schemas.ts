@@ -22,6 +22,9 @@ export const Uuid = Type.String({ format: 'uuid' })
 export const DateTime = Type.String({ format: 'date-time' })
 export const DateOnly = Type.String({ format: 'date' })
 export const Url = Type.String({ format: 'uri' })
+/** A link given in a request that the server stores and shows again (an image, an icon): an
+ * absolute http(s) URL, as the reference's clients expect every `uri` they read to be. */
+export const HttpUrlInput = (maxLength: number) => Type.String({ format: 'http-url', maxLength })
 
 /** `T | null`, written as a type list so fast-json-stringify and OpenAPI 3.1 both understand it. */
 export function Nullable<T extends TSchema>(

@@ -7,6 +7,7 @@ import {
   DateOnly,
   DateTime,
   FreeObject,
+  HttpUrlInput,
   ListQuery,
   Nullable,
   Url,
@@ -56,12 +57,12 @@ export const SERVICE_PROVIDER_FIELDS = Object.keys(ServiceProviderSchema.propert
 export const ServiceProviderCreateBody = Body({
   customer: Type.String({ description: 'URL of the customer that becomes a provider' }),
   description: Type.Optional(Str(5000)),
-  image: Type.Optional(Nullable(Str(500))),
+  image: Type.Optional(Nullable(HttpUrlInput(500))),
 })
 export const ServiceProviderUpdateBody = Body({
   customer: Type.Optional(Type.String({ description: 'cannot be changed' })),
   description: Type.Optional(Str(5000)),
-  image: Type.Optional(Nullable(Str(500))),
+  image: Type.Optional(Nullable(HttpUrlInput(500))),
 })
 export type ServiceProviderWrite = Static<typeof ServiceProviderUpdateBody>
 export const ServiceProviderListQuery = ListQuery({
@@ -88,7 +89,7 @@ export const CATEGORY_FIELDS = Object.keys(CategorySchema.properties)
 export const CategoryBody = Body({
   title: Type.String({ minLength: 1, maxLength: 255 }),
   description: Type.Optional(Str(5000)),
-  icon: Type.Optional(Nullable(Str(500))),
+  icon: Type.Optional(Nullable(HttpUrlInput(500))),
 })
 export const CategoryPatchBody = Type.Partial(CategoryBody, { additionalProperties: false })
 export type CategoryWrite = Partial<Static<typeof CategoryBody>>
@@ -187,8 +188,8 @@ const offeringWritable = {
   billable: Type.Optional(Type.Boolean()),
   plugin_options: Type.Optional(FreeObject),
   terms_of_service: Type.Optional(Str(100000)),
-  image: Type.Optional(Nullable(Str(500))),
-  thumbnail: Type.Optional(Nullable(Str(500))),
+  image: Type.Optional(Nullable(HttpUrlInput(500))),
+  thumbnail: Type.Optional(Nullable(HttpUrlInput(500))),
   scope: Type.Optional(Nullable(Type.String())),
   organization_groups: Type.Optional(Type.Array(Type.String(), { maxItems: 500 })),
   project: Type.Optional(Nullable(Type.String())),
