@@ -165,10 +165,14 @@ describe('migrations', () => {
       mappings: { subnets: [{ src_cidr: '10.7.0.0/24', dst_cidr: '10.9.0.0/24' }] },
     })
     assert.equal(r.status, 201, JSON.stringify(r.body))
-    assert.equal(r.body.state, 'CREATION_SCHEDULED')
-    assert.equal(r.body.src_resource_uuid, src)
+    // The spec's create result (2.13): mappings and src_resource, with the migration's uuid and url.
+    assert.deepEqual(Object.keys(r.body).sort(), ['mappings', 'src_resource', 'url', 'uuid'])
+    assert.equal(r.body.src_resource, src)
     assert.deepEqual(r.body.mappings.subnets, [{ src_cidr: '10.7.0.0/24', dst_cidr: '10.9.0.0/24' }])
-    assert.equal(r.body.dst_resource_uuid, null)
+    const scheduled = (await as(owner).get(r.body.url.replace(/^https?:\/\/[^/]+/, ''))).body
+    assert.equal(scheduled.state, 'CREATION_SCHEDULED')
+    assert.equal(scheduled.src_resource_uuid, src)
+    assert.equal(scheduled.dst_resource_uuid, null)
     await t.ctx.jobs.runOne()
     const creating = (await as(owner).get(`${MIGRATIONS}${r.body.uuid}/`)).body
     assert.equal(creating.state, 'CREATING')

@@ -443,11 +443,15 @@ export async function cloudBRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
   )
   app.post(
     `/api/${s.PATHS.migration}/`,
-    { schema: { tags, body: s.MigrationCreateBody, response: { 201: s.MigrationSchema, ...errors } } },
+    {
+      schema: { tags, body: s.MigrationCreateBody, response: { 201: s.MigrationCreateResult, ...errors } },
+    },
     async (request, reply) => {
       const m = await mig.createMigration(ctx, actorOf(request), request.body, request.baseUrl)
       ctx.jobs.wake()
-      return reply.code(201).send(m)
+      return reply
+        .code(201)
+        .send({ url: m.url, uuid: m.uuid, mappings: m.mappings, src_resource: m.src_resource_uuid })
     },
   )
   for (const method of ['PUT', 'PATCH'] as const) {

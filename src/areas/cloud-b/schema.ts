@@ -334,6 +334,14 @@ export const MigrationCreateBody = Body({
   dst_offering: Type.String({ description: 'uuid of the destination offering (CloudB.Tenant)' }),
   dst_plan: Type.String({ description: 'uuid of a plan of the destination offering' }),
 })
+/** The create result of spec 2.13: mappings and the source resource's uuid, plus the new
+ * migration's own uuid and url so a client can follow it. */
+export const MigrationCreateResult = Type.Object({
+  url: Url,
+  uuid: Uuid,
+  mappings: MappingsSchema,
+  src_resource: Uuid,
+})
 export const MigrationUpdateBody = Body({
   mappings: Type.Optional(mappingsInput),
   error_message: Type.Optional(Type.String()),
