@@ -2,7 +2,7 @@
 // write it acknowledged is there, complete, and that queued jobs still run.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { childDatabase, startServer, type ServerProcess } from './support/server.js'
+import { checkedFetch, childDatabase, startServer, type ServerProcess } from './support/server.js'
 
 const TOKEN = 'crash-test-staff-token'
 let db: { url: string; cleanup: () => Promise<void> }
@@ -17,7 +17,7 @@ after(async () => {
 })
 
 async function api(base: string, method: string, path: string, body?: unknown) {
-  const r = await fetch(`${base}${path}`, {
+  const r = await checkedFetch(`${base}${path}`, {
     method,
     headers: { authorization: `Token ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,

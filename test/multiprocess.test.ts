@@ -2,7 +2,7 @@
 // winner, and the processing jobs both workers see run exactly once.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { childDatabase, startServer, type ServerProcess } from './support/server.js'
+import { checkedFetch, childDatabase, startServer, type ServerProcess } from './support/server.js'
 import { createDatabase } from '../src/db/database.js'
 
 const TOKEN = 'multiprocess-staff-token'
@@ -18,7 +18,7 @@ after(async () => {
 })
 
 async function api(base: string, method: string, path: string, body?: unknown) {
-  const r = await fetch(`${base}${path}`, {
+  const r = await checkedFetch(`${base}${path}`, {
     method,
     headers: { authorization: `Token ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
@@ -147,16 +147,19 @@ test('two processes: one winner per transition, each job run once', async () => 
       password: 'a-long-password-1',
     })
     assert.equal(user.status, 201, JSON.stringify(user.body))
-    const login = await fetch(`${a}/api-auth/password/`, {
+    const login = await checkedFetch(`${a}/api-auth/password/`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ username: `requester-${i}`, password: 'a-long-password-1' }),
     })
     const { token } = (await login.json()) as { token: string }
-    const submitted = await fetch(`${b}/api/user-group-invitations/${invitation.body.uuid}/submit_request/`, {
-      method: 'POST',
-      headers: { authorization: `Token ${token}` },
-    })
+    const submitted = await checkedFetch(
+      `${b}/api/user-group-invitations/${invitation.body.uuid}/submit_request/`,
+      {
+        method: 'POST',
+        headers: { authorization: `Token ${token}` },
+      },
+    )
     assert.equal(submitted.status, 200)
     const { uuid } = (await submitted.json()) as { uuid: string }
     const approved = await Promise.all(

@@ -107,7 +107,11 @@ async function columnsOf(table: string): Promise<Column[]> {
 const CHOICES: Record<string, string[]> = {
   'orders.state': ['done', 'erred'],
   'orders.type': ['Create', 'Terminate'],
+  'plans.unit': ['month', 'day'],
 }
+
+/** Columns that hold a link the API only accepts as an absolute http(s) URL. */
+const LINK = /(_url|^image|^thumbnail|^icon)$/
 
 let serial = 0
 
@@ -122,17 +126,19 @@ function changed(table: string, column: Column, v: unknown): unknown {
   const numeric = /int|numeric|real|double/.test(type)
   if (v === null || v === undefined) {
     if (numeric) return 7
-    if (/json/.test(type)) return '{"set": true}'
+    if (/json/.test(type)) return '{"set": 1}'
     if (name.endsWith('_date')) return '2031-01-02'
     if (name.endsWith('_at')) return '2031-01-02T03:04:05.000Z'
-    if (name.endsWith('_url')) return 'https://example.com/set'
+    if (LINK.test(name)) return 'https://example.com/set'
     return 'set'
   }
+  if (LINK.test(name)) return `https://example.com/${++serial}`
   if (numeric) return Number(v) + 1
-  if (typeof v === 'object' || /json/.test(type)) return JSON.stringify({ changed: JSON.stringify(v) })
+  // A JSON object of integers fits every JSON column (order limits hold integers only).
+  if (typeof v === 'object' || /json/.test(type)) return JSON.stringify({ changed: ++serial })
   const s = String(v)
   if (/^\d{4}-\d{2}-\d{2}/.test(s)) return s.replace(/^\d{4}/, '2031')
-  if (s.startsWith('{')) return '{"changed": true}'
+  if (s.startsWith('{')) return JSON.stringify({ changed: ++serial })
   // Unique (usernames), and no longer than before (varchar limits).
   const mark = String(++serial)
   return s.length > mark.length ? s.slice(0, -mark.length) + mark : mark

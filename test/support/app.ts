@@ -10,6 +10,7 @@ import { loadConfig, type Config } from '../../src/config.js'
 import { createDatabase, dialectOf, dropSchema, type Database } from '../../src/db/database.js'
 import type { AppContext } from '../../src/context.js'
 import { Conformance } from './conformance.js'
+import { ContractWatch } from './contract-watch.js'
 
 export class TestClock {
   private t: number
@@ -37,6 +38,9 @@ export interface TestApp {
   database: Database
   /** Responses that did not match the served OpenAPI document (checked at close). */
   conformance: Conformance
+  /** Responses that broke the reference's wire contract: app.inject rejects on them, and any left
+   * (answers over a socket) fail the file at close. */
+  contract: ContractWatch
   close(): Promise<void>
 }
 
@@ -65,10 +69,14 @@ export async function buildTestApp(
     },
   )
   const conformance = new Conformance()
+  const contract = new ContractWatch()
   const app = await buildApp(config, {
     clock: clock.now,
     database,
-    instrument: (a) => conformance.install(a),
+    instrument: (a) => {
+      conformance.install(a)
+      contract.install(a)
+    },
   })
   await app.ready()
   return {
@@ -79,11 +87,13 @@ export async function buildTestApp(
     dialect,
     database,
     conformance,
+    contract,
     async close() {
       await app.close()
       if (!sharing) await database.close()
       rmSync(config.uploadDir, { recursive: true, force: true })
       if (schema) await dropSchema(url, schema)
+      contract.assertNoneLeft()
       if (conformance.problems.length) {
         throw new Error(
           `responses not matching /api/schema/:\n${[...new Set(conformance.problems)].join('\n')}`,

@@ -5,7 +5,10 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { AssertionError } from 'node:assert'
 import { TEST_DATABASE_URL } from './app.js'
+import { contract } from './contract-watch.js'
+import { formatViolation } from '../contract/contract.js'
 import { dialectOf, dropSchema } from '../../src/db/database.js'
 
 export async function freePort(): Promise<number> {
@@ -71,4 +74,19 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
       return exited
     },
   }
+}
+
+/** `fetch` for a test talking to a server process: an answer that breaks the wire contract
+ * (test/contract/) rejects, naming the operation, the pointer, the rule and the value. */
+export async function checkedFetch(url: string, init?: RequestInit): Promise<Response> {
+  const r = await fetch(url, init)
+  const violations = contract().check({
+    method: (init?.method ?? 'GET').toUpperCase(),
+    url: new URL(url).pathname + new URL(url).search,
+    status: r.status,
+    contentType: r.headers.get('content-type') ?? '',
+    body: await r.clone().text(),
+  })
+  if (violations.length) throw new AssertionError({ message: violations.map(formatViolation).join('\n') })
+  return r
 }
