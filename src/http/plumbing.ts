@@ -41,6 +41,15 @@ export function isHttpUrl(s: string): boolean {
 }
 
 /**
+ * Marks a schema of a request part that the route's handler parses itself (the resource kit's
+ * query parsers, compiled from the filter declarations): the schema then only documents the part
+ * and no validator is compiled for it.
+ */
+export const PARSED_BY_HANDLER = Symbol('parsed by the handler')
+
+const acceptAll = () => true
+
+/**
  * Bodies are validated strictly (no type coercion: `null` is not 0, "1" is not 1) with unknown
  * fields dropped; query strings and params coerce, and a single value becomes an array.
  */
@@ -48,6 +57,7 @@ export function installValidators(app: FastifyInstance): void {
   const bodyAjv = makeAjv({ coerceTypes: false, removeAdditional: true })
   const queryAjv = makeAjv({ coerceTypes: 'array', removeAdditional: false })
   app.setValidatorCompiler(({ schema, httpPart }) => {
+    if ((schema as { [PARSED_BY_HANDLER]?: boolean })[PARSED_BY_HANDLER]) return acceptAll
     const ajv = httpPart === 'body' ? bodyAjv : queryAjv
     return ajv.compile(schema)
   })

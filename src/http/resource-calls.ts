@@ -1,0 +1,106 @@
+// What a resource's service calls receive: the request's caller, scope, path uuid, body, and for a
+// list its filters, conditions, order and pager. One object a request; its parts are read lazily.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { AppContext } from '../context.js'
+import type { Listing } from '../db/listing.js'
+import { actorOf } from './auth.js'
+import type { FilterSet, FilterValues } from './filters.js'
+import type { Actor } from './permissions.js'
+import { listResponse, paginate } from './query.js'
+
+/** A page of records: `page(count, fetch)` counts, fetches the requested page and sets the headers. */
+export type Pager<T> = (
+  count: () => Promise<number>,
+  fetch: (limit: number, offset: number) => Promise<T[]>,
+) => Promise<T[]>
+
+/** A page of records rendered as JSON text, answered as one JSON array text. */
+export type JsonPager = (
+  count: () => Promise<number>,
+  fetch: (limit: number, offset: number) => Promise<string[]>,
+) => Promise<string>
+
+export interface Call {
+  readonly ctx: AppContext
+  readonly request: FastifyRequest
+  readonly reply: FastifyReply
+  /** The authenticated caller (on a public operation: 401 when there is none). */
+  readonly actor: Actor
+  /** The caller, or null on a public operation called anonymously. */
+  readonly maybeActor: Actor | null
+  /** Scheme and host of every absolute URL in the response. */
+  readonly base: string
+}
+
+/** An operation on one record: `/api/<path>/<uuid>/...`. */
+export interface ItemCall extends Call {
+  /** The `{uuid}` of the path, as given (a malformed one should simply match nothing: 404). */
+  readonly uuid: string
+}
+
+export interface ScopedCall<S> extends Call {
+  /** What the caller may see, by the resource's visibility rule. */
+  readonly scope: S
+}
+
+export interface ListCall<T, F extends FilterSet, S> extends ScopedCall<S> {
+  /** Every filter's parsed value by name (null: the value can match nothing). */
+  readonly filters: FilterValues<F>
+  /** The filters' conditions and the order, for the repository. */
+  readonly listing: Listing
+  readonly page: Pager<T>
+  readonly pageJson: JsonPager
+}
+
+export interface BodyCall<B> extends Call {
+  readonly body: B
+}
+
+export class RequestCall {
+  private scopeValue: unknown = undefined
+  constructor(
+    readonly ctx: AppContext,
+    readonly request: FastifyRequest,
+    readonly reply: FastifyReply,
+    private readonly visibility?: (actor: Actor) => unknown,
+  ) {}
+  get actor(): Actor {
+    return actorOf(this.request)
+  }
+  get maybeActor(): Actor | null {
+    return this.request.actor
+  }
+  get base(): string {
+    return this.request.baseUrl
+  }
+  get uuid(): string {
+    return (this.request.params as { uuid: string }).uuid
+  }
+  get body(): any {
+    return this.request.body
+  }
+  get scope(): any {
+    if (this.scopeValue === undefined) this.scopeValue = this.visibility!(this.actor)
+    return this.scopeValue
+  }
+}
+
+export class ListRequestCall extends RequestCall {
+  constructor(
+    ctx: AppContext,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    visibility: ((actor: Actor) => unknown) | undefined,
+    readonly filters: any,
+    readonly listing: Listing,
+    private readonly fields: readonly string[],
+  ) {
+    super(ctx, request, reply, visibility)
+  }
+  get page(): Pager<any> {
+    return (count, fetch) => listResponse(this.request, this.reply, this.fields, count, fetch)
+  }
+  get pageJson(): JsonPager {
+    return async (count, fetch) => `[${(await paginate(this.request, this.reply, count, fetch)).join(',')}]`
+  }
+}

@@ -1,0 +1,468 @@
+// The resource kit: one declaration per resource (path, record, bodies, filters, orderings,
+// visibility, service calls, actions) becomes its routes: list, HEAD count, retrieve, create,
+// update, partial update, delete and the actions, each with the shared pagination, `field`, `o`,
+// DRF error shapes and OpenAPI metadata (operationId, summary, tag). Everything that can be worked
+// out from the declaration is worked out once, at registration; a request runs only the compiled
+// query parser, the service call and the response.
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchema,
+  HTTPMethods,
+  RouteOptions,
+} from 'fastify'
+import type { AppContext } from '../context.js'
+import type { OrderBy } from '../db/listing.js'
+import { actorOf } from './auth.js'
+import { AppError } from './errors.js'
+import { compileFilters, type FilterSet } from './filters.js'
+import type { Actor } from './permissions.js'
+import { parseOrdering, sendJson, sendRendered, withFields, type Query } from './query.js'
+import {
+  ListRequestCall,
+  RequestCall,
+  type BodyCall,
+  type Call,
+  type ItemCall,
+  type ListCall,
+  type ScopedCall,
+} from './resource-calls.js'
+import {
+  article,
+  fieldParam,
+  isArraySchema,
+  operationId,
+  orderParam,
+  PAGE,
+  PAGE_SIZE,
+  parsedByHandler,
+} from './resource-docs.js'
+import { errors as standardErrors, NoContent, UuidParams } from './schemas.js'
+
+export type { BodyCall, Call, ItemCall, JsonPager, ListCall, Pager, ScopedCall } from './resource-calls.js'
+export { operationId } from './resource-docs.js'
+
+// ---- the declaration ----
+
+type Rec<R extends TObject> = Static<R>
+
+/**
+ * An operation's answer: the record(s); JSON text the service rendered (`render: 'json'`); or the
+ * reply itself, when the call sent the answer on its own (`c.reply`).
+ */
+type Answer<T> = Promise<T | string | FastifyReply>
+
+interface OperationOptions {
+  /** A one-line summary instead of the one made from the resource's noun. */
+  summary?: string
+  /** Documented error statuses (default 400, 401, 403, 404, 409). */
+  errors?: Record<number, TSchema>
+  /**
+   * The service answers JSON text it rendered itself (a hot path that keeps rendered records);
+   * `field` is still applied, and the response schema still documents the record.
+   */
+  render?: 'json'
+}
+
+export interface ListSpec<T, F extends FilterSet, S> extends OperationOptions {
+  /** The filters, in the order they are checked (the first malformed one answers 400). */
+  filters?: F
+  /**
+   * `o`: API names → columns, and the order without `o`. Without `fields` the order is fixed
+   * and `o` is ignored.
+   */
+  ordering?: { fields?: Readonly<Record<string, string>>; default: readonly OrderBy[] }
+  run: (c: ListCall<T, F, S>) => Answer<T[]>
+}
+
+export interface WriteSpec<T, B extends TSchema, C> extends OperationOptions {
+  body: B
+  /** Checked before the body is read (e.g. staff only: 403 whatever the body holds). */
+  permission?: (actor: Actor) => void
+  run: (c: C & BodyCall<Static<B>>) => Answer<T>
+}
+
+export interface UpdateSpec<T, B extends TSchema, P extends TSchema> extends OperationOptions {
+  /** The PUT body. */
+  body: B
+  /** The PATCH body (default: the PUT body). */
+  patch?: P
+  permission?: (actor: Actor) => void
+  run: (c: ItemCall & BodyCall<Static<B> | Static<P>>) => Answer<T>
+}
+
+export interface ActionSpec<B extends TSchema = TSchema> {
+  /** The last path segment, and the operationId's last word. */
+  name: string
+  /** Default POST. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  /** On one record (`/<uuid>/<name>/`, the default) or on the collection (`/<name>/`). */
+  detail?: boolean
+  summary: string
+  body?: B
+  /** A missing or `null` body counts as `{}`. */
+  bodyOptional?: boolean
+  /** Checked before the body is read. */
+  permission?: (actor: Actor) => void
+  /** No token needed (documented with no security requirement). */
+  public?: boolean
+  /** Default 200. */
+  status?: number
+  /** The response body's schema; null: no body. */
+  response: TSchema | null
+  errors?: Record<number, TSchema>
+  render?: 'json'
+  run: (c: ItemCall & BodyCall<Static<B>>) => Promise<unknown>
+}
+
+export interface ResourceSpec<
+  R extends TObject,
+  F extends FilterSet,
+  S,
+  CB extends TSchema,
+  UB extends TSchema,
+  PB extends TSchema,
+  CR extends TSchema = R,
+> {
+  /** The path after `/api/`, as the spec spells it: `payment-profiles`. */
+  path: string
+  /** The OpenAPI tag (default: the path). */
+  tag?: string
+  /** For summaries: `payment profile`; the plural defaults to the noun and `s`. */
+  noun: string
+  plural?: string
+  /** The record: what retrieve, create and update answer (lists and retrieve apply `field`). */
+  record: R
+  /** Names `field` may select (default: the record's properties). */
+  fields?: readonly string[]
+  /** What a caller may see (a repository scope); list and retrieve receive it as `scope`. */
+  visibility?: (actor: Actor) => S
+  list?: ListSpec<Rec<R>, F, S>
+  retrieve?: OperationOptions & { run: (c: ItemCall & ScopedCall<S>) => Answer<Rec<R>> }
+  create?: WriteSpec<Static<CR>, CB, Call> & {
+    /** Default 201. */
+    status?: number
+    /** No token needed (documented with no security requirement). */
+    public?: boolean
+    /** What the create answers, when it is not the record. */
+    response?: CR
+  }
+  update?: UpdateSpec<Rec<R>, UB, PB>
+  destroy?: OperationOptions & { run: (c: ItemCall) => Promise<void> }
+  actions?: readonly ActionSpec<any>[]
+}
+
+export type Resource = ResourceSpec<TObject, FilterSet, any, TSchema, TSchema, TSchema>
+
+/** Declares a resource (the kit registers it with `registerResource` or `resourceRoutes`). */
+export function defineResource<
+  R extends TObject,
+  F extends FilterSet = FilterSet,
+  S = never,
+  CB extends TSchema = TSchema,
+  UB extends TSchema = TSchema,
+  PB extends TSchema = UB,
+  CR extends TSchema = R,
+>(spec: ResourceSpec<R, F, S, CB, UB, PB, CR>): Resource {
+  return spec as unknown as Resource
+}
+
+/** Declares an action (typed by its body schema). */
+export function defineAction<B extends TSchema = TSchema>(spec: ActionSpec<B>): ActionSpec<B> {
+  return spec
+}
+
+// ---- registration ----
+
+/**
+ * A parameter documented as one value that arrives repeated answers 400 "Not a valid string.",
+ * all such parameters in one body (the answer of the query validator these routes had before).
+ */
+function rejectRepeated(q: Query, names: readonly string[]): void {
+  let body: Record<string, string[]> | undefined
+  for (const name of names) {
+    const v = q[name]
+    if (Array.isArray(v) && v.length > 1) (body ??= {})[name] = ['Not a valid string.']
+  }
+  if (body) throw new AppError('invalid', body)
+}
+
+/** Registers every operation the resource declares. */
+export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Resource): void {
+  const collection = `/api/${spec.path}/`
+  const item = `${collection}:uuid/`
+  const tags = [spec.tag ?? spec.path]
+  const fields = spec.fields ?? Object.keys(spec.record.properties)
+  const one = `${article(spec.noun)} ${spec.noun}`
+  const many = spec.plural ?? `${spec.noun}s`
+  const partial = Type.Partial(spec.record)
+  const visibility = spec.visibility
+
+  const add = (
+    method: HTTPMethods,
+    url: string,
+    suffix: string | null,
+    summary: string,
+    schema: Record<string, unknown>,
+    handler: RouteOptions['handler'],
+    extra: Partial<RouteOptions> & { public?: boolean; errors?: Record<number, TSchema> } = {},
+  ) => {
+    const { public: isPublic, errors = standardErrors, ...options } = extra
+    const id = operationId(url, suffix)
+    const response = { ...(schema.response as object), ...errors }
+    app.route({
+      method,
+      url,
+      handler,
+      ...options,
+      schema: {
+        tags,
+        summary,
+        ...(method === 'HEAD' ? {} : { operationId: id }),
+        ...schema,
+        response,
+        ...(isPublic ? { security: [] } : {}),
+      },
+      config: {
+        ...(isPublic ? { auth: 'optional' as const } : {}),
+        // The documentation generator leaves HEAD routes out unless asked, and renames the
+        // operationId of those it keeps: the count's id is set when the document is made.
+        ...(method === 'HEAD'
+          ? {
+              swagger: { exposeHeadRoute: true },
+              swaggerTransform: ({ schema: s, url: u }: { schema: FastifySchema; url: string }) => ({
+                schema: { ...s, operationId: id, response: { ...(s.response as object), 200: NoContent } },
+                url: u,
+              }),
+            }
+          : {}),
+      },
+    })
+  }
+
+  // A collection GET also answers HEAD with the headers only (`X-Result-Count`, `Link`): the
+  // reference's `count` operation, documented as such.
+  const addCollectionGet = (
+    url: string,
+    name: string | null,
+    summary: string,
+    schema: Record<string, unknown>,
+    handler: RouteOptions['handler'],
+    extra: Parameters<typeof add>[6] = {},
+  ) => {
+    const base = name ? `${name}_` : ''
+    add(
+      'HEAD',
+      url,
+      `${base}count`,
+      `Count ${name ? `the results of ${name}` : many}: headers only, no body`,
+      {
+        ...schema,
+        // Serialized as the list route would (the body is dropped); documented as no body.
+        response: { 200: {} },
+      },
+      handler,
+      extra,
+    )
+    add('GET', url, `${base}list`, summary, schema, handler, { ...extra, exposeHeadRoute: false })
+  }
+
+  if (spec.list) {
+    const list = spec.list
+    const ordering = list.ordering
+    const filters = list.filters ?? {}
+    const parseFilters = compileFilters(filters)
+    const filterDocs = Object.fromEntries(Object.entries(filters).map(([n, f]) => [n, Type.Optional(f.doc)]))
+    const querystring = parsedByHandler(
+      Type.Object(
+        {
+          page: Type.Optional(PAGE),
+          page_size: Type.Optional(PAGE_SIZE),
+          field: fieldParam(fields),
+          o: orderParam(ordering?.fields),
+          ...filterDocs,
+        },
+        { additionalProperties: true },
+      ),
+    )
+    const singles = ['page', 'page_size', ...Object.keys(filters).filter((n) => !filters[n]!.repeatable)]
+    const defaultOrder = (ordering?.default ?? []) as OrderBy[]
+    const json = list.render === 'json'
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const q = request.query as Query
+      rejectRepeated(q, singles)
+      const order = ordering?.fields ? parseOrdering(q, ordering.fields, defaultOrder) : defaultOrder
+      const parsed = parseFilters(q)
+      const call = new ListRequestCall(
+        ctx,
+        request,
+        reply,
+        visibility,
+        parsed.values,
+        { where: parsed.where, order },
+        fields,
+      )
+      const out = await list.run(call as any)
+      if ((out as unknown) === reply) return reply
+      return json ? sendRendered(request, reply, fields, out as string) : out
+    }
+    addCollectionGet(
+      collection,
+      null,
+      list.summary ?? `List ${many}`,
+      { querystring, response: { 200: Type.Array(partial) } },
+      handler,
+      { errors: list.errors },
+    )
+  }
+
+  const fieldQuery = parsedByHandler(
+    Type.Object({ field: fieldParam(fields) }, { additionalProperties: true }),
+  )
+
+  if (spec.retrieve) {
+    const retrieve = spec.retrieve
+    const json = retrieve.render === 'json'
+    add(
+      'GET',
+      item,
+      'retrieve',
+      retrieve.summary ?? `Retrieve ${one}`,
+      { params: UuidParams, querystring: fieldQuery, response: { 200: partial } },
+      async (request, reply) => {
+        const out = await retrieve.run(new RequestCall(ctx, request, reply, visibility) as any)
+        if ((out as unknown) === reply) return reply
+        return json
+          ? sendRendered(request, reply, fields, out as string)
+          : withFields(request, fields, out as object)
+      },
+      { errors: retrieve.errors },
+    )
+  }
+
+  if (spec.create) {
+    const create = spec.create
+    const status = create.status ?? 201
+    add(
+      'POST',
+      collection,
+      'create',
+      create.summary ?? `Create ${one}`,
+      { body: create.body, response: { [status]: create.response ?? spec.record } },
+      writeHandler(ctx, create.run, status, create.render === 'json' ? 'json' : 'object'),
+      { errors: create.errors, public: create.public, ...permissionHook(create.permission) },
+    )
+  }
+
+  if (spec.update) {
+    const update = spec.update
+    const handler = writeHandler(ctx, update.run, 200, update.render === 'json' ? 'json' : 'object')
+    const options = { errors: update.errors, ...permissionHook(update.permission) }
+    const response = { 200: spec.record }
+    add(
+      'PUT',
+      item,
+      'update',
+      update.summary ?? `Update ${one}`,
+      { params: UuidParams, body: update.body, response },
+      handler,
+      options,
+    )
+    add(
+      'PATCH',
+      item,
+      'partial_update',
+      `Partially update ${one}`,
+      { params: UuidParams, body: update.patch ?? update.body, response },
+      handler,
+      options,
+    )
+  }
+
+  if (spec.destroy) {
+    const destroy = spec.destroy
+    add(
+      'DELETE',
+      item,
+      'destroy',
+      destroy.summary ?? `Delete ${one}`,
+      { params: UuidParams, response: { 204: NoContent } },
+      async (request, reply) => {
+        await destroy.run(new RequestCall(ctx, request, reply))
+        return reply.code(204).send()
+      },
+      { errors: destroy.errors },
+    )
+  }
+
+  for (const action of spec.actions ?? []) {
+    const detail = action.detail ?? true
+    const method = action.method ?? 'POST'
+    const url = `${detail ? item : collection}${action.name}/`
+    const status = action.status ?? 200
+    const schema: Record<string, unknown> = {
+      ...(detail ? { params: UuidParams } : {}),
+      ...(action.body ? { body: action.body } : {}),
+      response: { [status]: action.response ?? NoContent },
+    }
+    const render = action.response === null ? 'none' : action.render === 'json' ? 'json' : 'object'
+    const handler = writeHandler(ctx, action.run, status, render)
+    const hooks = permissionHook(action.permission, action.bodyOptional)
+    const extra = { errors: action.errors, public: action.public, ...hooks }
+    if (method === 'GET' && !detail) {
+      addCollectionGet(url, action.name, action.summary, schema, handler, extra)
+    } else {
+      const suffix = method === 'GET' ? (isArraySchema(action.response) ? 'list' : 'retrieve') : null
+      add(method, url, suffix, action.summary, schema, handler, extra)
+    }
+  }
+}
+
+/** The hooks that run before the body is validated: the permission, and an optional body. */
+function permissionHook(
+  permission: ((actor: Actor) => void) | undefined,
+  bodyOptional = false,
+): Pick<RouteOptions, 'preValidation'> {
+  const hooks: NonNullable<RouteOptions['preValidation']> & unknown[] = []
+  if (permission) {
+    hooks.push(async (request: FastifyRequest) => {
+      permission(actorOf(request))
+    })
+  }
+  if (bodyOptional) {
+    hooks.push(async (request: FastifyRequest) => {
+      if (request.body === undefined || request.body === null) request.body = {}
+    })
+  }
+  return hooks.length ? { preValidation: hooks } : {}
+}
+
+/** Answers a write or an action: the record(s) with the status, JSON text as is, or no body. */
+function writeHandler(
+  ctx: AppContext,
+  run: (c: any) => Promise<unknown>,
+  status: number,
+  render: 'object' | 'json' | 'none',
+): RouteOptions['handler'] {
+  return async (request, reply) => {
+    const out = await run(new RequestCall(ctx, request, reply))
+    if (out === reply) return reply
+    if (render === 'none') return reply.code(status).send()
+    if (render === 'json') return sendJson(reply.code(status), out as string)
+    if (status !== 200) void reply.code(status)
+    return out
+  }
+}
+
+/** An area's plugin from its resources (and whatever else it sets up first, e.g. its jobs). */
+export function resourceRoutes(
+  resources: readonly Resource[],
+  setup?: (app: FastifyInstance, ctx: AppContext) => void | Promise<void>,
+) {
+  return async function routes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+    await setup?.(app, ctx)
+    for (const resource of resources) registerResource(app, ctx, resource)
+  }
+}
