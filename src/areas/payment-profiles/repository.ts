@@ -2,19 +2,12 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { Dialect } from '../../db/database.js'
-import type { OrderTerm } from '../../http/query.js'
+import { applyConditions, countRows, pageRows, type Listing } from '../../db/listing.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
 /** Staff and support see every profile; organization owners only the active ones of their organizations. */
 export type ProfileVisibility = { all: true } | { all: false; customerIds: number[] }
-
-export interface ProfileFilters {
-  is_active?: boolean
-  /** null: a filter that matches nothing (e.g. an organization URL of another kind). */
-  organization_uuid?: string | null
-  payment_types?: string[]
-}
 
 export function paymentProfilesRepository(db: Db) {
   function base() {
@@ -22,19 +15,13 @@ export function paymentProfilesRepository(db: Db) {
       .selectFrom('payment_profiles')
       .innerJoin('customers', 'customers.id', 'payment_profiles.organization_id')
   }
-  function filtered(vis: ProfileVisibility, f: ProfileFilters) {
-    let q = base()
-    if (!vis.all) {
-      if (!vis.customerIds.length) return q.where(sql<boolean>`1 = 0`)
-      q = q
-        .where('payment_profiles.organization_id', 'in', vis.customerIds)
-        .where('payment_profiles.is_active', '=', 1)
-    }
-    if (f.is_active !== undefined) q = q.where('payment_profiles.is_active', '=', f.is_active ? 1 : 0)
-    if (f.organization_uuid === null) q = q.where(sql<boolean>`1 = 0`)
-    else if (f.organization_uuid) q = q.where('customers.uuid', '=', f.organization_uuid)
-    if (f.payment_types?.length) q = q.where('payment_profiles.payment_type', 'in', f.payment_types)
+  function visible(vis: ProfileVisibility) {
+    const q = base()
+    if (vis.all) return q
+    if (!vis.customerIds.length) return q.where(sql<boolean>`1 = 0`)
     return q
+      .where('payment_profiles.organization_id', 'in', vis.customerIds)
+      .where('payment_profiles.is_active', '=', 1)
   }
   const columns = [
     'payment_profiles.id',
@@ -47,19 +34,15 @@ export function paymentProfilesRepository(db: Db) {
     'customers.uuid as organization_uuid',
   ] as const
   return {
-    async count(vis: ProfileVisibility, f: ProfileFilters): Promise<number> {
-      const r = await filtered(vis, f)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
+    count(vis: ProfileVisibility, l: Listing): Promise<number> {
+      return countRows(applyConditions(visible(vis), l.where))
     },
-    list(vis: ProfileVisibility, f: ProfileFilters, order: OrderTerm[], limit: number, offset: number) {
-      let q = filtered(vis, f).select(columns)
-      for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
-      return q.orderBy('payment_profiles.id', 'asc').limit(limit).offset(offset).execute()
+    list(vis: ProfileVisibility, l: Listing, limit: number, offset: number) {
+      const q = applyConditions(visible(vis), l.where).select(columns)
+      return pageRows(q, l.order, 'payment_profiles.id', limit, offset)
     },
     findVisibleByUuid(vis: ProfileVisibility, uuid: string) {
-      return filtered(vis, {}).select(columns).where('payment_profiles.uuid', '=', uuid).executeTakeFirst()
+      return visible(vis).select(columns).where('payment_profiles.uuid', '=', uuid).executeTakeFirst()
     },
     findById(id: number) {
       return base().select(columns).where('payment_profiles.id', '=', id).executeTakeFirstOrThrow()

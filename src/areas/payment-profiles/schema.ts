@@ -1,6 +1,6 @@
 // Payment profiles of organizations (spec 2.7 / 4.6, reference §6).
 import { Type, type Static } from '@sinclair/typebox'
-import { Body, FreeObject, ListQuery, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+import { Body, FreeObject, Nullable, Url, Uuid } from '../../http/schemas.js'
 
 export const PATH = 'payment-profiles'
 
@@ -36,7 +36,6 @@ export const PaymentProfileSchema = Type.Object({
   is_active: Type.Boolean(),
 })
 export type PaymentProfile = Static<typeof PaymentProfileSchema>
-export const PAYMENT_PROFILE_FIELDS = Object.keys(PaymentProfileSchema.properties)
 
 const writable = {
   name: Type.String({ minLength: 1, maxLength: 150 }),
@@ -69,16 +68,3 @@ export interface PaymentProfileWrite {
   payment_type?: string
   is_active?: boolean
 }
-
-export const PaymentProfileListQuery = ListQuery({
-  is_active: Type.Optional(Type.String()),
-  organization: Type.Optional(Type.String({ description: 'organization URL' })),
-  organization_uuid: Type.Optional(Type.String()),
-  payment_type: Type.Optional(StringList),
-})
-
-export const PAYMENT_PROFILE_ORDERING = {
-  name: 'payment_profiles.name',
-  payment_type: 'payment_profiles.payment_type',
-  is_active: 'payment_profiles.is_active',
-} as const

@@ -7,14 +7,10 @@ import { parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, notFound } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { requireStaff, customerIds, seesAll, type Actor } from '../../http/permissions.js'
-import type { OrderTerm } from '../../http/query.js'
+import type { Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
-import {
-  paymentProfilesRepository,
-  type ProfileFilters,
-  type ProfileRow,
-  type ProfileVisibility,
-} from './repository.js'
+import type { Listing } from '../../db/listing.js'
+import { paymentProfilesRepository, type ProfileRow, type ProfileVisibility } from './repository.js'
 import {
   PATH,
   PAYMENT_TYPE_LABELS,
@@ -27,12 +23,8 @@ import {
 
 const NOT_FOUND = 'No PaymentProfile matches the given query.'
 
-type Page = (
-  count: () => Promise<number>,
-  fetch: (limit: number, offset: number) => Promise<PaymentProfile[]>,
-) => Promise<PaymentProfile[]>
-
-function visibility(actor: Actor): ProfileVisibility {
+/** Staff and support see every profile; organization owners the active ones of their organizations. */
+export function visibility(actor: Actor): ProfileVisibility {
   if (seesAll(actor)) return { all: true }
   return { all: false, customerIds: customerIds(actor, ['CUSTOMER.OWNER']) }
 }
@@ -106,34 +98,32 @@ function validatePaymentType(v: string): PaymentType {
 
 export async function listPaymentProfiles(
   ctx: AppContext,
-  actor: Actor,
-  f: ProfileFilters,
-  order: OrderTerm[],
+  vis: ProfileVisibility,
+  listing: Listing,
   base: string,
-  page: Page,
+  page: Pager<PaymentProfile>,
 ): Promise<PaymentProfile[]> {
   const repo = paymentProfilesRepository(ctx.db)
-  const vis = visibility(actor)
   return page(
-    () => repo.count(vis, f),
-    async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toPaymentProfile(base, r)),
+    () => repo.count(vis, listing),
+    async (l, o) => (await repo.list(vis, listing, l, o)).map((r) => toPaymentProfile(base, r)),
   )
 }
 
-async function findVisible(ctx: AppContext, actor: Actor, uuid: string) {
+async function findVisible(ctx: AppContext, vis: ProfileVisibility, uuid: string) {
   const u = normalizeUuid(uuid)
-  const row = u ? await paymentProfilesRepository(ctx.db).findVisibleByUuid(visibility(actor), u) : undefined
+  const row = u ? await paymentProfilesRepository(ctx.db).findVisibleByUuid(vis, u) : undefined
   if (!row) throw notFound(NOT_FOUND)
   return row
 }
 
 export async function getPaymentProfile(
   ctx: AppContext,
-  actor: Actor,
+  vis: ProfileVisibility,
   uuid: string,
   base: string,
 ): Promise<PaymentProfile> {
-  return toPaymentProfile(base, await findVisible(ctx, actor, uuid))
+  return toPaymentProfile(base, await findVisible(ctx, vis, uuid))
 }
 
 /** POST: staff only; saving with is_active true deactivates the organization's other profiles. */
@@ -175,7 +165,7 @@ export async function updatePaymentProfile(
   base: string,
 ): Promise<PaymentProfile> {
   requireStaff(actor)
-  const current = await findVisible(ctx, actor, uuid)
+  const current = await findVisible(ctx, visibility(actor), uuid)
   const changes: Record<string, unknown> = {}
   if (body.name !== undefined) changes.name = body.name
   if (body.payment_type !== undefined) changes.payment_type = validatePaymentType(body.payment_type)
@@ -202,14 +192,14 @@ export async function updatePaymentProfile(
 
 export async function deletePaymentProfile(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
   requireStaff(actor)
-  const current = await findVisible(ctx, actor, uuid)
+  const current = await findVisible(ctx, visibility(actor), uuid)
   await paymentProfilesRepository(ctx.db).delete(current.id)
 }
 
 /** POST enable: this profile active, every other profile of its organization inactive, atomically. */
 export async function enablePaymentProfile(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
   requireStaff(actor)
-  const current = await findVisible(ctx, actor, uuid)
+  const current = await findVisible(ctx, visibility(actor), uuid)
   await ctx.db.transaction().execute(async (trx) => {
     const repo = paymentProfilesRepository(trx)
     await repo.lockOrganization(ctx.dialect, current.organization_id)
