@@ -1,23 +1,12 @@
 // All SQL of support issues and feedbacks.
-import { sql, type Kysely, type Transaction } from 'kysely'
+import { type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { icontains } from '../../db/sql.js'
-import type { OrderTerm } from '../../http/query.js'
+import { applyConditions, countRows, pageRows, type Listing } from '../../db/listing.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
 /** Staff and support see every issue; others the issues they are the caller of or whose customer they own. */
 export type IssueVisibility = { all: true } | { all: false; userId: number; ownedCustomerIds: number[] }
-
-export interface IssueFilters {
-  key?: string
-  summary?: string
-  state?: string
-  resolved?: boolean
-  caller_uuid?: string
-  customer_uuid?: string
-  project_uuid?: string
-}
 
 export function issuesRepository(db: Db) {
   function base() {
@@ -28,25 +17,16 @@ export function issuesRepository(db: Db) {
       .leftJoin('customers', 'customers.id', 'support_issues.customer_id')
       .leftJoin('projects', 'projects.id', 'support_issues.project_id')
   }
-  function filtered(vis: IssueVisibility, f: IssueFilters) {
-    let q = base()
-    if (!vis.all) {
-      const owned = vis.ownedCustomerIds
-      q = q.where((eb) =>
-        eb.or([
-          eb('support_issues.caller_id', '=', vis.userId),
-          ...(owned.length ? [eb('support_issues.customer_id', 'in', owned)] : []),
-        ]),
-      )
-    }
-    if (f.key) q = q.where('support_issues.key', '=', f.key)
-    if (f.summary) q = q.where(icontains('support_issues.summary', f.summary))
-    if (f.state) q = q.where('support_issues.state', '=', f.state)
-    if (f.resolved !== undefined) q = q.where('support_issues.resolved', '=', f.resolved ? 1 : 0)
-    if (f.caller_uuid) q = q.where('caller.uuid', '=', f.caller_uuid)
-    if (f.customer_uuid) q = q.where('customers.uuid', '=', f.customer_uuid)
-    if (f.project_uuid) q = q.where('projects.uuid', '=', f.project_uuid)
-    return q
+  function visible(vis: IssueVisibility) {
+    const q = base()
+    if (vis.all) return q
+    const owned = vis.ownedCustomerIds
+    return q.where((eb) =>
+      eb.or([
+        eb('support_issues.caller_id', '=', vis.userId),
+        ...(owned.length ? [eb('support_issues.customer_id', 'in', owned)] : []),
+      ]),
+    )
   }
   const columns = [
     'support_issues.id',
@@ -71,19 +51,15 @@ export function issuesRepository(db: Db) {
     'projects.name as project_name',
   ] as const
   return {
-    async count(vis: IssueVisibility, f: IssueFilters): Promise<number> {
-      const r = await filtered(vis, f)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
+    count(vis: IssueVisibility, l: Listing): Promise<number> {
+      return countRows(applyConditions(visible(vis), l.where))
     },
-    list(vis: IssueVisibility, f: IssueFilters, order: OrderTerm[], limit: number, offset: number) {
-      let q = filtered(vis, f).select(columns)
-      for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
-      return q.orderBy('support_issues.id', 'asc').limit(limit).offset(offset).execute()
+    list(vis: IssueVisibility, l: Listing, limit: number, offset: number) {
+      const q = applyConditions(visible(vis), l.where).select(columns)
+      return pageRows(q, l.order, 'support_issues.id', limit, offset)
     },
     findVisibleByUuid(vis: IssueVisibility, uuid: string) {
-      return filtered(vis, {}).select(columns).where('support_issues.uuid', '=', uuid).executeTakeFirst()
+      return visible(vis).select(columns).where('support_issues.uuid', '=', uuid).executeTakeFirst()
     },
     findById(id: number) {
       return base().select(columns).where('support_issues.id', '=', id).executeTakeFirstOrThrow()
@@ -136,32 +112,12 @@ export function issuesRepository(db: Db) {
 
 export type IssueRow = Awaited<ReturnType<ReturnType<typeof issuesRepository>['findById']>>
 
-export interface FeedbackFilters {
-  created_after?: string
-  created_before?: string
-  evaluations?: number[]
-  /** null: matches nothing (a URL of another kind was given). */
-  issue_uuid?: string | null
-  issue_key?: string
-  user_uuid?: string | null
-  user_full_name?: string
-}
-
 export function feedbacksRepository(db: Db) {
-  function filtered(f: FeedbackFilters) {
-    let q = db
+  function base() {
+    return db
       .selectFrom('support_feedbacks')
       .innerJoin('support_issues', 'support_issues.id', 'support_feedbacks.issue_id')
       .leftJoin('users as caller', 'caller.id', 'support_issues.caller_id')
-    if (f.created_after) q = q.where('support_feedbacks.created', '>=', f.created_after)
-    if (f.created_before) q = q.where('support_feedbacks.created', '<=', f.created_before)
-    if (f.evaluations?.length) q = q.where('support_feedbacks.evaluation', 'in', f.evaluations)
-    if (f.issue_uuid === null || f.user_uuid === null) q = q.where(sql<boolean>`1 = 0`)
-    if (f.issue_uuid) q = q.where('support_issues.uuid', '=', f.issue_uuid)
-    if (f.issue_key) q = q.where('support_issues.key', '=', f.issue_key)
-    if (f.user_uuid) q = q.where('caller.uuid', '=', f.user_uuid)
-    if (f.user_full_name) q = q.where(icontains('caller.full_name', f.user_full_name))
-    return q
   }
   const columns = [
     'support_feedbacks.id',
@@ -177,19 +133,15 @@ export function feedbacksRepository(db: Db) {
     'caller.full_name as user_full_name',
   ] as const
   return {
-    async count(f: FeedbackFilters): Promise<number> {
-      const r = await filtered(f)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
+    count(l: Listing): Promise<number> {
+      return countRows(applyConditions(base(), l.where))
     },
-    list(f: FeedbackFilters, order: OrderTerm[], limit: number, offset: number) {
-      let q = filtered(f).select(columns)
-      for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
-      return q.orderBy('support_feedbacks.id', 'asc').limit(limit).offset(offset).execute()
+    list(l: Listing, limit: number, offset: number) {
+      const q = applyConditions(base(), l.where).select(columns)
+      return pageRows(q, l.order, 'support_feedbacks.id', limit, offset)
     },
     findByUuid(uuid: string) {
-      return filtered({}).select(columns).where('support_feedbacks.uuid', '=', uuid).executeTakeFirst()
+      return base().select(columns).where('support_feedbacks.uuid', '=', uuid).executeTakeFirst()
     },
     async existsForIssue(issueId: number): Promise<boolean> {
       const r = await db

@@ -1,6 +1,6 @@
 // Support issues (the records feedback refers to) and support feedbacks (spec 2.8 / 4.7, reference §7).
 import { Type, type Static } from '@sinclair/typebox'
-import { Body, DateTime, ListQuery, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+import { Body, DateTime, Nullable, Url, Uuid } from '../../http/schemas.js'
 
 export const ISSUES_PATH = 'support-issues'
 export const FEEDBACKS_PATH = 'support-feedbacks'
@@ -30,7 +30,6 @@ export const IssueSchema = Type.Object({
   modified: DateTime,
 })
 export type Issue = Static<typeof IssueSchema>
-export const ISSUE_FIELDS = Object.keys(IssueSchema.properties)
 
 const issueWritable = {
   summary: Type.String({ minLength: 1, maxLength: 255 }),
@@ -73,23 +72,6 @@ export interface IssueWrite {
   resolved?: boolean
 }
 
-export const IssueListQuery = ListQuery({
-  key: Type.Optional(Type.String()),
-  summary: Type.Optional(Type.String({ description: 'contains' })),
-  state: Type.Optional(Type.String()),
-  resolved: Type.Optional(Type.String()),
-  caller_uuid: Type.Optional(Type.String()),
-  customer_uuid: Type.Optional(Type.String()),
-  project_uuid: Type.Optional(Type.String()),
-})
-export const ISSUE_ORDERING = {
-  created: 'support_issues.created',
-  modified: 'support_issues.modified',
-  key: 'support_issues.id',
-  summary: 'support_issues.summary',
-  state: 'support_issues.state',
-} as const
-
 export const FeedbackTokenResponse = Type.Object({
   token: Type.String(),
   url: Url,
@@ -120,7 +102,6 @@ export const FeedbackSchema = Type.Object({
   issue_summary: Type.String(),
 })
 export type Feedback = Static<typeof FeedbackSchema>
-export const FEEDBACK_FIELDS = Object.keys(FeedbackSchema.properties)
 
 export const FeedbackCreateBody = Body({
   token: Type.String({ maxLength: 200 }),
@@ -134,16 +115,5 @@ export const FeedbackCreateResult = Type.Object({
   evaluation: Type.Integer(),
 })
 
-export const EVALUATIONS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'] as const
-
-export const FeedbackListQuery = ListQuery({
-  created_after: Type.Optional(Type.String({ description: 'created at or after (date-time)' })),
-  created_before: Type.Optional(Type.String({ description: 'created at or before (date-time)' })),
-  evaluation: Type.Optional(StringList),
-  issue: Type.Optional(Type.String({ description: 'issue URL' })),
-  issue_key: Type.Optional(Type.String()),
-  issue_uuid: Type.Optional(Type.String()),
-  user: Type.Optional(Type.String({ description: 'URL of the issue caller' })),
-  user_full_name: Type.Optional(Type.String({ description: 'contains' })),
-  user_uuid: Type.Optional(Type.String({ description: 'uuid of the issue caller' })),
-})
+/** A feedback's evaluation: a choice of 1 to 10. */
+export const EVALUATIONS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const

@@ -6,7 +6,8 @@ import { fromBool, toBool } from '../../db/values.js'
 import { AppError, fieldError, forbidden, nonFieldError, notFound } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { customerIds, seesAll, type Actor } from '../../http/permissions.js'
-import type { OrderTerm } from '../../http/query.js'
+import type { Listing } from '../../db/listing.js'
+import type { Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { findProjectById } from '../directory/service.js'
 import { signFeedbackToken, verifyFeedbackToken } from './feedback-token.js'
@@ -14,24 +15,18 @@ import {
   feedbacksRepository,
   isUniqueViolation,
   issuesRepository,
-  type FeedbackFilters,
   type FeedbackRow,
-  type IssueFilters,
   type IssueRow,
   type IssueVisibility,
 } from './repository.js'
 import { FEEDBACKS_PATH, ISSUES_PATH, type Feedback, type Issue, type IssueWrite } from './schema.js'
 
-type Page<T> = (
-  count: () => Promise<number>,
-  fetch: (limit: number, offset: number) => Promise<T[]>,
-) => Promise<T[]>
-
 const ISSUE_NOT_FOUND = 'No Issue matches the given query.'
 const FEEDBACK_NOT_FOUND = 'No Feedback matches the given query.'
 const TOKEN_WRONG = 'Token is wrong.'
 
-function issueVisibility(actor: Actor): IssueVisibility {
+/** Staff and support see every issue; others the issues they are the caller of or whose customer they own. */
+export function issueVisibility(actor: Actor): IssueVisibility {
   if (seesAll(actor)) return { all: true }
   return { all: false, userId: actor.id, ownedCustomerIds: customerIds(actor, ['CUSTOMER.OWNER']) }
 }
@@ -86,29 +81,32 @@ function toFeedback(r: FeedbackRow): Feedback {
 
 export async function listIssues(
   ctx: AppContext,
-  actor: Actor,
-  f: IssueFilters,
-  order: OrderTerm[],
+  vis: IssueVisibility,
+  listing: Listing,
   base: string,
-  page: Page<Issue>,
+  page: Pager<Issue>,
 ): Promise<Issue[]> {
   const repo = issuesRepository(ctx.db)
-  const vis = issueVisibility(actor)
   return page(
-    () => repo.count(vis, f),
-    async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toIssue(base, r)),
+    () => repo.count(vis, listing),
+    async (l, o) => (await repo.list(vis, listing, l, o)).map((r) => toIssue(base, r)),
   )
 }
 
-async function findVisibleIssue(ctx: AppContext, actor: Actor, uuid: string) {
+async function findVisibleIssue(ctx: AppContext, vis: IssueVisibility, uuid: string) {
   const u = normalizeUuid(uuid)
-  const row = u ? await issuesRepository(ctx.db).findVisibleByUuid(issueVisibility(actor), u) : undefined
+  const row = u ? await issuesRepository(ctx.db).findVisibleByUuid(vis, u) : undefined
   if (!row) throw notFound(ISSUE_NOT_FOUND)
   return row
 }
 
-export async function getIssue(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<Issue> {
-  return toIssue(base, await findVisibleIssue(ctx, actor, uuid))
+export async function getIssue(
+  ctx: AppContext,
+  vis: IssueVisibility,
+  uuid: string,
+  base: string,
+): Promise<Issue> {
+  return toIssue(base, await findVisibleIssue(ctx, vis, uuid))
 }
 
 async function optionalLink(
@@ -186,7 +184,7 @@ export async function updateIssue(
   body: IssueWrite,
   base: string,
 ): Promise<Issue> {
-  const current = await findVisibleIssue(ctx, actor, uuid)
+  const current = await findVisibleIssue(ctx, issueVisibility(actor), uuid)
   requireSupportDesk(actor)
   const changes: Record<string, unknown> = await resolveIssueLinks(ctx, body, current)
   if (body.summary !== undefined) changes.summary = body.summary
@@ -200,7 +198,7 @@ export async function updateIssue(
 }
 
 export async function deleteIssue(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
-  const current = await findVisibleIssue(ctx, actor, uuid)
+  const current = await findVisibleIssue(ctx, issueVisibility(actor), uuid)
   requireSupportDesk(actor)
   await issuesRepository(ctx.db).delete(current.id)
 }
@@ -213,7 +211,7 @@ export async function feedbackToken(
   base: string,
 ): Promise<{ token: string; url: string }> {
   requireSupportDesk(actor)
-  const issue = await findVisibleIssue(ctx, actor, uuid)
+  const issue = await findVisibleIssue(ctx, issueVisibility(actor), uuid)
   const token = signFeedbackToken(ctx.config.secretKey, issue.uuid, ctx.clock())
   return { token, url: `${base}/api/${FEEDBACKS_PATH}/?token=${encodeURIComponent(token)}` }
 }
@@ -281,15 +279,14 @@ export async function createFeedback(
 export async function listFeedbacks(
   ctx: AppContext,
   actor: Actor,
-  f: FeedbackFilters,
-  order: OrderTerm[],
-  page: Page<Feedback>,
+  listing: Listing,
+  page: Pager<Feedback>,
 ): Promise<Feedback[]> {
   requireSupportDesk(actor)
   const repo = feedbacksRepository(ctx.db)
   return page(
-    () => repo.count(f),
-    async (l, o) => (await repo.list(f, order, l, o)).map(toFeedback),
+    () => repo.count(listing),
+    async (l, o) => (await repo.list(listing, l, o)).map(toFeedback),
   )
 }
 
