@@ -1,92 +1,63 @@
 // HTTP for /api/backend-resource-requests/.
-import type { FastifyInstance } from 'fastify'
-import { Type } from '@sinclair/typebox'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { AppContext } from '../../context.js'
-import { actorOf, staffOnly } from '../../http/auth.js'
-import { errors, FieldQuery, StatusBody, UuidParams } from '../../http/schemas.js'
-import {
-  choiceFilter,
-  dateTimeFilter,
-  pager,
-  parseOrdering,
-  uuidFilter,
-  withFields,
-  type Query,
-} from '../../http/query.js'
+import { filter } from '../../http/filters.js'
+import { requireStaff } from '../../http/permissions.js'
+import { defineAction, defineResource, resourceRoutes } from '../../http/resource.js'
+import { StatusBody } from '../../http/schemas.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 import type { Action } from './state-machine.js'
 
-const tags = ['backend-resource-requests']
-const BASE = '/api/backend-resource-requests/'
+const R = 'backend_resource_requests'
 
-export async function backendRequestsRoutes(fastify: FastifyInstance, { ctx }: { ctx: AppContext }) {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const Record = Type.Partial(s.BackendRequestSchema)
+/** A status action without a body. */
+const move = (name: Action, summary: string) =>
+  defineAction({
+    name,
+    summary,
+    response: StatusBody,
+    run: (c) => svc.transition(c.ctx, c.actor, c.uuid, name),
+  })
 
-  app.get(
-    BASE,
-    { schema: { tags, querystring: s.ListQuerySchema, response: { 200: Type.Array(Record), ...errors } } },
-    async (request, reply) => {
-      const actor = actorOf(request)
-      const q = request.query as Query
-      const order = parseOrdering(q, s.ORDERING, [
-        { column: 'backend_resource_requests.created', desc: false },
-      ])
-      const f: svc.Filters = {
-        offering_uuid: uuidFilter(q, 'offering_uuid'),
-        states: choiceFilter(q, 'state', s.STATES),
-        created: dateTimeFilter(q, 'created'),
-        modified: dateTimeFilter(q, 'modified'),
-        started: dateTimeFilter(q, 'started'),
-        finished: dateTimeFilter(q, 'finished'),
-      }
-      return svc.list(ctx, actor, f, order, request.baseUrl, pager(request, reply, s.FIELDS))
+export const backendRequests = defineResource({
+  path: s.PATH,
+  noun: 'backend resource request',
+  record: s.BackendRequestSchema,
+  visibility: svc.visibility,
+  list: {
+    filters: {
+      offering_uuid: filter.uuid('offerings.uuid'),
+      state: filter.choice(s.STATES, `${R}.state`),
+      created: filter.after(`${R}.created`, { description: 'created at or after' }),
+      modified: filter.after(`${R}.modified`, { description: 'modified at or after' }),
+      started: filter.after(`${R}.started`, { description: 'started at or after' }),
+      finished: filter.after(`${R}.finished`, { description: 'finished at or after' }),
     },
-  )
-
-  app.get(
-    `${BASE}:uuid/`,
-    { schema: { tags, params: UuidParams, querystring: FieldQuery, response: { 200: Record, ...errors } } },
-    async (request) =>
-      withFields(
-        request,
-        s.FIELDS,
-        await svc.get(ctx, actorOf(request), request.params.uuid, request.baseUrl),
-      ),
-  )
-
-  app.post(
-    BASE,
-    {
-      schema: { tags, body: s.CreateBody, response: { 201: s.BackendRequestSchema, ...errors } },
-      // Staff only: others get 403 whatever the body holds.
-      preValidation: staffOnly,
+    ordering: {
+      fields: { created: `${R}.created` },
+      default: [{ column: `${R}.created`, desc: false }],
     },
-    async (request, reply) => {
-      const r = await svc.create(ctx, actorOf(request), request.body, request.baseUrl)
-      return reply.code(201).send(r)
-    },
-  )
-
-  for (const action of ['start_processing', 'set_done'] as Action[]) {
-    app.post(
-      `${BASE}:uuid/${action}/`,
-      { schema: { tags, params: UuidParams, response: { 200: StatusBody, ...errors } } },
-      async (request) => svc.transition(ctx, actorOf(request), request.params.uuid, action),
-    )
-  }
-  app.post(
-    `${BASE}:uuid/set_erred/`,
-    {
-      schema: { tags, params: UuidParams, body: s.ErredBody, response: { 200: StatusBody, ...errors } },
+    run: (c) => svc.list(c.ctx, c.scope, c.listing, c.base, c.page),
+  },
+  retrieve: { run: (c) => svc.get(c.ctx, c.scope, c.uuid, c.base) },
+  create: {
+    body: s.CreateBody,
+    // Staff only: others get 403 whatever the body holds.
+    permission: requireStaff,
+    run: (c) => svc.create(c.ctx, c.actor, c.body, c.base),
+  },
+  actions: [
+    move('start_processing', 'Start processing a request'),
+    move('set_done', 'Mark a request as done'),
+    defineAction({
+      name: 'set_erred',
+      summary: 'Mark a request as erred',
+      body: s.ErredBody,
       // A body-less call stores empty strings rather than failing on the missing object.
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {}
-      },
-    },
-    async (request) =>
-      svc.transition(ctx, actorOf(request), request.params.uuid, 'set_erred', request.body ?? {}),
-  )
-}
+      bodyOptional: true,
+      response: StatusBody,
+      run: (c) => svc.transition(c.ctx, c.actor, c.uuid, 'set_erred', c.body),
+    }),
+  ],
+})
+
+export const backendRequestsRoutes = resourceRoutes([backendRequests])

@@ -1,6 +1,6 @@
 // Backend resource requests (spec 2.5 / 3.2 / 4.4, reference §4).
 import { Type, type Static } from '@sinclair/typebox'
-import { Body, DateTime, ListQuery, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+import { Body, DateTime, Nullable, Url, Uuid } from '../../http/schemas.js'
 
 export const PATH = 'backend-resource-requests'
 
@@ -22,21 +22,9 @@ export const BackendRequestSchema = Type.Object({
   error_traceback: Type.String(),
 })
 export type BackendRequest = Static<typeof BackendRequestSchema>
-export const FIELDS = Object.keys(BackendRequestSchema.properties)
 
 export const CreateBody = Body({ offering: Type.String({ description: 'offering uuid' }) })
 export const ErredBody = Body({
   error_message: Type.Optional(Type.String()),
   error_traceback: Type.Optional(Type.String()),
 })
-
-export const ListQuerySchema = ListQuery({
-  offering_uuid: Type.Optional(Type.String()),
-  state: Type.Optional(StringList),
-  created: Type.Optional(Type.String({ description: 'created at or after' })),
-  modified: Type.Optional(Type.String({ description: 'modified at or after' })),
-  started: Type.Optional(Type.String({ description: 'started at or after' })),
-  finished: Type.Optional(Type.String({ description: 'finished at or after' })),
-})
-
-export const ORDERING = { created: 'backend_resource_requests.created' } as const

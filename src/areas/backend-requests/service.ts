@@ -2,74 +2,30 @@
 // (acting as a user holding OFFERING.MANAGE_BACKEND_RESOURCES on the offering or its provider)
 // moves them along Sent → Processing → Done, or reports Erred from any state.
 import type { AppContext } from '../../context.js'
-import { inAnyOf } from '../../db/sql.js'
+import type { Listing } from '../../db/listing.js'
 import { fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import { requireStaff, can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
-import type { OrderTerm } from '../../http/query.js'
+import type { Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
+import { backendRequestsRepository, type RequestRow, type RequestVisibility } from './repository.js'
 import { PATH, type BackendRequest } from './schema.js'
 import { STATUS_MESSAGES, TRANSITIONS, type Action } from './state-machine.js'
 
 const NOT_FOUND = 'No BackendResourceRequest matches the given query.'
 
-export interface Filters {
-  offering_uuid?: string
-  states?: string[]
-  created?: string
-  modified?: string
-  started?: string
-  finished?: string
-}
-
-type Page = (
-  count: () => Promise<number>,
-  fetch: (limit: number, offset: number) => Promise<BackendRequest[]>,
-) => Promise<BackendRequest[]>
-
-const columns = [
-  'backend_resource_requests.id',
-  'backend_resource_requests.uuid',
-  'backend_resource_requests.state',
-  'backend_resource_requests.started',
-  'backend_resource_requests.finished',
-  'backend_resource_requests.error_message',
-  'backend_resource_requests.error_traceback',
-  'backend_resource_requests.created',
-  'backend_resource_requests.modified',
-  'backend_resource_requests.offering_id',
-  'offerings.uuid as offering_uuid',
-  'offerings.name as offering_name',
-  'offerings.customer_id as offering_customer_id',
-] as const
-
-function base(ctx: AppContext) {
-  return ctx.db
-    .selectFrom('backend_resource_requests')
-    .innerJoin('offerings', 'offerings.id', 'backend_resource_requests.offering_id')
-}
-
 /** Staff and support see all; otherwise the provider side: the offering's organization or offering roles. */
-function visible(ctx: AppContext, actor: Actor) {
-  const q = base(ctx)
-  if (seesAll(actor)) return q
-  return q.where((eb) =>
-    inAnyOf(eb, [
-      ['offerings.customer_id', customerIds(actor)],
-      ['offerings.id', offeringIds(actor)],
-    ]),
-  )
+export function visibility(actor: Actor): RequestVisibility {
+  if (seesAll(actor)) return { all: true }
+  return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
 }
-
-type Row = Awaited<ReturnType<typeof findRow>>
 
 async function findRow(ctx: AppContext, uuid: string) {
   const u = normalizeUuid(uuid)
-  if (!u) return undefined
-  return base(ctx).select(columns).where('backend_resource_requests.uuid', '=', u).executeTakeFirst()
+  return u ? backendRequestsRepository(ctx.db).findByUuid(u) : undefined
 }
 
-function toRecord(b: string, r: NonNullable<Row>): BackendRequest {
+function toRecord(b: string, r: RequestRow): BackendRequest {
   return {
     url: urlOf(b, PATH, r.uuid)!,
     uuid: r.uuid,
@@ -88,50 +44,26 @@ function toRecord(b: string, r: NonNullable<Row>): BackendRequest {
 
 export async function list(
   ctx: AppContext,
-  actor: Actor,
-  f: Filters,
-  order: OrderTerm[],
+  vis: RequestVisibility,
+  listing: Listing,
   b: string,
-  page: Page,
+  page: Pager<BackendRequest>,
 ): Promise<BackendRequest[]> {
-  const filtered = () => {
-    let q = visible(ctx, actor)
-    if (f.offering_uuid) q = q.where('offerings.uuid', '=', f.offering_uuid)
-    if (f.states?.length) q = q.where('backend_resource_requests.state', 'in', f.states)
-    if (f.created) q = q.where('backend_resource_requests.created', '>=', f.created)
-    if (f.modified) q = q.where('backend_resource_requests.modified', '>=', f.modified)
-    if (f.started) q = q.where('backend_resource_requests.started', '>=', f.started)
-    if (f.finished) q = q.where('backend_resource_requests.finished', '>=', f.finished)
-    return q
-  }
+  const repo = backendRequestsRepository(ctx.db)
   return page(
-    async () => {
-      const r = await filtered()
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
-    },
-    async (limit, offset) => {
-      let q = filtered().select(columns)
-      for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
-      const rows = await q
-        .orderBy('backend_resource_requests.id', 'asc')
-        .limit(limit)
-        .offset(offset)
-        .execute()
-      return rows.map((r) => toRecord(b, r))
-    },
+    () => repo.count(vis, listing),
+    async (limit, offset) => (await repo.list(vis, listing, limit, offset)).map((r) => toRecord(b, r)),
   )
 }
 
-export async function get(ctx: AppContext, actor: Actor, uuid: string, b: string): Promise<BackendRequest> {
+export async function get(
+  ctx: AppContext,
+  vis: RequestVisibility,
+  uuid: string,
+  b: string,
+): Promise<BackendRequest> {
   const u = normalizeUuid(uuid)
-  const row = u
-    ? await visible(ctx, actor)
-        .select(columns)
-        .where('backend_resource_requests.uuid', '=', u)
-        .executeTakeFirst()
-    : undefined
+  const row = u ? await backendRequestsRepository(ctx.db).findVisibleByUuid(vis, u) : undefined
   if (!row) throw notFound(NOT_FOUND)
   return toRecord(b, row)
 }
@@ -145,21 +77,19 @@ export async function create(
   requireStaff(actor)
   const u = normalizeUuid(body.offering)
   if (!u) throw fieldError('offering', 'Must be a valid UUID.')
-  const offering = await ctx.db.selectFrom('offerings').select('id').where('uuid', '=', u).executeTakeFirst()
-  if (!offering) throw fieldError('offering', `Object with uuid=${u} does not exist.`)
+  const repo = backendRequestsRepository(ctx.db)
+  const offeringId = await repo.findOfferingId(u)
+  if (offeringId === undefined) throw fieldError('offering', `Object with uuid=${u} does not exist.`)
   const now = ctx.clock().toISOString()
   const uuid = ctx.newUuid()
-  await ctx.db
-    .insertInto('backend_resource_requests')
-    .values({
-      uuid,
-      offering_id: offering.id,
-      state: 'Sent',
-      created_by_id: actor.id,
-      created: now,
-      modified: now,
-    })
-    .execute()
+  await repo.insert({
+    uuid,
+    offering_id: offeringId,
+    state: 'Sent',
+    created_by_id: actor.id,
+    created: now,
+    modified: now,
+  })
   return toRecord(b, (await findRow(ctx, uuid))!)
 }
 
@@ -191,12 +121,6 @@ export async function transition(
     set.error_message = extra.error_message ?? ''
     set.error_traceback = extra.error_traceback ?? ''
   }
-  const r = await ctx.db
-    .updateTable('backend_resource_requests')
-    .set(set)
-    .where('id', '=', row.id)
-    .where('state', 'in', t.from as string[])
-    .executeTakeFirst()
-  if (Number(r.numUpdatedRows) === 0) throw invalidState(t.from)
+  if (!(await backendRequestsRepository(ctx.db).moveIfIn(row.id, t.from, set))) throw invalidState(t.from)
   return { status: STATUS_MESSAGES[action] }
 }

@@ -1,0 +1,93 @@
+// All SQL of backend resource requests.
+import type { Kysely, Transaction } from 'kysely'
+import type { DB } from '../../db/tables.js'
+import { applyConditions, countRows, pageRows, type Listing } from '../../db/listing.js'
+import { inAnyOf } from '../../db/sql.js'
+
+type Db = Kysely<DB> | Transaction<DB>
+
+/** Staff and support see all; the provider side the requests of its organizations and offerings. */
+export type RequestVisibility = { all: true } | { all: false; customerIds: number[]; offeringIds: number[] }
+
+export function backendRequestsRepository(db: Db) {
+  function base() {
+    return db
+      .selectFrom('backend_resource_requests')
+      .innerJoin('offerings', 'offerings.id', 'backend_resource_requests.offering_id')
+  }
+  function visible(vis: RequestVisibility) {
+    const q = base()
+    if (vis.all) return q
+    return q.where((eb) =>
+      inAnyOf(eb, [
+        ['offerings.customer_id', vis.customerIds],
+        ['offerings.id', vis.offeringIds],
+      ]),
+    )
+  }
+  const columns = [
+    'backend_resource_requests.id',
+    'backend_resource_requests.uuid',
+    'backend_resource_requests.state',
+    'backend_resource_requests.started',
+    'backend_resource_requests.finished',
+    'backend_resource_requests.error_message',
+    'backend_resource_requests.error_traceback',
+    'backend_resource_requests.created',
+    'backend_resource_requests.modified',
+    'backend_resource_requests.offering_id',
+    'offerings.uuid as offering_uuid',
+    'offerings.name as offering_name',
+    'offerings.customer_id as offering_customer_id',
+  ] as const
+  return {
+    count(vis: RequestVisibility, l: Listing): Promise<number> {
+      return countRows(applyConditions(visible(vis), l.where))
+    },
+    list(vis: RequestVisibility, l: Listing, limit: number, offset: number) {
+      const q = applyConditions(visible(vis), l.where).select(columns)
+      return pageRows(q, l.order, 'backend_resource_requests.id', limit, offset)
+    },
+    findVisibleByUuid(vis: RequestVisibility, uuid: string) {
+      return visible(vis)
+        .select(columns)
+        .where('backend_resource_requests.uuid', '=', uuid)
+        .executeTakeFirst()
+    },
+    /** Whoever may see it: the status actions find every request and then check the permission. */
+    findByUuid(uuid: string) {
+      return base().select(columns).where('backend_resource_requests.uuid', '=', uuid).executeTakeFirst()
+    },
+    async findOfferingId(uuid: string): Promise<number | undefined> {
+      const r = await db.selectFrom('offerings').select('id').where('uuid', '=', uuid).executeTakeFirst()
+      return r?.id
+    },
+    async insert(values: {
+      uuid: string
+      offering_id: number
+      state: string
+      created_by_id: number
+      created: string
+      modified: string
+    }): Promise<void> {
+      await db.insertInto('backend_resource_requests').values(values).execute()
+    },
+    /**
+     * Moves the request on when it is in one of the `from` states: a conditional UPDATE, so of two
+     * racing requests exactly one wins. False when the state did not allow it.
+     */
+    async moveIfIn(id: number, from: readonly string[], set: Record<string, unknown>): Promise<boolean> {
+      const r = await db
+        .updateTable('backend_resource_requests')
+        .set(set)
+        .where('id', '=', id)
+        .where('state', 'in', from as string[])
+        .executeTakeFirst()
+      return Number(r.numUpdatedRows) > 0
+    },
+  }
+}
+
+export type RequestRow = NonNullable<
+  Awaited<ReturnType<ReturnType<typeof backendRequestsRepository>['findByUuid']>>
+>
