@@ -1,0 +1,180 @@
+// The OpenAPI metadata of the resource kit: every operation it registers has the operationId the
+// reference's schema generator would give it, a one-line summary and one tag; ids are unique; and
+// the rule, run over the reference's own document, gives the reference's ids.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { operationId } from '../../src/http/resource.js'
+import { buildTestApp, type TestApp } from '../support/app.js'
+import { REFERENCE_SCHEMA_PATH } from '../contract/contract.js'
+
+type Op = {
+  operationId?: string
+  summary?: string
+  tags?: string[]
+  parameters?: { name: string; in: string; schema?: Record<string, unknown> }[]
+  responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>
+}
+type Doc = { paths: Record<string, Record<string, Op>>; components?: Record<string, Record<string, any>> }
+
+/** The paths of the areas declared with the kit. */
+const KIT_PATHS = /^\/api\/(payment-profiles|support-issues|support-feedbacks|backend-resource-requests)\//
+
+let t: TestApp
+let doc: Doc
+before(async () => {
+  t = await buildTestApp()
+  doc = (await t.app.inject({ url: '/api/schema/' })).json()
+})
+after(async () => {
+  await t.close()
+})
+
+function resolve(d: Doc, schema: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const ref = schema?.$ref
+  if (typeof ref !== 'string') return schema
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce<any>((node, key) => node?.[key], d)
+}
+
+/**
+ * The rule, written out again from its description (not by calling the kit): the path's segments
+ * after /api/ without parameters, `-` → `_`, joined by `_`; then `count` for HEAD; for GET `list`
+ * when it answers an array, else `retrieve`; `create` for POST on the collection; `update`,
+ * `partial_update`, `destroy` on the record; nothing after an action's name.
+ */
+function expectedId(d: Doc, path: string, method: string, op: Op): string {
+  const segments = path
+    .replace(/^\/api\//, '')
+    .split('/')
+    .filter(Boolean)
+  const tokens = segments.filter((s) => !s.startsWith('{')).map((s) => s.replace(/-/g, '_'))
+  const onRecord = segments[segments.length - 1]?.startsWith('{') ?? false
+  const onCollection = segments.length === 1
+  const ok = op.responses?.['200'] ?? op.responses?.['201']
+  const body = resolve(d, ok?.content?.['application/json']?.schema)
+  let suffix: string | null
+  switch (method) {
+    case 'head':
+      suffix = 'count'
+      break
+    case 'get':
+      suffix = body?.type === 'array' ? 'list' : 'retrieve'
+      break
+    case 'post':
+      suffix = onCollection ? 'create' : null
+      break
+    case 'put':
+      suffix = onRecord ? 'update' : null
+      break
+    case 'patch':
+      suffix = onRecord ? 'partial_update' : null
+      break
+    case 'delete':
+      suffix = onRecord ? 'destroy' : null
+      break
+    default:
+      throw new Error(`unexpected method ${method}`)
+  }
+  return [...tokens, ...(suffix ? [suffix] : [])].join('_')
+}
+
+function operations(d: Doc): [path: string, method: string, op: Op][] {
+  const out: [string, string, Op][] = []
+  for (const [path, methods] of Object.entries(d.paths))
+    for (const [method, op] of Object.entries(methods))
+      if (op && typeof op === 'object') out.push([path, method, op])
+  return out
+}
+
+describe('operationId', () => {
+  test('the function names operations as the reference does', () => {
+    assert.equal(operationId('/api/payment-profiles/', 'list'), 'payment_profiles_list')
+    assert.equal(operationId('/api/payment-profiles/', 'count'), 'payment_profiles_count')
+    assert.equal(
+      operationId('/api/payment-profiles/:uuid/', 'partial_update'),
+      'payment_profiles_partial_update',
+    )
+    assert.equal(
+      operationId('/api/marketplace-orders/:uuid/approve_by_consumer/', null),
+      'marketplace_orders_approve_by_consumer',
+    )
+    assert.equal(
+      operationId('/api/marketplace-orders/{uuid}/offering/', 'retrieve'),
+      'marketplace_orders_offering_retrieve',
+    )
+    // The spec's area names are kept as written, case included.
+    assert.equal(operationId('/api/cloudB-floating-ips/', 'list'), 'cloudB_floating_ips_list')
+  })
+
+  test('every operation the kit registers follows the rule, with a summary and one tag', () => {
+    const kit = operations(doc).filter(([, , op]) => op.operationId !== undefined)
+    const areas = operations(doc).filter(([path]) => KIT_PATHS.test(path))
+    // The kit's areas are wholly declared with it: list and count, retrieve, create, update,
+    // partial update, delete and the actions.
+    assert.equal(areas.length, 27)
+    for (const [path, method, op] of areas) assert.ok(op.operationId, `${method} ${path} has no operationId`)
+    for (const [path, method, op] of kit) {
+      const where = `${method.toUpperCase()} ${path}`
+      assert.equal(op.operationId, expectedId(doc, path, method, op), where)
+      assert.ok(op.summary && !op.summary.includes('\n'), `${where}: one-line summary`)
+      assert.equal(op.tags?.length, 1, `${where}: one tag`)
+      assert.equal(op.tags[0], path.split('/')[2], `${where}: tagged with its resource`)
+    }
+    const ids = kit.map(([, , op]) => op.operationId)
+    assert.equal(new Set(ids).size, ids.length, 'operationIds are unique')
+  })
+
+  test('the ids equal the reference’s where the reference has the operation', () => {
+    const reference = JSON.parse(readFileSync(REFERENCE_SCHEMA_PATH, 'utf8')) as Doc
+    let compared = 0
+    for (const [path, method, op] of operations(doc)) {
+      if (!KIT_PATHS.test(path)) continue
+      const theirs = reference.paths[path]?.[method]
+      if (!theirs) continue
+      assert.equal(op.operationId, theirs.operationId, `${method.toUpperCase()} ${path}`)
+      compared++
+    }
+    assert.ok(compared >= 18, `compared ${compared}`)
+  })
+
+  test('the rule gives the reference’s own ids over its whole document', () => {
+    const reference = JSON.parse(readFileSync(REFERENCE_SCHEMA_PATH, 'utf8')) as Doc
+    // The reference's paths were renamed to the spec's names; its ids kept the original ones.
+    const original = (path: string) =>
+      path.replace('/api/cloudA-', '/api/azure-').replace('/api/cloudB-', '/api/openstack-')
+    const ops = operations(reference)
+    assert.ok(ops.length > 90)
+    for (const [path, method, op] of ops) {
+      assert.equal(expectedId(reference, original(path), method, op), op.operationId, `${method} ${path}`)
+    }
+  })
+
+  test('query parameters are typed by their filter kind', () => {
+    const params = (path: string) =>
+      Object.fromEntries((doc.paths[path]!.get!.parameters ?? []).map((p) => [p.name, p.schema]))
+    const profiles = params('/api/payment-profiles/')
+    assert.equal(profiles.is_active?.type, 'boolean')
+    assert.equal(profiles.organization?.format, 'uri')
+    assert.equal(profiles.organization_uuid?.format, 'uuid')
+    assert.deepEqual((profiles.payment_type?.items as { enum: string[] }).enum, [
+      'fixed_price',
+      'invoices',
+      'payment_gw_monthly',
+    ])
+    assert.equal(profiles.page_size?.type, 'integer')
+    const requests = params('/api/backend-resource-requests/')
+    assert.equal(requests.created?.format, 'date-time')
+    assert.deepEqual((requests.state?.items as { enum: string[] }).enum, [
+      'Sent',
+      'Processing',
+      'Done',
+      'Erred',
+    ])
+    assert.deepEqual((requests.o?.items as { enum: string[] }).enum, ['created', '-created'])
+    const feedbacks = params('/api/support-feedbacks/')
+    assert.equal((feedbacks.evaluation?.items as { type: string }).type, 'integer')
+  })
+})
