@@ -26,14 +26,11 @@ export interface Listing {
   readonly order: readonly OrderBy[]
 }
 
-type Select<DB, TB extends keyof DB, O> = SelectQueryBuilder<DB, TB, O>
+type AnySelect = SelectQueryBuilder<any, any, any>
 
 /** Adds every condition to the query (AND). */
-export function applyConditions<DB, TB extends keyof DB, O>(
-  query: Select<DB, TB, O>,
-  where: readonly Condition[],
-): Select<DB, TB, O> {
-  let q = query as Select<any, any, any>
+export function applyConditions<Q extends AnySelect>(query: Q, where: readonly Condition[]): Q {
+  let q: AnySelect = query
   for (const c of where) {
     switch (c.op) {
       case '=':
@@ -55,11 +52,11 @@ export function applyConditions<DB, TB extends keyof DB, O>(
         break
     }
   }
-  return q as Select<DB, TB, O>
+  return q as Q
 }
 
 /** How many rows the query selects. */
-export async function countRows(query: Select<any, any, any>): Promise<number> {
+export async function countRows(query: AnySelect): Promise<number> {
   const r = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
   return Number((r as { n: number | string }).n)
 }
@@ -68,14 +65,30 @@ export async function countRows(query: Select<any, any, any>): Promise<number> {
  * One page of the query in the listing's order, then by `tiebreak` (a unique column), so pages
  * never overlap or skip rows when the ordered columns repeat.
  */
-export function pageRows<DB, TB extends keyof DB, O>(
-  query: Select<DB, TB, O>,
+export function pageRows<O>(
+  query: SelectQueryBuilder<any, any, O>,
   order: readonly OrderBy[],
   tiebreak: string,
   limit: number,
   offset: number,
 ): Promise<O[]> {
-  let q = query as Select<any, any, any>
+  let q: AnySelect = query
   for (const t of order) q = q.orderBy(t.column, t.desc ? 'desc' : 'asc')
-  return (q.orderBy(tiebreak, 'asc').limit(limit).offset(offset) as Select<DB, TB, O>).execute()
+  return (q.orderBy(tiebreak, 'asc').limit(limit).offset(offset) as SelectQueryBuilder<any, any, O>).execute()
+}
+
+/**
+ * The count and the pages of a list whose rows depend on what the caller may see: `visible(scope)`
+ * is the rows the caller may see, `select` picks the columns of a record.
+ */
+export function scopedList<S, Q extends AnySelect, O>(
+  visible: (scope: S) => Q,
+  select: (query: Q) => SelectQueryBuilder<any, any, O>,
+  tiebreak: string,
+) {
+  return {
+    count: (scope: S, l: Listing): Promise<number> => countRows(applyConditions(visible(scope), l.where)),
+    list: (scope: S, l: Listing, limit: number, offset: number): Promise<O[]> =>
+      pageRows(select(applyConditions(visible(scope), l.where)), l.order, tiebreak, limit, offset),
+  }
 }

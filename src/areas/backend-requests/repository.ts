@@ -1,7 +1,7 @@
 // All SQL of backend resource requests.
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { applyConditions, countRows, pageRows, type Listing } from '../../db/listing.js'
+import { scopedList } from '../../db/listing.js'
 import { inAnyOf } from '../../db/sql.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -40,14 +40,10 @@ export function backendRequestsRepository(db: Db) {
     'offerings.name as offering_name',
     'offerings.customer_id as offering_customer_id',
   ] as const
+  const { count, list } = scopedList(visible, (q) => q.select(columns), 'backend_resource_requests.id')
   return {
-    count(vis: RequestVisibility, l: Listing): Promise<number> {
-      return countRows(applyConditions(visible(vis), l.where))
-    },
-    list(vis: RequestVisibility, l: Listing, limit: number, offset: number) {
-      const q = applyConditions(visible(vis), l.where).select(columns)
-      return pageRows(q, l.order, 'backend_resource_requests.id', limit, offset)
-    },
+    count,
+    list,
     findVisibleByUuid(vis: RequestVisibility, uuid: string) {
       return visible(vis)
         .select(columns)

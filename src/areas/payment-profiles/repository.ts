@@ -2,7 +2,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { Dialect } from '../../db/database.js'
-import { applyConditions, countRows, pageRows, type Listing } from '../../db/listing.js'
+import { scopedList } from '../../db/listing.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -33,14 +33,10 @@ export function paymentProfilesRepository(db: Db) {
     'payment_profiles.is_active',
     'customers.uuid as organization_uuid',
   ] as const
+  const { count, list } = scopedList(visible, (q) => q.select(columns), 'payment_profiles.id')
   return {
-    count(vis: ProfileVisibility, l: Listing): Promise<number> {
-      return countRows(applyConditions(visible(vis), l.where))
-    },
-    list(vis: ProfileVisibility, l: Listing, limit: number, offset: number) {
-      const q = applyConditions(visible(vis), l.where).select(columns)
-      return pageRows(q, l.order, 'payment_profiles.id', limit, offset)
-    },
+    count,
+    list,
     findVisibleByUuid(vis: ProfileVisibility, uuid: string) {
       return visible(vis).select(columns).where('payment_profiles.uuid', '=', uuid).executeTakeFirst()
     },

@@ -1,7 +1,7 @@
 // All SQL of support issues and feedbacks.
 import { type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { applyConditions, countRows, pageRows, type Listing } from '../../db/listing.js'
+import { applyConditions, countRows, pageRows, scopedList, type Listing } from '../../db/listing.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -50,14 +50,10 @@ export function issuesRepository(db: Db) {
     'projects.uuid as project_uuid',
     'projects.name as project_name',
   ] as const
+  const { count, list } = scopedList(visible, (q) => q.select(columns), 'support_issues.id')
   return {
-    count(vis: IssueVisibility, l: Listing): Promise<number> {
-      return countRows(applyConditions(visible(vis), l.where))
-    },
-    list(vis: IssueVisibility, l: Listing, limit: number, offset: number) {
-      const q = applyConditions(visible(vis), l.where).select(columns)
-      return pageRows(q, l.order, 'support_issues.id', limit, offset)
-    },
+    count,
+    list,
     findVisibleByUuid(vis: IssueVisibility, uuid: string) {
       return visible(vis).select(columns).where('support_issues.uuid', '=', uuid).executeTakeFirst()
     },
