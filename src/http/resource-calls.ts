@@ -20,6 +20,26 @@ export type JsonPager = (
   fetch: (limit: number, offset: number) => Promise<string[]>,
 ) => Promise<string>
 
+/** The count and pages of the rows a scope may see: what `scopedList` gives a repository. */
+export interface ScopedRows<S, Row> {
+  count(scope: S, listing: Listing): Promise<number>
+  list(scope: S, listing: Listing, limit: number, offset: number): Promise<Row[]>
+}
+
+/** A service's list: the page of a repository's scoped rows, each rendered as a record. */
+export function pageOf<S, Row, T>(
+  page: Pager<T>,
+  rows: ScopedRows<S, Row>,
+  scope: S,
+  listing: Listing,
+  render: (row: Row) => T,
+): Promise<T[]> {
+  return page(
+    () => rows.count(scope, listing),
+    async (limit, offset) => (await rows.list(scope, listing, limit, offset)).map((r) => render(r)),
+  )
+}
+
 export interface Call {
   readonly ctx: AppContext
   readonly request: FastifyRequest

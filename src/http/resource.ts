@@ -41,7 +41,17 @@ import {
 } from './resource-docs.js'
 import { errors as standardErrors, NoContent, UuidParams } from './schemas.js'
 
-export type { BodyCall, Call, ItemCall, JsonPager, ListCall, Pager, ScopedCall } from './resource-calls.js'
+export { pageOf } from './resource-calls.js'
+export type {
+  BodyCall,
+  Call,
+  ItemCall,
+  JsonPager,
+  ListCall,
+  Pager,
+  ScopedCall,
+  ScopedRows,
+} from './resource-calls.js'
 export { operationId } from './resource-docs.js'
 
 // ---- the declaration ----

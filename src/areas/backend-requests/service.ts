@@ -6,7 +6,7 @@ import type { Listing } from '../../db/listing.js'
 import { fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import { requireStaff, can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
-import type { Pager } from '../../http/resource.js'
+import { pageOf, type Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { backendRequestsRepository, type RequestRow, type RequestVisibility } from './repository.js'
 import { PATH, type BackendRequest } from './schema.js'
@@ -49,11 +49,7 @@ export async function list(
   b: string,
   page: Pager<BackendRequest>,
 ): Promise<BackendRequest[]> {
-  const repo = backendRequestsRepository(ctx.db)
-  return page(
-    () => repo.count(vis, listing),
-    async (limit, offset) => (await repo.list(vis, listing, limit, offset)).map((r) => toRecord(b, r)),
-  )
+  return pageOf(page, backendRequestsRepository(ctx.db), vis, listing, (r) => toRecord(b, r))
 }
 
 export async function get(

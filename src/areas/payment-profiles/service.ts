@@ -7,7 +7,7 @@ import { parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, notFound } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { requireStaff, customerIds, seesAll, type Actor } from '../../http/permissions.js'
-import type { Pager } from '../../http/resource.js'
+import { pageOf, type Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import type { Listing } from '../../db/listing.js'
 import { paymentProfilesRepository, type ProfileRow, type ProfileVisibility } from './repository.js'
@@ -103,11 +103,7 @@ export async function listPaymentProfiles(
   base: string,
   page: Pager<PaymentProfile>,
 ): Promise<PaymentProfile[]> {
-  const repo = paymentProfilesRepository(ctx.db)
-  return page(
-    () => repo.count(vis, listing),
-    async (l, o) => (await repo.list(vis, listing, l, o)).map((r) => toPaymentProfile(base, r)),
-  )
+  return pageOf(page, paymentProfilesRepository(ctx.db), vis, listing, (r) => toPaymentProfile(base, r))
 }
 
 async function findVisible(ctx: AppContext, vis: ProfileVisibility, uuid: string) {

@@ -7,7 +7,7 @@ import { AppError, fieldError, forbidden, nonFieldError, notFound } from '../../
 import { resolveLink, urlOf } from '../../http/links.js'
 import { customerIds, seesAll, type Actor } from '../../http/permissions.js'
 import type { Listing } from '../../db/listing.js'
-import type { Pager } from '../../http/resource.js'
+import { pageOf, type Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { findProjectById } from '../directory/service.js'
 import { signFeedbackToken, verifyFeedbackToken } from './feedback-token.js'
@@ -86,11 +86,7 @@ export async function listIssues(
   base: string,
   page: Pager<Issue>,
 ): Promise<Issue[]> {
-  const repo = issuesRepository(ctx.db)
-  return page(
-    () => repo.count(vis, listing),
-    async (l, o) => (await repo.list(vis, listing, l, o)).map((r) => toIssue(base, r)),
-  )
+  return pageOf(page, issuesRepository(ctx.db), vis, listing, (r) => toIssue(base, r))
 }
 
 async function findVisibleIssue(ctx: AppContext, vis: IssueVisibility, uuid: string) {
