@@ -30,7 +30,6 @@ const BASE = '/api/marketplace-offering-estimated-cost-policies/'
 const FORBIDDEN = { detail: 'You do not have permission to perform this action.' }
 const BOTH =
   'Cannot set apply_to_all=True when organization_groups are specified. Choose one approach: either apply_to_all or specific organization_groups.'
-const NEITHER = 'Must either set apply_to_all=True or specify organization_groups.'
 
 /** A provider organization with an owner, an offering, its manager and a service provider manager. */
 async function provider() {
@@ -187,8 +186,21 @@ describe('cost policy records', () => {
   })
 })
 
-describe('apply_to_all and organization_groups are mutually exclusive', () => {
-  test('both or neither is a non-field 400', async () => {
+describe('apply_to_all and organization_groups', () => {
+  test('the minimal request (scope, actions, limit_cost) makes a policy for every customer', async () => {
+    const p = await provider()
+    const r = await client(t.app, staff.token).post(BASE, {
+      scope: p.offering.url,
+      actions: 'notify_organization_owners',
+      limit_cost: 100,
+    })
+    assert.equal(r.status, 201, JSON.stringify(r.body))
+    assert.equal(r.body.apply_to_all, true)
+    assert.deepEqual(r.body.organization_groups, [])
+    assert.deepEqual((await client(t.app, staff.token).get(`${BASE}${r.body.uuid}/`)).body, r.body)
+  })
+
+  test('both is a non-field 400; neither, however spelled, covers every customer', async () => {
     const p = await provider()
     const group = await makeOrganizationGroup(t.ctx)
     const both = await createPolicy(staff.token, {
@@ -198,15 +210,16 @@ describe('apply_to_all and organization_groups are mutually exclusive', () => {
     })
     assert.equal(both.status, 400)
     assert.deepEqual(both.body, { non_field_errors: [BOTH] })
-    const neither = await createPolicy(staff.token, { scope: p.offering.url, apply_to_all: false })
-    assert.equal(neither.status, 400)
-    assert.deepEqual(neither.body, { non_field_errors: [NEITHER] })
-    const emptyGroups = await createPolicy(staff.token, {
-      scope: p.offering.url,
-      apply_to_all: undefined,
-      organization_groups: [],
-    })
-    assert.deepEqual(emptyGroups.body, { non_field_errors: [NEITHER] })
+    for (const neither of [
+      { apply_to_all: false },
+      { apply_to_all: undefined, organization_groups: [] },
+      { apply_to_all: false, organization_groups: [] },
+    ]) {
+      const r = await createPolicy(staff.token, { scope: p.offering.url, ...neither })
+      assert.equal(r.status, 201, JSON.stringify(neither))
+      assert.equal(r.body.apply_to_all, true, JSON.stringify(neither))
+      assert.deepEqual(r.body.organization_groups, [])
+    }
     const groups = await createPolicy(staff.token, {
       scope: p.offering.url,
       apply_to_all: false,
@@ -230,18 +243,25 @@ describe('apply_to_all and organization_groups are mutually exclusive', () => {
     const flip = await as.patch(url, { apply_to_all: true })
     assert.equal(flip.status, 400)
     assert.deepEqual(flip.body, { non_field_errors: [BOTH] })
-    const clear = await as.patch(url, { organization_groups: [] })
-    assert.deepEqual(clear.body, { non_field_errors: [NEITHER] })
-    const switched = await as.patch(url, { apply_to_all: true, organization_groups: [] })
-    assert.equal(switched.status, 200)
-    assert.equal(switched.body.apply_to_all, true)
-    assert.deepEqual(switched.body.organization_groups, [])
     const back = await as.patch(url, { organization_groups: [group.url] })
-    assert.deepEqual(back.body, { non_field_errors: [BOTH] })
+    assert.equal(back.status, 200)
+    assert.equal(back.body.apply_to_all, false)
+    // Clearing the groups leaves no customer named: the policy now covers every customer.
+    const clear = await as.patch(url, { organization_groups: [] })
+    assert.equal(clear.status, 200)
+    assert.equal(clear.body.apply_to_all, true)
+    assert.deepEqual(clear.body.organization_groups, [])
+    const narrow = await as.patch(url, { organization_groups: [group.url] })
+    assert.deepEqual(narrow.body, { non_field_errors: [BOTH] })
+    const switched = await as.patch(url, { apply_to_all: false, organization_groups: [group.url] })
+    assert.equal(switched.status, 200)
+    assert.equal(switched.body.apply_to_all, false)
+    assert.deepEqual(switched.body.organization_groups, [group.url])
     const limitOnly = await as.patch(url, { limit_cost: 7 })
     assert.equal(limitOnly.status, 200)
     assert.equal(limitOnly.body.limit_cost, 7)
-    assert.equal(limitOnly.body.apply_to_all, true)
+    assert.equal(limitOnly.body.apply_to_all, false)
+    assert.deepEqual(limitOnly.body.organization_groups, [group.url])
   })
 
   test('organization group links are validated', async () => {
@@ -759,6 +779,36 @@ describe('a fired blocking policy refuses new Create orders', () => {
     assert.equal((await policy(uuid)).has_fired, false)
     const allowed = await client(t.app, buyer.token).post('/api/marketplace-orders/', orderBody)
     assert.equal(allowed.status, 201, JSON.stringify(allowed.body))
+  })
+
+  test('a policy made by the minimal request counts every customer and blocks any', async () => {
+    const s = await setup(100)
+    const created = await client(t.app, s.p.owner.token).post(BASE, {
+      scope: s.p.offering.url,
+      actions: 'block_creation_of_new_resources',
+      limit_cost: 150,
+    })
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    const uuid = created.body.uuid as string
+    const other = await makeCustomer(t.ctx)
+    await addResources(s, 1)
+    await resourcesChanged(s.p.offering)
+    assert.equal((await policy(uuid)).has_fired, false, '100 is not above 150')
+    await addResources(s, 1, { customer: other, project: await makeProject(t.ctx, other) })
+    await resourcesChanged(s.p.offering)
+    assert.equal((await policy(uuid)).has_fired, true, 'two customers: 200 is above 150')
+    const newcomer = await makeCustomer(t.ctx)
+    const refused = await client(t.app, staff.token).post('/api/marketplace-orders/', {
+      offering: s.p.offering.url,
+      plan: s.plan.url,
+      project: (await makeProject(t.ctx, newcomer)).url,
+    })
+    assert.equal(refused.status, 400)
+    assert.deepEqual(refused.body, {
+      non_field_errors: [
+        `Creation of new resources for this offering is not available due to the policy ${uuid} (limit 150).`,
+      ],
+    })
   })
 
   test('a policy limited to organization groups blocks only their customers', async () => {

@@ -54,7 +54,10 @@ const writable = {
   limit_cost: Type.Integer({ minimum: 0, maximum: 999999999999 }),
   period: Type.Unknown({ description: '1 Total, 2 1 month (default), 3 3 month, 4 12 month' }),
   organization_groups: Type.Array(Type.String(), { maxItems: 1000 }),
-  apply_to_all: Type.Boolean(),
+  apply_to_all: Type.Boolean({
+    description:
+      'true: the policy covers every customer; exclusive with organization_groups. A policy given neither covers every customer and reads back as true.',
+  }),
 }
 export const PolicyCreateBody = Body({
   scope: writable.scope,

@@ -30,7 +30,6 @@ export const EVALUATE_JOB = 'cost-policy.evaluate'
 const NOT_FOUND = 'No OfferingEstimatedCostPolicy matches the given query.'
 const BOTH =
   'Cannot set apply_to_all=True when organization_groups are specified. Choose one approach: either apply_to_all or specific organization_groups.'
-const NEITHER = 'Must either set apply_to_all=True or specify organization_groups.'
 
 function visibility(actor: Actor): PolicyVisibility {
   if (seesAll(actor)) return { all: true }
@@ -111,12 +110,16 @@ interface Resolved {
   options?: Record<string, unknown>
   period?: Period
   groupIds?: number[]
+  /** What the policy covers after this write: every customer, or the customers of its groups. */
+  applyToAll: boolean
 }
 
 /**
  * Field checks in the reference's order (each failure collected under its field), then the
  * non-field rule on apply_to_all / organization_groups, where keys missing from the body fall
- * back to the stored values.
+ * back to the stored values. Both is 400; neither (the spec's minimal request: scope, actions,
+ * limit_cost) makes a policy for every customer, stored and shown as apply_to_all, so the
+ * estimate and the block treat it as they treat apply_to_all.
  */
 async function validate(
   ctx: AppContext,
@@ -125,7 +128,7 @@ async function validate(
   stored: { apply_to_all: boolean; groupIds: number[] } | null,
 ): Promise<Resolved> {
   const errors: Record<string, unknown> = {}
-  const out: Resolved = {}
+  const out: Resolved = { applyToAll: false }
   const collect = async (field: string, fn: () => Promise<void>) => {
     try {
       await fn()
@@ -170,7 +173,7 @@ async function validate(
   const applyToAll = body.apply_to_all ?? stored?.apply_to_all ?? false
   const groups = out.groupIds ?? stored?.groupIds ?? []
   if (applyToAll && groups.length) throw nonFieldError(BOTH)
-  if (!applyToAll && !groups.length) throw nonFieldError(NEITHER)
+  out.applyToAll = !groups.length
   return out
 }
 
@@ -220,7 +223,7 @@ export async function createPolicy(
       options: toJson(v.options ?? {}),
       limit_cost: body.limit_cost!,
       period: v.period ?? 2,
-      apply_to_all: fromBool(body.apply_to_all ?? false),
+      apply_to_all: fromBool(v.applyToAll),
       created_by_id: actor.id,
       created: now,
       modified: now,
@@ -256,7 +259,7 @@ export async function updatePolicy(
     if (v.options !== undefined) changes.options = toJson(v.options)
     if (body.limit_cost !== undefined) changes.limit_cost = body.limit_cost
     if (v.period !== undefined) changes.period = v.period
-    if (body.apply_to_all !== undefined) changes.apply_to_all = fromBool(body.apply_to_all)
+    changes.apply_to_all = fromBool(v.applyToAll)
     await repo.update(current.id, changes)
     if (v.groupIds) await repo.setGroups(current.id, v.groupIds)
     const offeringId = v.offering?.id ?? current.offering_id
