@@ -26,6 +26,7 @@ import {
 } from './http/plumbing.js'
 import { JobQueue } from './jobs/queue.js'
 import { installBenchLimit } from './http/bench-limit.js'
+import { installBodyDrain } from './http/drain.js'
 import { uuid7 } from './http/uuid.js'
 import { areas } from './areas/index.js'
 import { orderRecordCounters } from './areas/orders/service.js'
@@ -114,6 +115,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   installErrorHandling(app)
   installBaseUrl(app, config)
   installSecurityHeaders(app)
+  installBodyDrain(app)
   installCors(app, config)
   installRateLimit(app, config, clock)
   installAuth(app, database.db, tokenCache, clock)
