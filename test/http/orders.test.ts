@@ -886,6 +886,49 @@ describe('attachments', () => {
     assert.equal((await as(users.manager).post(`${R}/${o.uuid}/delete_attachment/`)).status, 409)
   })
 
+  test('a truncated or malformed multipart body is 400 on attachment', async () => {
+    const o = await order(users.manager)
+    const whole = multipart(pdf, 'application/pdf')
+    const boundary = whole.headers['content-type']
+    const second = Buffer.from(
+      '------marketplace-test\r\nContent-Disposition: form-data; name="other"; filename="b.pdf"\r\n' +
+        'Content-Type: application/pdf\r\n\r\n%PDF-\r\n',
+    )
+    const NOT_A_FILE = {
+      attachment: ['The submitted data was not a file. Check the encoding type on the form.'],
+    }
+    const cases: [string, Buffer, string, unknown][] = [
+      ['cut in the file', whole.payload.subarray(0, 130), boundary, NOT_A_FILE],
+      [
+        'without its closing boundary',
+        whole.payload.subarray(0, whole.payload.length - 10),
+        boundary,
+        NOT_A_FILE,
+      ],
+      ['without a boundary parameter', whole.payload, 'multipart/form-data', NOT_A_FILE],
+      [
+        'with a second file',
+        Buffer.concat([second, whole.payload]),
+        boundary,
+        { attachment: ['Only one file may be submitted.'] },
+      ],
+    ]
+    for (const [what, payload, contentType, body] of cases) {
+      const r = await call(t.app, 'POST', `${R}/${o.uuid}/update_attachment/`, {
+        token: users.manager.token,
+        payload,
+        headers: { 'content-type': contentType },
+      })
+      assert.equal(r.status, 400, `${what}: ${r.text}`)
+      assert.deepEqual(r.body, body, what)
+    }
+    const intact = await call(t.app, 'POST', `${R}/${o.uuid}/update_attachment/`, {
+      token: users.manager.token,
+      ...whole,
+    })
+    assert.equal(intact.status, 200, intact.text)
+  })
+
   test('non-PDF content and oversize uploads are refused', async () => {
     const o = await order(users.manager)
     const txt = await call(t.app, 'POST', `${R}/${o.uuid}/update_attachment/`, {

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { actorOf } from '../../http/auth.js'
-import { forbiddenNoBody } from '../../http/errors.js'
+import { fieldError, forbiddenNoBody } from '../../http/errors.js'
 import { uuidFromLink } from '../../http/links.js'
 import {
   boolFilter,
@@ -37,6 +37,16 @@ import type { OrderFilters } from './repository.js'
 const tags = ['marketplace-orders']
 const R = '/api/marketplace-orders'
 const err405 = { 405: DetailBody }
+
+/** Size limits keep their 413; any other failure to read the form (cut short, no boundary, a
+ * malformed part) is the client's: 400 on the field the file goes in, as a body that fails its
+ * schema is 400 before anything else is looked at. */
+function unreadableUpload(e: unknown): unknown {
+  const code = (e as { code?: unknown } | null)?.code
+  if (code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return e
+  if (code === 'FST_FILES_LIMIT') return fieldError('attachment', 'Only one file may be submitted.')
+  return fieldError('attachment', 'The submitted data was not a file. Check the encoding type on the form.')
+}
 
 export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: AppContext }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -214,12 +224,16 @@ export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
       const actor = actorOf(request)
       let file: { mimetype: string; data: Buffer } | null = null
       if (request.isMultipart()) {
-        for await (const part of request.parts()) {
-          if (part.type === 'file' && part.fieldname === 'attachment') {
-            file = { mimetype: part.mimetype, data: await part.toBuffer() }
-          } else if (part.type === 'file') {
-            await part.toBuffer()
+        try {
+          for await (const part of request.parts()) {
+            if (part.type === 'file' && part.fieldname === 'attachment') {
+              file = { mimetype: part.mimetype, data: await part.toBuffer() }
+            } else if (part.type === 'file') {
+              await part.toBuffer()
+            }
           }
+        } catch (e) {
+          throw unreadableUpload(e)
         }
       }
       return svc.updateAttachment(ctx, actor, request.params.uuid, file, request.baseUrl)
