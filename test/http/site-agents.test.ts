@@ -214,6 +214,19 @@ describe('services', () => {
     assert.ok(missing.body.statistics)
   })
 
+  test('set_statistics takes an object: anything else is 400 on statistics and keeps the stored one', async () => {
+    const ident = await identity(s.t, s.staff, s.offering, 'agent-s2')
+    const svc = await service(s.t, s.staff, ident, 'stats-svc-2')
+    const as = client(s.t.app, s.staff.token)
+    await as.post(`${SVC}${svc.uuid}/set_statistics/`, { statistics: { jobs: 3 } })
+    for (const statistics of ['x', '{"a": 1}', 3, [1, 2], null, true]) {
+      const r = await as.post(`${SVC}${svc.uuid}/set_statistics/`, { statistics })
+      assert.equal(r.status, 400, JSON.stringify(statistics))
+      assert.deepEqual(r.body, { statistics: ['Expected a dictionary of items.'] })
+    }
+    assert.deepEqual((await as.get(`${SVC}${svc.uuid}/`)).body.statistics, { jobs: 3 })
+  })
+
   test('consumers get 404 and an empty list; support reads; anonymous gets 401', async () => {
     const ident = await identity(s.t, s.staff, s.offering, 'agent-v')
     const svc = await service(s.t, s.staff, ident, 'vis-svc')

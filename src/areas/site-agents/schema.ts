@@ -1,6 +1,16 @@
 // Site agent identities, services and processors (spec 2.4 / 4.3, reference §3).
 import { Type, type Static } from '@sinclair/typebox'
-import { AnyValue, Body, DateTime, ListQuery, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+import {
+  AnyValue,
+  Body,
+  DateTime,
+  FreeObject,
+  ListQuery,
+  Nullable,
+  StringList,
+  Url,
+  Uuid,
+} from '../../http/schemas.js'
 
 export const IDENTITY_PATH = 'marketplace-site-agent-identities'
 export const SERVICE_PATH = 'marketplace-site-agent-services'
@@ -131,7 +141,9 @@ export const RegisterProcessorBody = Body({
   backend_type: Type.String({ maxLength: 100 }),
   backend_version: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
 })
-export const StatisticsBody = Body({ statistics: AnyValue })
+/** The statistics replace the stored object: an object again (a string, number, list or null is
+ * 400 on statistics), so every service's statistics read back as an object. */
+export const StatisticsBody = Body({ statistics: FreeObject })
 export const CleanupBody = Body({
   dry_run: Type.Optional(Type.Unknown({ description: 'boolean, default true' })),
   older_than_hours: Type.Optional(Type.Unknown({ description: 'integer ≥ 1, default 24' })),

@@ -534,7 +534,7 @@ export async function setStatistics(
   ctx: AppContext,
   actor: Actor,
   uuid: string,
-  statistics: unknown,
+  statistics: Record<string, unknown>,
   b: string,
 ) {
   const row = await managedService(ctx, actor, uuid)
