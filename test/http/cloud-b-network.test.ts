@@ -165,6 +165,20 @@ describe('tenants and their networking', () => {
     assert.ok(got.error_traceback)
   })
 
+  test('the tenants list takes no tenant filter: tenant and tenant_uuid are ignored there', async () => {
+    const tenant = await okTenant()
+    for (const qs of [
+      'tenant_uuid=not-a-uuid',
+      `tenant=${encodeURIComponent('http://x/api/customers/1/')}`,
+    ]) {
+      const all = await list(`/api/cloudB-tenants/?${qs}`)
+      assert.ok(
+        all.some((x) => x.uuid === tenant.uuid),
+        qs,
+      )
+    }
+  })
+
   test('cloud objects are visible to project and customer members only', async () => {
     await okTenant()
     const outsider = await g.outsider()

@@ -74,9 +74,12 @@ export async function cloudBRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
         const q = request.query as Query
         const order = parseOrdering(q, ordering, defaultOrder)
         const f = parseCommonFilters(q, actor)
+        // Tenants themselves take no tenant filter (their query does not declare one).
         const x = {
           ...extra(q),
-          tenant_uuid: svc.tenantFilter(single(q, 'tenant'), uuidFilter(q, 'tenant_uuid')),
+          ...(kind === svc.KINDS.tenant
+            ? {}
+            : { tenant_uuid: svc.tenantFilter(single(q, 'tenant'), uuidFilter(q, 'tenant_uuid')) }),
         }
         return svc.listKind(ctx, actor, kind, f, x, order, request.baseUrl, pager(request, reply, fields))
       },
