@@ -65,21 +65,52 @@ export function resolvePage(req: PageRequest, total: number): Page {
   }
 }
 
+const NO_NAMES: ReadonlySet<string> = new Set()
+const declaredNames = new WeakMap<object, ReadonlySet<string>>()
+
+/** The query parameters the route declares in its query schema. */
+function declaredQuery(request: FastifyRequest): ReadonlySet<string> {
+  const schema = request.routeOptions.schema?.querystring as { properties?: object } | undefined
+  if (!schema || typeof schema !== 'object') return NO_NAMES
+  let names = declaredNames.get(schema)
+  if (!names) {
+    names = new Set(Object.keys(schema.properties ?? {}))
+    declaredNames.set(schema, names)
+  }
+  return names
+}
+
+/**
+ * What a list's links are made of: its URL without the query, and the query parameters the list
+ * declares (filters, page_size, field, o), in the order given, without page. Anything else (an
+ * unknown parameter, a token given as x-auth-token) is not repeated.
+ */
+function linkParts(request: FastifyRequest): { base: string; search: URLSearchParams } {
+  const q = request.url.indexOf('?')
+  const path = q < 0 ? request.url : request.url.slice(0, q)
+  const search = new URLSearchParams()
+  if (q >= 0) {
+    const known = declaredQuery(request)
+    for (const [k, v] of new URLSearchParams(request.url.slice(q + 1))) {
+      if (k !== 'page' && known.has(k)) search.append(k, v)
+    }
+  }
+  return { base: `${request.baseUrl}${path}`, search }
+}
+
 function pageLink(base: string, search: URLSearchParams, page: number | null): string {
-  const params = new URLSearchParams(search)
-  params.delete('page')
-  // A token given as a query parameter must not be echoed into links.
-  params.delete('x-auth-token')
-  if (page !== null) params.set('page', String(page))
-  const qs = params.toString()
+  let qs = search.toString()
+  if (page !== null) qs = qs ? `${qs}&page=${page}` : `page=${page}`
   return qs ? `${base}?${qs}` : base
 }
 
 /** Sets `X-Result-Count` and `Link` (first, prev, next, last) as the reference does. */
-export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page): void {
-  const [path, qs = ''] = request.url.split('?', 2)
-  const base = `${request.baseUrl}${path}`
-  const search = new URLSearchParams(qs)
+export function setPageHeaders(
+  reply: FastifyReply,
+  page: Page,
+  parts: { base: string; search: URLSearchParams },
+): void {
+  const { base, search } = parts
   const links = [`<${pageLink(base, search, null)}>; rel="first"`]
   if (page.number > 1) {
     links.push(`<${pageLink(base, search, page.number - 1 === 1 ? null : page.number - 1)}>; rel="prev"`)
@@ -102,9 +133,10 @@ export async function paginate<T>(
 ): Promise<T[]> {
   const cfg = request.server.appConfig
   const pr = parsePageRequest(request.query as Query, cfg.pageSizeDefault, cfg.pageSizeMax)
+  const links = linkParts(request)
   const total = await count()
   const page = resolvePage(pr, total)
-  setPageHeaders(request, reply, page)
+  setPageHeaders(reply, page, links)
   if (request.method === 'HEAD' || total === 0) return []
   return fetch(page.limit, page.offset)
 }

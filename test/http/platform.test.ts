@@ -72,6 +72,23 @@ describe('pagination', () => {
   })
 })
 
+describe('page links', () => {
+  test('Link repeats the parameters the list knows (filters, page_size, field, o) and drops the others', async () => {
+    const r = await client(t.app, staff.token).get(
+      '/api/customers/?name=Wire&bogus=1&page_size=7&utm_source=x&field=uuid&field=name&o=name&page=2',
+    )
+    assert.equal(r.status, 200)
+    const q = 'name=Wire&page_size=7&field=uuid&field=name&o=name'
+    assert.equal(
+      r.headers.link,
+      `<http://localhost:80/api/customers/?${q}>; rel="first", ` +
+        `<http://localhost:80/api/customers/?${q}>; rel="prev", ` +
+        `<http://localhost:80/api/customers/?${q}&page=3>; rel="next", ` +
+        `<http://localhost:80/api/customers/?${q}&page=4>; rel="last"`,
+    )
+  })
+})
+
 describe('field selection and ordering', () => {
   test('field is repeatable and comma-separated; unknown names are ignored', async () => {
     const as = client(t.app, staff.token)

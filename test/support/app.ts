@@ -46,11 +46,13 @@ export interface TestApp {
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'sqlite::memory:'
 
-/** `sharing`: a second app on that app's database (which stays that app's to close). */
+/** `sharing`: a second app on that app's database (which stays that app's to close);
+ * `instrument`: called on the new instance before anything is registered (to add hooks). */
 export async function buildTestApp(
   overrides: Partial<Config> = {},
   clock = new TestClock(),
   sharing?: TestApp,
+  instrument?: (app: FastifyInstance) => void,
 ): Promise<TestApp> {
   const url = TEST_DATABASE_URL
   const dialect = dialectOf(url)
@@ -76,6 +78,7 @@ export async function buildTestApp(
     instrument: (a) => {
       conformance.install(a)
       contract.install(a)
+      instrument?.(a)
     },
   })
   await app.ready()
