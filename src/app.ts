@@ -18,6 +18,7 @@ import {
   installBodyParsing,
   installEmptyBody,
   installCors,
+  installUrlLimit,
   installMethodNotAllowed,
   installMetrics,
   installRateLimit,
@@ -117,6 +118,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   installSecurityHeaders(app)
   installBodyDrain(app)
   installCors(app, config)
+  installUrlLimit(app, config)
   installRateLimit(app, config, clock)
   installAuth(app, database.db, tokenCache, clock)
   installMetrics(app, database, orderRecordCounters(ctx))

@@ -23,6 +23,8 @@ export interface Config {
   orderRecordCacheSize: number
   bodyLimitBytes: number
   uploadLimitBytes: number
+  /** Longest request target (path and query) answered; longer is 414. */
+  urlLimitBytes: number
   uploadDir: string
   pageSizeDefault: number
   pageSizeMax: number
@@ -84,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     orderRecordCacheSize: int(env, 'ORDER_RECORD_CACHE_SIZE', 5000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     uploadLimitBytes: int(env, 'UPLOAD_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+    urlLimitBytes: int(env, 'URL_LIMIT_BYTES', 8192, 1024),
     uploadDir: env.UPLOAD_DIR || './data/uploads',
     pageSizeDefault: int(env, 'PAGE_SIZE_DEFAULT', 10, 1),
     pageSizeMax: int(env, 'PAGE_SIZE_MAX', 300, 1),

@@ -11,6 +11,7 @@ export type ErrorKind =
   | 'conflict'
   | 'unsupported_media'
   | 'too_large'
+  | 'uri_too_long'
   | 'rate_limited'
 
 const STATUS: Record<ErrorKind, number> = {
@@ -21,6 +22,7 @@ const STATUS: Record<ErrorKind, number> = {
   not_allowed: 405,
   conflict: 409,
   too_large: 413,
+  uri_too_long: 414,
   unsupported_media: 415,
   rate_limited: 429,
 }

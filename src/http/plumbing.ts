@@ -116,6 +116,20 @@ export function installBaseUrl(app: FastifyInstance, config: Config): void {
   })
 }
 
+/**
+ * A request target (path and query) longer than URL_LIMIT_BYTES is 414, before anything else is
+ * done with it. A list repeats its query in the links of its Link header, so without a bound a
+ * long query made a response whose headers Node's and most clients' parsers refuse (16 KB).
+ */
+export function installUrlLimit(app: FastifyInstance, config: Config): void {
+  const limit = config.urlLimitBytes
+  const message = `The request URI is too long: at most ${limit} bytes are accepted.`
+  app.addHook('onRequest', (request, _reply, done) => {
+    // The target arrives as bytes read as latin1: its length is its size in bytes.
+    done(request.url.length > limit ? new AppError('uri_too_long', message) : undefined)
+  })
+}
+
 export function installSecurityHeaders(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply, payload) => {
     void reply.header('x-content-type-options', 'nosniff')
@@ -245,7 +259,7 @@ export function installMetrics(
 }
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
-const GENERIC_STATUSES = [401, 404, 413, 415, 429] as const
+const GENERIC_STATUSES = [401, 404, 413, 414, 415, 429] as const
 const GENERIC_ERROR = {
   type: 'object',
   properties: { detail: { type: 'string' } },

@@ -65,6 +65,13 @@ export function resolvePage(req: PageRequest, total: number): Page {
   }
 }
 
+/**
+ * The most the Link header may take. Node's and most clients' parsers refuse a response whose
+ * headers are over 16 KB; the other headers take under 1 KB, and the margin is for what proxies
+ * add on the way.
+ */
+export const LINK_LIMIT_BYTES = 12 * 1024
+
 const NO_NAMES: ReadonlySet<string> = new Set()
 const declaredNames = new WeakMap<object, ReadonlySet<string>>()
 
@@ -104,6 +111,21 @@ function pageLink(base: string, search: URLSearchParams, page: number | null): s
   return qs ? `${base}?${qs}` : base
 }
 
+/**
+ * 414 when a page's links could not be carried: Link repeats the query in up to four links, and
+ * its size must not depend on how many rows there are, so the worst case (four links, the page
+ * numbers as long as they get) is what is measured.
+ */
+function assertLinksFit(parts: { base: string; search: URLSearchParams }): void {
+  const longest = pageLink(parts.base, parts.search, 999999999).length + '<>; rel="first", '.length
+  if (4 * longest > LINK_LIMIT_BYTES) {
+    throw new AppError(
+      'uri_too_long',
+      "The query is too long to be repeated in the list's page links (Link header); send fewer query parameters.",
+    )
+  }
+}
+
 /** Sets `X-Result-Count` and `Link` (first, prev, next, last) as the reference does. */
 export function setPageHeaders(
   reply: FastifyReply,
@@ -134,6 +156,7 @@ export async function paginate<T>(
   const cfg = request.server.appConfig
   const pr = parsePageRequest(request.query as Query, cfg.pageSizeDefault, cfg.pageSizeMax)
   const links = linkParts(request)
+  assertLinksFit(links)
   const total = await count()
   const page = resolvePage(pr, total)
   setPageHeaders(reply, page, links)

@@ -72,7 +72,7 @@ describe('pagination', () => {
   })
 })
 
-describe('page links', () => {
+describe('long request targets and page links', () => {
   test('Link repeats the parameters the list knows (filters, page_size, field, o) and drops the others', async () => {
     const r = await client(t.app, staff.token).get(
       '/api/customers/?name=Wire&bogus=1&page_size=7&utm_source=x&field=uuid&field=name&o=name&page=2',
@@ -86,6 +86,43 @@ describe('page links', () => {
         `<http://localhost:80/api/customers/?${q}&page=3>; rel="next", ` +
         `<http://localhost:80/api/customers/?${q}&page=4>; rel="last"`,
     )
+  })
+
+  test('a list asked with 1,000 query parameters is 414, not a Link header no client can read', async () => {
+    const params = Array.from({ length: 1000 }, (_, i) => `filter_${i}=value`).join('&')
+    const r = await client(t.app, staff.token).get(`/api/customers/?name=Wire&${params}`)
+    assert.equal(r.status, 414)
+    assert.deepEqual(r.body, { detail: 'The request URI is too long: at most 8192 bytes are accepted.' })
+    assert.equal(r.headers.link, undefined)
+  })
+
+  test('any request target over 8192 bytes is 414; at 8192 it is answered', async () => {
+    const c = await makeCustomer(t.ctx)
+    const path = `/api/customers/${c.uuid}/?pad=`
+    const over = await client(t.app, staff.token).get(`${path}${'x'.repeat(8193 - path.length)}`)
+    assert.equal(over.status, 414)
+    assert.deepEqual(over.body, { detail: 'The request URI is too long: at most 8192 bytes are accepted.' })
+    assert.equal((await client(t.app).get(`${path}${'x'.repeat(8193 - path.length)}`)).status, 414)
+    const at = await client(t.app, staff.token).get(`${path}${'x'.repeat(8192 - path.length)}`)
+    assert.equal(at.status, 200)
+    // An unknown parameter, however long, does not reach the links.
+    const list = `/api/customers/?name=Wire&pad=`
+    const padded = await client(t.app, staff.token).get(`${list}${'x'.repeat(8192 - list.length)}`)
+    assert.equal(padded.status, 200)
+    assert.ok(String(padded.headers.link).length < 400)
+  })
+
+  test('a list whose known parameters are too long to repeat in its links is 414', async () => {
+    const fields = Array.from({ length: 400 }, () => 'field=uuid').join('&')
+    const r = await client(t.app, staff.token).get(`/api/customers/?name=Wire&${fields}`)
+    assert.equal(r.status, 414)
+    assert.deepEqual(r.body, {
+      detail:
+        "The query is too long to be repeated in the list's page links (Link header); send fewer query parameters.",
+    })
+    const fewer = Array.from({ length: 100 }, () => 'field=uuid').join('&')
+    const ok = await client(t.app, staff.token).get(`/api/customers/?name=Wire&${fewer}`)
+    assert.equal(ok.status, 200)
   })
 })
 
