@@ -209,6 +209,15 @@ describe('migrations', () => {
     assert.equal(put.body.mappings.skip_connection_extnet, true)
     const badPut = await as(owner).patch(`${MIGRATIONS}${r.body.uuid}/`, { mappings: { networks: 'x' } })
     assert.equal(badPut.status, 400)
+    // PUT sends the whole writable set, of which mappings is required; PATCH stays partial.
+    for (const body of [{}, undefined, { error_message: 'x', error_traceback: 'y' }]) {
+      const incomplete = await as(owner).put(`${MIGRATIONS}${r.body.uuid}/`, body)
+      assert.equal(incomplete.status, 400, JSON.stringify(body))
+      assert.deepEqual(incomplete.body, { mappings: ['This field is required.'] })
+    }
+    const unchanged = await as(owner).get(`${MIGRATIONS}${r.body.uuid}/`)
+    assert.equal(unchanged.body.error_message, '')
+    assert.equal((await as(owner).patch(`${MIGRATIONS}${r.body.uuid}/`, {})).status, 200)
     assert.equal((await as(owner).delete(`${MIGRATIONS}${r.body.uuid}/`)).status, 204)
     assert.equal((await as(owner).get(`${MIGRATIONS}${r.body.uuid}/`)).status, 404)
   })

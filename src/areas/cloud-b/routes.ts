@@ -464,7 +464,7 @@ export async function cloudBRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
       schema: {
         tags,
         params: UuidParams,
-        body: s.MigrationUpdateBody,
+        body: method === 'PUT' ? s.MigrationPutBody : s.MigrationPatchBody,
         response: { 200: s.MigrationSchema, ...errors },
       },
       handler: async (request) =>

@@ -342,7 +342,13 @@ export const MigrationCreateResult = Type.Object({
   mappings: MappingsSchema,
   src_resource: Uuid,
 })
-export const MigrationUpdateBody = Body({
+/** PUT sends the whole writable set: mappings is required (fields left out keep their values). */
+export const MigrationPutBody = Body({
+  mappings: mappingsInput,
+  error_message: Type.Optional(Type.String()),
+  error_traceback: Type.Optional(Type.String()),
+})
+export const MigrationPatchBody = Body({
   mappings: Type.Optional(mappingsInput),
   error_message: Type.Optional(Type.String()),
   error_traceback: Type.Optional(Type.String()),
