@@ -165,6 +165,28 @@ describe('tenants and their networking', () => {
     assert.ok(got.error_traceback)
   })
 
+  test('PUT of a tenant needs its name; PATCH changes what it is given', async () => {
+    const tenant = await okTenant()
+    const url = `/api/cloudB-tenants/${tenant.uuid}/`
+    for (const body of [{}, undefined, { description: 'd', limits: { cores: 4 } }]) {
+      const r = await as(owner).put(url, body)
+      assert.equal(r.status, 400, JSON.stringify(body))
+      assert.deepEqual(r.body, { name: ['This field is required.'] })
+    }
+    assert.equal((await as(owner).get(url)).body.state, 'OK', 'nothing was scheduled')
+    const put = await as(owner).put(url, { name: 'renamed', description: 'd' })
+    assert.equal(put.status, 200, JSON.stringify(put.body))
+    assert.equal(put.body.state, 'UPDATE_SCHEDULED')
+    await drain()
+    const patched = await as(owner).patch(url, { limits: { cores: 4 } })
+    assert.equal(patched.status, 200, JSON.stringify(patched.body))
+    await drain()
+    const got = (await as(owner).get(url)).body
+    assert.equal(got.name, 'renamed')
+    assert.equal(got.description, 'd')
+    assert.deepEqual(got.limits, { cores: 4 })
+  })
+
   test('the tenants list takes no tenant filter: tenant and tenant_uuid are ignored there', async () => {
     const tenant = await okTenant()
     for (const qs of [

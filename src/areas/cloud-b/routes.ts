@@ -159,7 +159,7 @@ export async function cloudBRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
       schema: {
         tags,
         params: UuidParams,
-        body: s.TenantUpdateBody,
+        body: method === 'PUT' ? s.TenantPutBody : s.TenantPatchBody,
         response: { 200: s.TenantSchema, ...errors },
       },
       handler: async (request) => {

@@ -66,11 +66,13 @@ export const TenantCreateBody = Body({
   project: Type.String({ description: 'URL of the project' }),
   limits: Type.Optional(Type.Record(Type.String(), Type.Number())),
 })
-export const TenantUpdateBody = Body({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 150 })),
+/** PUT sends the whole writable set: name is required (fields left out keep their values). */
+export const TenantPutBody = Body({
+  name: Type.String({ minLength: 1, maxLength: 150 }),
   description: Type.Optional(Type.String()),
   limits: Type.Optional(Type.Record(Type.String(), Type.Number())),
 })
+export const TenantPatchBody = Type.Partial(TenantPutBody, { additionalProperties: false })
 export const CreateFloatingIpBody = Body({ description: Type.Optional(Type.String()) })
 
 // ---- networks, subnets ----
