@@ -199,6 +199,27 @@ describe('services', () => {
     assert.ok(missing.body.backend_type)
   })
 
+  test('register_processor refuses a blank name or backend_type', async () => {
+    const ident = await identity(s.t, s.staff, s.offering, 'agent-blank')
+    const svc = await service(s.t, s.staff, ident, 'blank-svc')
+    const as = client(s.t.app, s.staff.token)
+    const BLANK = ['This field may not be blank.']
+    const cases: [Record<string, unknown>, Record<string, string[]>][] = [
+      [{ name: 'proc-blank', backend_type: '' }, { backend_type: BLANK }],
+      [{ name: '', backend_type: 'SLURM' }, { name: BLANK }],
+      [
+        { name: '', backend_type: '' },
+        { name: BLANK, backend_type: BLANK },
+      ],
+    ]
+    for (const [body, errors] of cases) {
+      const r = await as.post(`${SVC}${svc.uuid}/register_processor/`, body)
+      assert.equal(r.status, 400, JSON.stringify(body))
+      assert.deepEqual(r.body, errors)
+    }
+    assert.deepEqual((await as.get(`${SVC}${svc.uuid}/`)).body.processors, [])
+  })
+
   test('set_statistics replaces the statistics and answers the service', async () => {
     const ident = await identity(s.t, s.staff, s.offering, 'agent-s')
     const svc = await service(s.t, s.staff, ident, 'stats-svc')

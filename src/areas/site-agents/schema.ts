@@ -138,7 +138,7 @@ export const RegisterServiceBody = Body({
 })
 export const RegisterProcessorBody = Body({
   name: Type.String({ minLength: 1, maxLength: 255 }),
-  backend_type: Type.String({ maxLength: 100 }),
+  backend_type: Type.String({ minLength: 1, maxLength: 100 }),
   backend_version: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
 })
 /** The statistics replace the stored object: an object again (a string, number, list or null is
