@@ -478,6 +478,10 @@ describe('transitions', () => {
     assert.equal(r.status, 200)
     assert.equal(typeof r.body.status, 'string')
     assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.backend_id, 'job-42')
+    const blank = await as(users.provider).post(`${R}/${o.uuid}/set_backend_id/`, { backend_id: '' })
+    assert.equal(blank.status, 400)
+    assert.deepEqual(blank.body, { backend_id: ['This field may not be blank.'] })
+    assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.backend_id, 'job-42')
   })
 
   test('a future start date delays execution until the day comes', async () => {

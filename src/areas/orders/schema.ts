@@ -115,7 +115,7 @@ export const ErrorFieldsBody = Body({
   error_message: Type.Optional(Type.String({ maxLength: 10000 })),
   error_traceback: Type.Optional(Type.String({ maxLength: 100000 })),
 })
-export const BackendIdBody = Body({ backend_id: Type.String({ maxLength: 255 }) })
+export const BackendIdBody = Body({ backend_id: Type.String({ minLength: 1, maxLength: 255 }) })
 export const AttachmentResponse = Type.Object({ attachment: Url })
 export const SwitchPlanBody = Body({ plan: Type.String() })
 export const UpdateLimitsBody = Body({ limits: Type.Record(Type.String(), Type.Integer({ minimum: 0 })) })
