@@ -304,6 +304,10 @@ describe('floating IPs', () => {
     const got = (await as(owner).get(`${FIPS}${fip.uuid}/`)).body
     assert.equal(got.description, 'for the web')
     assert.equal(got.state, 'OK')
+    const blank = await as(owner).post(`${FIPS}${fip.uuid}/update_description/`, { description: '' })
+    assert.equal(blank.status, 400)
+    assert.deepEqual(blank.body, { description: ['This field may not be blank.'] })
+    assert.equal((await as(owner).get(`${FIPS}${fip.uuid}/`)).body.state, 'OK', 'nothing was scheduled')
   })
 
   test('list filters', async () => {

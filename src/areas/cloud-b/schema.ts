@@ -235,7 +235,8 @@ export const FloatingIpListQuery = ListQuery({
   tenant_uuid: Type.Optional(Type.String()),
 })
 export const AttachBody = Body({ port: Type.String({ description: 'URL of the port' }) })
-export const DescriptionBody = Body({ description: Type.Optional(Type.String()) })
+/** update_description: a description that is not blank; left out, the description is cleared. */
+export const DescriptionBody = Body({ description: Type.Optional(Type.String({ minLength: 1 })) })
 
 // ---- routers (2.12) ----
 
