@@ -135,6 +135,18 @@ describe('migrations', () => {
     })
     assert.equal(wrongPlan.status, 400)
     assert.ok(wrongPlan.body.dst_plan)
+    const blank = await as(owner).post(MIGRATIONS, {
+      src_resource: src,
+      dst_offering: offering.uuid,
+      dst_plan: plan.uuid,
+      name: '',
+      description: '',
+    })
+    assert.equal(blank.status, 400)
+    assert.deepEqual(blank.body, {
+      name: ['This field may not be blank.'],
+      description: ['This field may not be blank.'],
+    })
     const member = await g.member()
     const denied = await as(member).post(MIGRATIONS, {
       src_resource: src,

@@ -330,8 +330,8 @@ const mappingsInput = {
 } as typeof FreeObject
 
 export const MigrationCreateBody = Body({
-  name: Type.Optional(Type.String({ maxLength: 150 })),
-  description: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 150 })),
+  description: Type.Optional(Type.String({ minLength: 1 })),
   mappings: Type.Optional(mappingsInput),
   src_resource: Type.String({ description: 'uuid of the marketplace resource of the source tenant' }),
   dst_offering: Type.String({ description: 'uuid of the destination offering (CloudB.Tenant)' }),
