@@ -204,6 +204,16 @@ describe('create', () => {
       slug: 'mine',
     })
     assert.deepEqual(h.body, { slug: ['Only staff can set the slug.'] })
+    for (const attributes of ['x', '{"name": "a"}', 3, [{ name: 'a' }], true, null]) {
+      const r = await m.post(`${R}/`, {
+        offering: offerings['Marketplace.Slurm']!.offering.url,
+        project: project.url,
+        plan: offerings['Marketplace.Slurm']!.plan.url,
+        attributes,
+      })
+      assert.equal(r.status, 400, JSON.stringify(attributes))
+      assert.deepEqual(r.body, { attributes: ['Expected a dictionary of items.'] })
+    }
   })
 
   test('a private offering of another organization cannot be ordered', async () => {
@@ -1080,6 +1090,11 @@ describe('resource actions', () => {
     await as(users.provider).post(`${R}/${lim.body.order_uuid}/approve_by_provider/`)
     await t.ctx.jobs.drain()
     assert.deepEqual((await o.get(`/api/marketplace-resources/${res.uuid}/`)).body.limits, { cpu: 4 })
+    for (const attributes of ['x', [1], 3, null]) {
+      const bad = await o.post(`/api/marketplace-resources/${res.uuid}/terminate/`, { attributes })
+      assert.equal(bad.status, 400, JSON.stringify(attributes))
+      assert.deepEqual(bad.body, { attributes: ['Expected a dictionary of items.'] })
+    }
     const term = await o.post(`/api/marketplace-resources/${res.uuid}/terminate/`, {})
     assert.equal(term.status, 200)
     assert.equal((await o.get(`${R}/${term.body.order_uuid}/`)).body.type, 'Terminate')

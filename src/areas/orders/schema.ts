@@ -1,6 +1,16 @@
 // Marketplace orders: the record of spec 2.1, the create request of 2.2, list query of 4.1.
 import { Type, type Static } from '@sinclair/typebox'
-import { AnyValue, Body, DateOnly, DateTime, ListQuery, Nullable, Url, Uuid } from '../../http/schemas.js'
+import {
+  AnyValue,
+  Body,
+  DateOnly,
+  DateTime,
+  FreeObject,
+  ListQuery,
+  Nullable,
+  Url,
+  Uuid,
+} from '../../http/schemas.js'
 import { SLUG_PATTERN } from '../../http/slug.js'
 import { ORDER_STATES, ORDER_TYPES } from './state-machine.js'
 
@@ -96,11 +106,18 @@ export const OrderSchema = Type.Object({
 export type Order = Static<typeof OrderSchema>
 export const ORDER_FIELDS = Object.keys(OrderSchema.properties)
 
+/** Order attributes: an object whose keys depend on the offering type (`name` names the new
+ * resource); a string, number, list or null is 400 on attributes, never silently dropped. */
+const AttributesInput = {
+  ...FreeObject,
+  description: 'an object; its keys depend on the offering type (name becomes the resource name)',
+} as typeof FreeObject
+
 export const OrderCreateBody = Body({
   offering: Type.String(),
   plan: Type.Optional(Nullable(Type.String())),
   project: Type.String(),
-  attributes: Type.Optional(AnyValue),
+  attributes: Type.Optional(AttributesInput),
   limits: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }))),
   accepting_terms_of_service: Type.Optional(Type.Boolean({ writeOnly: true })),
   callback_url: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
@@ -119,7 +136,7 @@ export const BackendIdBody = Body({ backend_id: Type.String({ minLength: 1, maxL
 export const AttachmentResponse = Type.Object({ attachment: Url })
 export const SwitchPlanBody = Body({ plan: Type.String() })
 export const UpdateLimitsBody = Body({ limits: Type.Record(Type.String(), Type.Integer({ minimum: 0 })) })
-export const TerminateBody = Body({ attributes: Type.Optional(AnyValue) })
+export const TerminateBody = Body({ attributes: Type.Optional(AttributesInput) })
 export const OrderUuidResponse = Type.Object({ order_uuid: Uuid })
 
 const F = Type.Optional(Type.String())
