@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import { Registry, Histogram, Counter, collectDefaultMetrics } from 'prom-client'
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
-import { AppError, methodNotAllowed } from './errors.js'
+import { AppError, fieldError, methodNotAllowed } from './errors.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -63,6 +63,33 @@ export function installValidators(app: FastifyInstance): void {
   })
 }
 
+const NUL_MESSAGE = 'Null characters are not allowed.'
+
+function hasNul(v: unknown): boolean {
+  if (typeof v === 'string') return v.includes('\u0000')
+  if (Array.isArray(v)) return v.some(hasNul)
+  if (v !== null && typeof v === 'object')
+    return Object.entries(v).some(([k, x]) => k.includes('\u0000') || hasNul(x))
+  return false
+}
+
+/**
+ * 400 naming the first field of a body or query that holds a null character (U+0000) anywhere
+ * in it, as DRF's text fields refuse them; a key holding one is a non-field error. PostgreSQL
+ * stores no null character in text or JSON, so such a value was a 500 there (and stored on
+ * SQLite): both databases now answer the same.
+ */
+export function nulCharacterError(value: unknown): AppError | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return hasNul(value) ? fieldError('non_field_errors', NUL_MESSAGE) : null
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\u0000')) return fieldError('non_field_errors', NUL_MESSAGE)
+    if (hasNul(v)) return fieldError(k, NUL_MESSAGE)
+  }
+  return null
+}
+
 /** JSON bodies: an empty body is an empty object (as DRF treats it). */
 export function installBodyParsing(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain'])
@@ -75,18 +102,30 @@ export function installBodyParsing(app: FastifyInstance): void {
         done(null, {})
         return
       }
+      let parsed: unknown
       try {
-        done(null, JSON.parse(text))
+        parsed = JSON.parse(text)
       } catch (e) {
         done(new AppError('invalid', `JSON parse error - ${(e as Error).message}`), undefined)
+        return
       }
+      // JSON can only carry a null character escaped: look for one only then.
+      const nul = text.includes('\\u0000') ? nulCharacterError(parsed) : null
+      if (nul) done(nul, undefined)
+      else done(null, parsed)
     },
   )
   // Form posts are accepted for the few actions clients send that way; fields become strings.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     const out: Record<string, string> = {}
     for (const [k, v] of new URLSearchParams(String(body))) out[k] = v
-    done(null, out)
+    const nul = nulCharacterError(out)
+    if (nul) done(nul, undefined)
+    else done(null, out)
+  })
+  // A query string can only carry a null character percent-encoded: look for one only then.
+  app.addHook('preValidation', (request, _reply, done) => {
+    done((request.url.includes('%00') && nulCharacterError(request.query)) || undefined)
   })
 }
 

@@ -298,6 +298,33 @@ describe('bad input never answers 500', () => {
     assert.deepEqual(r.body, { detail: 'Unsupported media type "text/plain" in request.' })
   })
 
+  test('a null character in a body or a query is 400 naming the field, on both databases', async () => {
+    const as = client(t.app, staff.token)
+    const NUL = ['Null characters are not allowed.']
+    const flat = await as.post('/api/customers/', { name: 'Null\u0000org' })
+    assert.equal(flat.status, 400)
+    assert.deepEqual(flat.body, { name: NUL })
+    const nested = await as.post('/api/customers/', { name: 'Fine', organization_groups: ['x\u0000'] })
+    assert.deepEqual(nested.body, { organization_groups: NUL })
+    const key = await as.post('/api/customers/', { name: 'Fine', ['sur\u0000prise']: 1 })
+    assert.deepEqual(key.body, { non_field_errors: NUL })
+    const form = await call(t.app, 'POST', '/api/customers/', {
+      token: staff.token,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'name=Null%00org',
+    })
+    assert.deepEqual(form.body, { name: NUL })
+    const query = await as.get('/api/customers/?name=Null%00org')
+    assert.equal(query.status, 400)
+    assert.deepEqual(query.body, { name: NUL })
+    // An escaped backslash before "u0000" is not a null character.
+    const literal = await as.post('/api/customers/', { name: 'Literal \\u0000 org' })
+    assert.equal(literal.status, 201, JSON.stringify(literal.body))
+    assert.equal(literal.body.name, 'Literal \\u0000 org')
+    const encoded = await as.get('/api/customers/?name=%2500')
+    assert.equal(encoded.status, 200)
+  })
+
   test('strings longer than a column allows are 400, unicode is fine', async () => {
     const as = client(t.app, staff.token)
     const long = await as.post('/api/customers/', { name: 'y'.repeat(151) })
