@@ -1,62 +1,23 @@
 // Pure checks of cloudB inputs: static routes (spec 4.10), migration mappings (spec 2.13) and
 // security group rule ports (spec 8, 1-65535). No database, no clock: unit-tested beside this file.
-import { isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
+import {
+  addressAfter,
+  inNetwork,
+  parseCidr as parseNetwork,
+  parseIp,
+  type Address,
+} from '../../http/addresses.js'
 import { normalizeUuid } from '../../http/uuid.js'
 
 export type FieldErrors = Record<string, unknown>
 
 // ---- addresses ----
 
-function ipv4ToBig(ip: string): bigint {
-  return ip.split('.').reduce((acc, p) => (acc << 8n) | BigInt(Number(p)), 0n)
-}
-
-function bigToIpv4(v: bigint): string {
-  return [24n, 16n, 8n, 0n].map((s) => String((v >> s) & 255n)).join('.')
-}
-
-function ipv6ToBig(ip: string): bigint {
-  let text = ip
-  // An embedded IPv4 tail (::ffff:1.2.3.4) becomes two hextets.
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
-  if (v4) {
-    const n = ipv4ToBig(v4[1]!)
-    text = text.slice(0, -v4[1]!.length) + `${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined]
-  const h = head ? head.split(':') : []
-  const t = tail ? tail.split(':') : []
-  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t]
-  return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g || '0', 16)), 0n)
-}
-
-/** RFC 5952 text of a 128-bit value: lowercase, leading zeros dropped, longest zero run as `::`. */
-function bigToIpv6(v: bigint): string {
-  const groups: number[] = []
-  for (let i = 7; i >= 0; i--) groups.push(Number((v >> BigInt(i * 16)) & 0xffffn))
-  let bestStart = -1
-  let bestLen = 0
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) {
-      i++
-      continue
-    }
-    let j = i
-    while (j < 8 && groups[j] === 0) j++
-    if (j - i > bestLen && j - i >= 2) {
-      bestStart = i
-      bestLen = j - i
-    }
-    i = j
-  }
-  const hex = groups.map((g) => g.toString(16))
-  if (bestStart < 0) return hex.join(':')
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`
-}
-
 export interface Cidr {
   version: 4 | 6
-  network: bigint
+  /** the network's first address (host bits cleared) */
+  network: Address
   prefix: number
   /** canonical text: host bits cleared, e.g. 10.0.0.0/24 */
   text: string
@@ -68,33 +29,26 @@ export interface Cidr {
  */
 export function parseCidr(value: unknown): Cidr | null {
   if (typeof value !== 'string') return null
-  const m = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(value.trim())
-  if (!m) return null
-  const version = isIP(m[1]!)
-  if (version !== 4 && version !== 6) return null
-  const bits = version === 4 ? 32 : 128
-  const prefix = m[2] === undefined ? bits : Number(m[2])
-  if (prefix > bits) return null
-  const addr = version === 4 ? ipv4ToBig(m[1]!) : ipv6ToBig(m[1]!)
-  const mask = prefix === 0 ? 0n : ((1n << BigInt(prefix)) - 1n) << BigInt(bits - prefix)
-  const network = addr & mask
-  const text = `${version === 4 ? bigToIpv4(network) : bigToIpv6(network)}/${prefix}`
-  return { version, network, prefix, text }
+  const parsed = parseNetwork(value.trim())
+  if (!parsed) return null
+  const [network, prefix] = parsed
+  return {
+    version: network.kind() === 'ipv4' ? 4 : 6,
+    network,
+    prefix,
+    text: `${network.toString()}/${prefix}`,
+  }
 }
 
-/** The canonical text of an IPv4 or IPv6 address, or null when the value is not one. */
+/** The canonical text of an IPv4 or IPv6 address (RFC 5952 for IPv6), or null when the value is not one. */
 export function normalizeIp(value: unknown): string | null {
   if (typeof value !== 'string') return null
-  const v = isIP(value.trim())
-  if (v === 4) return bigToIpv4(ipv4ToBig(value.trim()))
-  if (v === 6) return bigToIpv6(ipv6ToBig(value.trim()))
-  return null
+  return parseIp(value.trim())?.toString() ?? null
 }
 
 /** The n-th address of a network (n from 0), as text. */
 export function addressAt(cidr: Cidr, n: number): string {
-  const v = cidr.network + BigInt(n)
-  return cidr.version === 4 ? bigToIpv4(v) : bigToIpv6(v)
+  return addressAfter(cidr.network, n).toString()
 }
 
 /** How many addresses the network holds (capped, for IPv6). */
@@ -104,22 +58,17 @@ export function networkSize(cidr: Cidr): number {
 }
 
 export function cidrContains(cidr: Cidr, ip: string): boolean {
-  const v = isIP(ip)
-  if (v !== cidr.version) return false
-  const bits = v === 4 ? 32 : 128
-  const addr = v === 4 ? ipv4ToBig(ip) : ipv6ToBig(ip)
-  const mask = cidr.prefix === 0 ? 0n : ((1n << BigInt(cidr.prefix)) - 1n) << BigInt(bits - cidr.prefix)
-  return (addr & mask) === cidr.network
+  const address = parseIp(ip)
+  return !!address && inNetwork(address, [cidr.network, cidr.prefix])
 }
 
-const PRIVATE_V4 = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'].map((c) => parseCidr(c)!)
-const PRIVATE_V6 = [parseCidr('fc00::/7')!]
+const PRIVATE_RANGES = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'].map((c) =>
+  ipaddr.parseCIDR(c),
+)
 
 /** True when the whole network lies in a private range (RFC 1918, or IPv6 unique local). */
 export function isPrivateCidr(c: Cidr): boolean {
-  const ranges = c.version === 4 ? PRIVATE_V4 : PRIVATE_V6
-  const first = addressAt(c, 0)
-  return ranges.some((r) => c.prefix >= r.prefix && cidrContains(r, first))
+  return PRIVATE_RANGES.some((range) => c.prefix >= range[1] && inNetwork(c.network, range))
 }
 
 // ---- static routes (set_routes) ----
