@@ -1,8 +1,9 @@
-// The durable job queue: transactional enqueue, single execution, retries with backoff.
+// The durable job queue: transactional enqueue, single execution, retries with backoff, lanes.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildTestApp, type TestApp } from './support/app.js'
-import { JobQueue } from '../src/jobs/queue.js'
+import { JobQueue, MAIN_LANE, PermanentJobError } from '../src/jobs/queue.js'
+import { parseJson } from '../src/db/values.js'
 
 let t: TestApp
 const ran: string[] = []
@@ -136,5 +137,93 @@ describe('job queue', () => {
       .where('kind', '=', 'test.nobody-handles-this')
       .executeTakeFirstOrThrow()
     assert.equal(row.state, 'failed')
+  })
+})
+
+describe('job lanes', () => {
+  test('a lane runs its jobs several at once, a few per group, and never in the main lane', async () => {
+    const lane = 'test.lane'
+    const started: string[] = []
+    const gates = new Map<string, () => void>()
+    let onStart = () => {}
+    t.ctx.jobs.defineLane(lane, {
+      concurrency: 3,
+      groupOf: (p) => (p as { group: string }).group,
+      perGroup: 2,
+    })
+    t.ctx.jobs.define<{ name: string; group: string }>('test.waiting', {
+      lane,
+      run: (p, job) =>
+        new Promise<void>((resolve, reject) => {
+          started.push(p.name)
+          gates.set(p.name, resolve)
+          onStart()
+          job.signal.addEventListener('abort', () => reject(new Error('stopped')))
+        }),
+    })
+    // Many jobs of group a queued before those of group b.
+    const names = [...Array.from({ length: 100 }, (_, i) => `a${i + 1}`), 'b1', 'b2']
+    for (const name of names) {
+      await t.ctx.jobs.enqueue(t.ctx.db, 'test.waiting', { name, group: name[0] })
+    }
+    await t.ctx.jobs.enqueue(t.ctx.db, 'test.record', { name: 'main' })
+    ran.length = 0
+    const runner = t.ctx.jobs.startLane(lane, 600_000)
+    await runner.settled()
+    // Oldest first: a1 and a2 fill group a; the other a jobs wait; b1 takes the third place.
+    assert.deepEqual(started, ['a1', 'a2', 'b1'])
+    assert.equal(runner.running.total, 3)
+    // The main lane runs its own job at once, and none of the lane's.
+    assert.equal(await t.ctx.jobs.drain(100, MAIN_LANE), 1)
+    assert.deepEqual(ran, ['main'])
+    // A finished job makes room: the next of the lane starts (a3, group a having room again).
+    const fourth = new Promise<void>((resolve) => (onStart = () => started.length === 4 && resolve()))
+    gates.get('a1')!()
+    await fourth
+    assert.deepEqual(started, ['a1', 'a2', 'b1', 'a3'])
+    // Stopping aborts the running jobs; they go back to the queue for a later attempt.
+    await t.ctx.jobs.stop()
+    const rows = await t.ctx.db
+      .selectFrom('jobs')
+      .select(['payload', 'state', 'attempts', 'last_error'])
+      .where('kind', '=', 'test.waiting')
+      .where('attempts', '>', 0)
+      .orderBy('id')
+      .execute()
+    assert.deepEqual(
+      rows.map((r) => [parseJson<{ name: string }>(r.payload, { name: '' }).name, r.state, r.attempts]),
+      [
+        ['a1', 'done', 1],
+        ['a2', 'queued', 1],
+        ['a3', 'queued', 1],
+        ['b1', 'queued', 1],
+      ],
+    )
+    assert.match(rows[1]!.last_error ?? '', /stopped/)
+    // Their gates are gone with the runner: nothing else in this file may run them.
+    await t.ctx.db.deleteFrom('jobs').where('kind', '=', 'test.waiting').execute()
+  })
+
+  test('a job that fails for good skips the attempts it has left', async () => {
+    failed.length = 0
+    t.ctx.jobs.define<{ name: string }>('test.hopeless', {
+      maxAttempts: 5,
+      run: async () => {
+        throw new PermanentJobError('no point in trying again')
+      },
+      onFailure: async (p) => {
+        failed.push(p.name)
+      },
+    })
+    await t.ctx.jobs.enqueue(t.ctx.db, 'test.hopeless', { name: 'hopeless' })
+    assert.equal(await t.ctx.jobs.drain(10, MAIN_LANE), 1)
+    const row = await t.ctx.db
+      .selectFrom('jobs')
+      .select(['state', 'attempts', 'last_error'])
+      .where('kind', '=', 'test.hopeless')
+      .executeTakeFirstOrThrow()
+    assert.deepEqual([row.state, row.attempts], ['failed', 1])
+    assert.match(row.last_error ?? '', /no point/)
+    assert.deepEqual(failed, ['hopeless'])
   })
 })

@@ -109,6 +109,8 @@ export interface JobsTable {
   last_error: string | null
   created: string
   finished: string | null
+  /** The job's group in a lane with a limit per group (e.g. a callback's host), else null. */
+  group_key: string | null
 }
 
 export interface EventsTable {

@@ -2,6 +2,9 @@
 // as the change that needs it, so a rolled-back change never runs its job and a committed one is
 // never lost. Workers claim one job at a time with a conditional UPDATE (FOR UPDATE SKIP LOCKED on
 // PostgreSQL), so two workers never run one job twice.
+//
+// Jobs run in lanes: the main lane, one job at a time per process, and lanes of their own for
+// kinds that wait on the outside world (see lane.ts), so those never hold up the main lane.
 import { hostname } from 'node:os'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
@@ -9,12 +12,21 @@ import type { DB } from '../db/tables.js'
 import type { Dialect } from '../db/database.js'
 import { parseJson, toJson } from '../db/values.js'
 import { insertReturningId } from '../db/compiled.js'
+import { LaneRunner, type LaneOptions } from './lane.js'
+
+/** The lane of every kind that names no other. */
+export const MAIN_LANE = 'main'
+
+/** Thrown by a job to fail at once, without the attempts it has left (e.g. its time is up). */
+export class PermanentJobError extends Error {}
 
 export interface JobContext {
   /** The job's attempt number, from 1. */
   attempt: number
   isLastAttempt: boolean
   jobId: number
+  /** Aborted when the worker stops: a job waiting on the network gives up (and is retried). */
+  signal: AbortSignal
 }
 
 export interface JobDefinition<P = any> {
@@ -24,6 +36,8 @@ export interface JobDefinition<P = any> {
   maxAttempts?: number
   /** Base backoff in ms; attempt n waits base * 2^(n-1), capped at 5 minutes. */
   backoffMs?: number
+  /** The lane whose loop runs this kind (default: the main lane). */
+  lane?: string
 }
 
 export interface EnqueueOptions {
@@ -39,6 +53,8 @@ export interface JobRow {
   payload: unknown
   attempts: number
   max_attempts: number
+  /** Its group in its lane (see LaneOptions.groupOf), or null. */
+  group_key: string | null
 }
 
 export class JobQueue {
@@ -63,6 +79,36 @@ export class JobQueue {
     this.defs.set(kind, def as JobDefinition)
   }
 
+  private readonly lanes = new Map<string, LaneOptions>()
+  private readonly laneRunners: LaneRunner[] = []
+
+  /** Declares a lane besides the main one; its kinds name it in their definition. */
+  defineLane(name: string, options: LaneOptions): void {
+    if (name === MAIN_LANE || this.lanes.has(name)) throw new Error(`job lane ${name} defined twice`)
+    this.lanes.set(name, options)
+  }
+
+  /** The group of a job of this definition, when its lane limits jobs per group. */
+  private groupOf(def: JobDefinition | undefined, payload: unknown): string | null {
+    const lane = def?.lane === undefined ? undefined : this.lanes.get(def.lane)
+    return lane?.groupOf ? lane.groupOf(payload).slice(0, 300) : null
+  }
+
+  /**
+   * The condition on `kind` that selects a lane's jobs (empty: every kind), or null when the lane
+   * has none. The main lane takes every kind no other lane owns, unknown kinds included.
+   */
+  private laneFilter(lane: string | undefined) {
+    if (lane === undefined) return sql``
+    const owned = (l: string) => [...this.defs].filter(([, d]) => (d.lane ?? MAIN_LANE) === l).map(([k]) => k)
+    if (lane !== MAIN_LANE) {
+      const kinds = owned(lane)
+      return kinds.length ? sql`and kind in (${sql.join(kinds)})` : null
+    }
+    const others = [...this.lanes.keys()].flatMap(owned)
+    return others.length ? sql`and kind not in (${sql.join(others)})` : sql``
+  }
+
   /** Inserts a job; pass the transaction of the change that needs it. */
   async enqueue(db: Db, kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<void> {
     const def = this.defs.get(kind)
@@ -75,6 +121,7 @@ export class JobQueue {
       max_attempts: opts.maxAttempts ?? def?.maxAttempts ?? 5,
       run_at: (opts.runAt ?? this.clock()).toISOString(),
       created: now,
+      group_key: this.groupOf(def, payload),
     })
     this.wake()
   }
@@ -87,7 +134,7 @@ export class JobQueue {
    * after every request that might have queued something), so it is a read first: only a due job
    * is claimed with a write, and abandoned leases are swept at most every tenth of a lease.
    */
-  async claim(): Promise<JobRow | null> {
+  async claim(lane?: string, fullGroups: readonly string[] = []): Promise<JobRow | null> {
     const now = this.clock().toISOString()
     if (this.clock().getTime() >= this.nextLeaseSweep) {
       this.nextLeaseSweep = this.clock().getTime() + this.leaseMs / 10
@@ -100,8 +147,14 @@ export class JobQueue {
         .where('locked_at', '<', staleBefore)
         .execute()
     }
+    const kinds = this.laneFilter(lane)
+    if (!kinds) return null
+    // A lane passes the groups it runs as many jobs of as it may: their jobs wait, untouched.
+    const groups = fullGroups.length
+      ? sql`and (group_key is null or group_key not in (${sql.join(fullGroups)}))`
+      : sql``
     // The oldest due job: read first, then claimed (on PostgreSQL skipping one another worker holds).
-    const oldestDue = sql`select id from jobs where state = 'queued' and run_at <= ${now} order by run_at, id limit 1`
+    const oldestDue = sql`select id from jobs where state = 'queued' and run_at <= ${now} ${kinds} ${groups} order by run_at, id limit 1`
     if (!(await oldestDue.execute(this.db)).rows.length) return null
     const pick =
       this.dialect === 'postgres' ? sql`(${oldestDue} for update skip locked)` : sql`(${oldestDue})`
@@ -115,20 +168,21 @@ export class JobQueue {
       }))
       .where('id', '=', pick as any)
       .where('state', '=', 'queued')
-      .returning(['id', 'kind', 'payload', 'attempts', 'max_attempts'])
+      .returning(['id', 'kind', 'payload', 'attempts', 'max_attempts', 'group_key'])
       .executeTakeFirst()
     return row ? { ...row, payload: parseJson(row.payload, null) } : null
   }
 
-  /** Claims and runs one due job. Returns false when none was due. */
-  async runOne(): Promise<boolean> {
-    const job = await this.claim()
+  /** Claims and runs one due job (of one lane, or of any). Returns false when none was due. */
+  async runOne(lane?: string): Promise<boolean> {
+    const job = await this.claim(lane)
     if (!job) return false
     await this.execute(job)
     return true
   }
 
-  private async execute(job: JobRow): Promise<void> {
+  /** Runs a claimed job and records how it ended: done, queued again after a backoff, or failed. */
+  async execute(job: JobRow, signal: AbortSignal = new AbortController().signal): Promise<void> {
     const def = this.defs.get(job.kind)
     const finishedAt = () => this.clock().toISOString()
     if (!def) {
@@ -141,7 +195,7 @@ export class JobQueue {
     }
     const isLastAttempt = job.attempts >= job.max_attempts
     try {
-      await def.run(job.payload, { attempt: job.attempts, isLastAttempt, jobId: job.id })
+      await def.run(job.payload, { attempt: job.attempts, isLastAttempt, jobId: job.id, signal })
       await this.db
         .updateTable('jobs')
         .set({ state: 'done', finished: finishedAt(), locked_by: null })
@@ -150,7 +204,7 @@ export class JobQueue {
     } catch (error) {
       const message = error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error)
       this.log.warn({ job: job.id, kind: job.kind, attempt: job.attempts, err: error }, 'job failed')
-      if (isLastAttempt) {
+      if (isLastAttempt || error instanceof PermanentJobError) {
         await this.db
           .updateTable('jobs')
           .set({
@@ -186,10 +240,13 @@ export class JobQueue {
     }
   }
 
-  /** Runs due jobs until none is left (jobs enqueued by jobs included). Returns how many ran. */
-  async drain(max = 10000): Promise<number> {
+  /**
+   * Runs due jobs one after the other until none is left (jobs enqueued by jobs included), of one
+   * lane or of all. Returns how many ran.
+   */
+  async drain(max = 10000, lane?: string): Promise<number> {
     let n = 0
-    while (n < max && (await this.runOne())) n++
+    while (n < max && (await this.runOne(lane))) n++
     return n
   }
 
@@ -200,7 +257,7 @@ export class JobQueue {
       if (this.stopping) return
       this.running = true
       try {
-        const p = this.drain(100)
+        const p = this.drain(100, MAIN_LANE)
         this.active = p
         await p
       } catch (e) {
@@ -216,6 +273,17 @@ export class JobQueue {
       clearTimeout(this.timer)
       this.timer = setTimeout(() => void tick(), 0)
     }
+    for (const name of this.lanes.keys()) this.startLane(name, pollMs)
+  }
+
+  /** Starts the loop of one lane besides the main one (start() starts them all). */
+  startLane(name: string, pollMs: number): LaneRunner {
+    const options = this.lanes.get(name)
+    if (!options) throw new Error(`no job lane ${name}`)
+    const runner = new LaneRunner(this, name, options, this.log)
+    this.laneRunners.push(runner)
+    runner.start(pollMs)
+    return runner
   }
 
   private wakeFn: (() => void) | null = null
@@ -224,6 +292,7 @@ export class JobQueue {
   wake(): void {
     // Deferred so the enqueuing transaction has committed by the time the loop looks.
     if (this.wakeFn) setTimeout(() => this.wakeFn?.(), 5).unref()
+    if (this.laneRunners.length) setTimeout(() => this.laneRunners.forEach((r) => r.wake()), 5).unref()
   }
 
   /** Stops the loop after the job in progress finishes. */
@@ -232,6 +301,7 @@ export class JobQueue {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
     this.wakeFn = null
-    await this.active.catch(() => undefined)
+    const lanes = this.laneRunners.splice(0).map((runner) => runner.stop())
+    await Promise.all([this.active.catch(() => undefined), ...lanes])
   }
 }
