@@ -1,13 +1,14 @@
 // Builds the Fastify app from config: plumbing first, then every area. Listening is main.ts's job,
 // so tests build the app and call app.inject without opening a socket.
 import { randomUUID } from 'node:crypto'
+import { lookup } from 'node:dns/promises'
 import Fastify, { type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
-import type { AppContext } from './context.js'
+import type { AppContext, LookupHost } from './context.js'
 import { createDatabase, ping, type Database } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { installErrorHandling } from './http/errors.js'
@@ -35,6 +36,8 @@ import { orderRecordCounters } from './areas/orders/service.js'
 export interface AppDeps {
   clock?: () => Date
   newUuid?: () => string
+  /** Name resolution for outgoing requests (default: the system's, as `dns.lookup`). */
+  lookupHost?: LookupHost
   /** An already open database (tests share one per file); otherwise opened from config. */
   database?: Database
   /** Run migrations while building (default true). */
@@ -59,6 +62,7 @@ export type App = FastifyInstance
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
   const clock = deps.clock ?? (() => new Date())
   const newUuid = deps.newUuid ?? (() => uuid7())
+  const lookupHost = deps.lookupHost ?? ((hostname: string) => lookup(hostname, { all: true }))
   const database =
     deps.database ??
     (await createDatabase(config.databaseUrl, {
@@ -101,6 +105,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     config,
     clock,
     newUuid,
+    lookupHost,
     jobs,
     log: app.log,
     actorsChanged: () => tokenCache.invalidate(),

@@ -1,5 +1,6 @@
 // The only reader of process.env. Every setting is documented in README.md with its default.
 import { SQLITE_CACHE_MB } from './db/database.js'
+import { parseCidr } from './http/addresses.js'
 
 export interface Config {
   port: number
@@ -36,6 +37,7 @@ export interface Config {
   callbackAllowList: string[]
   /** Allow callbacks to loopback/private addresses (tests, single-machine setups). */
   callbackAllowPrivate: boolean
+  /** One delivery attempt: connecting, sending and reading the answer. */
   callbackTimeoutMs: number
   feedbackTokenDays: number
   orderStartDateEnabled: boolean
@@ -66,6 +68,15 @@ function list(env: NodeJS.ProcessEnv, name: string): string[] {
     .filter(Boolean)
 }
 
+/** Host names, addresses and CIDRs; a malformed CIDR is refused at start, not at the first callback. */
+function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
+  const entries = list(env, name)
+  for (const entry of entries) {
+    if (entry.includes('/') && !parseCidr(entry)) throw new Error(`${name}: "${entry}" is not a valid CIDR`)
+  }
+  return entries
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const publicUrl = env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null
   if (publicUrl && !/^https?:\/\/[^/]+/.test(publicUrl)) throw new Error('PUBLIC_URL must be an http(s) URL')
@@ -93,7 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30000),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0),
     corsOrigins: list(env, 'CORS_ORIGINS'),
-    callbackAllowList: list(env, 'CALLBACK_ALLOW_LIST'),
+    callbackAllowList: hostList(env, 'CALLBACK_ALLOW_LIST'),
     callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),
     callbackTimeoutMs: int(env, 'CALLBACK_TIMEOUT_MS', 5000, 1),
     feedbackTokenDays: int(env, 'FEEDBACK_TOKEN_DAYS', 7, 1),

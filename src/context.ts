@@ -5,6 +5,9 @@ import type { DB } from './db/tables.js'
 import type { Dialect } from './db/database.js'
 import type { JobQueue } from './jobs/queue.js'
 
+/** Every address of a host name (as `dns.lookup` with `all: true` answers). */
+export type LookupHost = (hostname: string) => Promise<{ address: string; family: number }[]>
+
 /** Everything a service needs: handed to every area at registration, never global. */
 export interface AppContext {
   db: Kysely<DB>
@@ -13,6 +16,8 @@ export interface AppContext {
   /** The current time; tests replace it to control clocks. */
   clock: () => Date
   newUuid: () => string
+  /** Name resolution for outgoing requests; tests replace it (no real DNS). */
+  lookupHost: LookupHost
   jobs: JobQueue
   log: FastifyBaseLogger
   /** Drops cached token look-ups after users or role grants change. */

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { buildApp, type AppDeps } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { createDatabase, dialectOf, dropSchema, type Database } from '../../src/db/database.js'
 import type { AppContext } from '../../src/context.js'
@@ -46,13 +46,17 @@ export interface TestApp {
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'sqlite::memory:'
 
-/** `sharing`: a second app on that app's database (which stays that app's to close);
- * `instrument`: called on the new instance before anything is registered (to add hooks). */
+/**
+ * `sharing`: a second app on that app's database (which stays that app's to close);
+ * `instrument`: called on the new instance before anything is registered (to add hooks); `deps`:
+ * what the app would otherwise take from the system (e.g. name resolution).
+ */
 export async function buildTestApp(
   overrides: Partial<Config> = {},
   clock = new TestClock(),
   sharing?: TestApp,
   instrument?: (app: FastifyInstance) => void,
+  deps: Pick<AppDeps, 'lookupHost'> = {},
 ): Promise<TestApp> {
   const url = TEST_DATABASE_URL
   const dialect = dialectOf(url)
@@ -75,6 +79,7 @@ export async function buildTestApp(
   const app = await buildApp(config, {
     clock: clock.now,
     database,
+    ...deps,
     instrument: (a) => {
       conformance.install(a)
       contract.install(a)

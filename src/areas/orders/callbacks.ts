@@ -1,58 +1,120 @@
 // callback_url: where an order's state changes are POSTed, and the guard that keeps those
-// requests out of private networks (checked when the URL is given and again, after DNS
-// resolution, when a callback is delivered).
-import { lookup } from 'node:dns/promises'
-import { BlockList, isIP } from 'node:net'
+// requests out of private networks. One rule (`targetProblem`) judges a host and an address: the
+// URL's host when an order is created, and at delivery every address the socket may connect to,
+// inside the connection's own name lookup, then the address it did connect to. A name that
+// resolves to a public address when looked at and to a private one when connected to (DNS
+// rebinding) is therefore refused at the connection, before anything reaches the private address.
+import { isIP } from 'node:net'
+import type { LookupFunction } from 'node:net'
+import ipaddr from 'ipaddr.js'
+import { Agent, buildConnector, request } from 'undici'
 import type { Config } from '../../config.js'
+import type { LookupHost } from '../../context.js'
+import { inNetwork, parseCidr, parseIp, type Address } from '../../http/addresses.js'
+import { PermanentJobError } from '../../jobs/queue.js'
 
-const PRIVATE = new BlockList()
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  PRIVATE.addSubnet(net, prefix, 'ipv4')
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  PRIVATE.addSubnet(net, prefix, 'ipv6')
+const REFUSED = 'Callback URLs may not point at private or loopback addresses.'
+
+/** Names that mean this machine whatever a resolver answers (and any name under `localhost`). */
+const LOOPBACK_NAMES = new Set([
+  'localhost',
+  'localhost.localdomain',
+  'localhost6',
+  'localhost6.localdomain6',
+  'ip6-localhost',
+  'ip6-loopback',
+])
+
+/** A host name as compared: lower case, without the root's trailing dot. */
+function canonicalName(host: string): string {
+  return host.toLowerCase().replace(/\.$/, '')
 }
 
-function allowListed(config: Config, host: string, address: string | null): boolean {
-  for (const entry of config.callbackAllowList) {
-    if (entry.includes('/')) {
-      const [net, bits] = entry.split('/')
-      const family = isIP(net ?? '')
-      if (!family || !address || isIP(address) !== family) continue
-      const list = new BlockList()
-      list.addSubnet(net!, Number(bits), family === 4 ? 'ipv4' : 'ipv6')
-      if (list.check(address, family === 4 ? 'ipv4' : 'ipv6')) return true
-    } else if (entry.toLowerCase() === host.toLowerCase()) {
-      return true
-    }
+function isLoopbackName(host: string): boolean {
+  const name = canonicalName(host)
+  return LOOPBACK_NAMES.has(name) || name.endsWith('.localhost')
+}
+
+const IPV4_COMPATIBLE = parseCidr('::/96')!
+const NAT64_WELL_KNOWN = parseCidr('64:ff9b::/96')!
+
+/**
+ * The IPv4 address an IPv6 address carries and reaches: IPv4-compatible (`::a.b.c.d`), mapped
+ * (`::ffff:a.b.c.d`), translated (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) and 6to4
+ * (`2002:AABB:CCDD::`). Null for every other address.
+ */
+function carriedIpv4(a: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const p = a.parts
+  const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 255, low >> 8, low & 255])
+  const range = a.range()
+  if (
+    range === 'ipv4Mapped' ||
+    range === 'rfc6145' ||
+    inNetwork(a, IPV4_COMPATIBLE) ||
+    inNetwork(a, NAT64_WELL_KNOWN)
+  ) {
+    return v4(p[6]!, p[7]!)
   }
-  return false
+  if (range === '6to4') return v4(p[1]!, p[2]!)
+  return null
 }
 
-function isPrivateAddress(address: string): boolean {
-  const family = isIP(address)
-  if (!family) return false
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped) return PRIVATE.check(mapped[1]!, 'ipv4')
-  return PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6')
+/**
+ * Whether an address is an ordinary public one. ipaddr.js names every special range (loopback,
+ * private, link-local, unique-local, unspecified, multicast, broadcast, carrier-grade NAT,
+ * documentation, benchmarking, Teredo, local-use NAT64...); only its `unicast`, the rest, passes.
+ * An IPv6 address carrying an IPv4 address is judged by that IPv4 address.
+ */
+function isPublic(a: Address): boolean {
+  if (a.kind() === 'ipv4') return a.range() === 'unicast'
+  const carried = carriedIpv4(a as ipaddr.IPv6)
+  return carried ? isPublic(carried) : a.range() === 'unicast'
+}
+
+/** Parsed CALLBACK_ALLOW_LIST entries, per configuration. */
+const allowLists = new WeakMap<Config, { names: Set<string>; networks: [Address, number][] }>()
+
+function allowListOf(config: Config) {
+  let list = allowLists.get(config)
+  if (!list) {
+    list = { names: new Set(), networks: [] }
+    for (const entry of config.callbackAllowList) {
+      const network = parseCidr(entry)
+      if (network) list.networks.push(network)
+      else list.names.add(canonicalName(entry))
+    }
+    allowLists.set(config, list)
+  }
+  return list
+}
+
+function allowListed(config: Config, host: string, address: Address | null): boolean {
+  const list = allowListOf(config)
+  if (list.names.has(canonicalName(host))) return true
+  if (!address) return false
+  const candidates: Address[] = [address]
+  // An IPv4 network in the list also admits the IPv4-mapped spelling of its addresses.
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
+    candidates.push((address as ipaddr.IPv6).toIPv4Address())
+  }
+  return list.networks.some((network) => candidates.some((a) => inNetwork(a, network)))
+}
+
+/**
+ * Why a callback may not go to `host` (a URL's host name, or an address without brackets) at
+ * `address` (null: not known yet), or null when it may. The one rule for callback targets.
+ */
+export function targetProblem(config: Config, host: string, address: string | null): string | null {
+  const parsed = address === null ? null : parseIp(address)
+  if (config.callbackAllowPrivate || allowListed(config, host, parsed)) return null
+  if (isLoopbackName(host)) return REFUSED
+  if (address === null) return null
+  return parsed && isPublic(parsed) ? null : REFUSED
+}
+
+/** The host of a URL as a resolver or `isIP` takes it (IPv6 without brackets). */
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '')
 }
 
 /** Why a callback URL is refused (without resolving names), or null when it may be used. */
@@ -66,28 +128,10 @@ export function callbackUrlProblem(config: Config, value: string): string | null
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     return 'Only http and https callback URLs are allowed.'
   if (url.username || url.password) return 'Callback URLs may not carry credentials.'
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  if (config.callbackAllowPrivate || allowListed(config, host, isIP(host) ? host : null)) return null
-  if (host === 'localhost' || host.endsWith('.localhost') || isPrivateAddress(host)) {
-    return 'Callback URLs may not point at private or loopback addresses.'
-  }
-  return null
-}
-
-/** Resolves the host and refuses private targets (a public name may point into the network). */
-export async function assertDeliverable(config: Config, value: string): Promise<URL> {
-  const problem = callbackUrlProblem(config, value)
-  if (problem) throw new Error(problem)
-  const url = new URL(value)
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  if (config.callbackAllowPrivate) return url
-  const addresses = isIP(host) ? [{ address: host }] : await lookup(host, { all: true })
-  for (const { address } of addresses) {
-    if (isPrivateAddress(address) && !allowListed(config, host, address)) {
-      throw new Error(`callback host ${host} resolves to a private address`)
-    }
-  }
-  return url
+  // The WHATWG parser has already rewritten other IPv4 spellings (0x7f.1, 2130706433, 0177.0.0.1)
+  // and IPv6 ones (`[::127.0.0.1]` is `[::7f00:1]`) to the standard form.
+  const host = hostOf(url)
+  return targetProblem(config, host, isIP(host) ? host : null)
 }
 
 export interface CallbackPayload {
@@ -95,22 +139,92 @@ export interface CallbackPayload {
   body: { uuid: string; state: string; type: string; resource_uuid: string | null; modified: string }
 }
 
-/** One delivery attempt; throws on a network error or a non-2xx answer (the job retries). */
-export async function deliver(config: Config, p: CallbackPayload): Promise<void> {
-  const url = await assertDeliverable(config, p.url)
-  const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(), config.callbackTimeoutMs)
-  try {
-    const r = await fetch(url, {
+/** `work`, or the signal's reason once it is aborted first (a name lookup cannot be cancelled). */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error)
+    if (signal.aborted) return onAbort()
+    signal.addEventListener('abort', onAbort, { once: true })
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}
+
+/** Sends callbacks over connections that only ever reach addresses `targetProblem` accepts. */
+export class CallbackSender {
+  private readonly agent: Agent
+
+  constructor(
+    private readonly config: Config,
+    private readonly lookupHost: LookupHost,
+  ) {
+    const connect = buildConnector({ lookup: this.lookup })
+    this.agent = new Agent({
+      connect: (options, callback) =>
+        connect(options, (err, socket) => {
+          if (err) return callback(err, null)
+          // The address the socket did connect to, whichever way it was found (an address in the
+          // URL connects without a lookup).
+          const problem = targetProblem(this.config, options.hostname, socket.remoteAddress ?? null)
+          if (!problem) return callback(null, socket)
+          socket.destroy()
+          callback(new Error(`callback connection to ${socket.remoteAddress} refused: ${problem}`), null)
+        }),
+    })
+  }
+
+  /** The addresses of `host`, all of them allowed (or the refusal naming the first that is not). */
+  private async addresses(host: string) {
+    const found = await this.lookupHost(host)
+    for (const { address } of found) {
+      const problem = targetProblem(this.config, host, address)
+      if (problem) throw new Error(`callback host ${host} resolves to ${address}: ${problem}`)
+    }
+    if (!found.length) throw new Error(`callback host ${host} has no address`)
+    return found
+  }
+
+  /** The connections' name lookup: it hands the socket only addresses that passed the check. */
+  private readonly lookup: LookupFunction = (hostname, options, callback) => {
+    this.addresses(hostname).then(
+      (found) => {
+        const family = options.family === 4 || options.family === 6 ? options.family : 0
+        const usable = family ? found.filter((a) => a.family === family) : found
+        const first = usable[0]
+        if (!first) callback(new Error(`callback host ${hostname} has no IPv${family} address`), '', 0)
+        else if (options.all) callback(null, usable)
+        else callback(null, first.address, first.family)
+      },
+      (e: Error) => callback(e, '', 0),
+    )
+  }
+
+  /**
+   * One delivery attempt within `timeoutMs` (connecting, sending and reading the answer); throws
+   * on a refusal, a network error, a timeout or a non-2xx answer (the job retries).
+   */
+  async deliver(p: CallbackPayload, timeoutMs: number, signal: AbortSignal): Promise<void> {
+    const problem = callbackUrlProblem(this.config, p.url)
+    if (problem) throw new PermanentJobError(problem)
+    const url = new URL(p.url)
+    const host = hostOf(url)
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+    // Refuses early, with a clear message; the connection checks again what it connects to.
+    if (!isIP(host) && !this.config.callbackAllowPrivate) await abortable(this.addresses(host), deadline)
+    const answer = await request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'marketplace-api callback' },
       body: JSON.stringify(p.body),
-      redirect: 'manual',
-      signal: controller.signal,
+      signal: deadline,
+      dispatcher: this.agent,
     })
-    await r.arrayBuffer().catch(() => undefined)
-    if (r.status < 200 || r.status >= 300) throw new Error(`callback answered ${r.status}`)
-  } finally {
-    clearTimeout(timer)
+    await answer.body.dump({ limit: 64 * 1024, signal: deadline }).catch(() => undefined)
+    if (answer.statusCode < 200 || answer.statusCode >= 300) {
+      throw new Error(`callback answered ${answer.statusCode}`)
+    }
+  }
+
+  /** Drops open connections (those of deliveries still waiting included). */
+  async close(): Promise<void> {
+    await this.agent.destroy()
   }
 }

@@ -50,7 +50,8 @@ function unreadableUpload(e: unknown): unknown {
 
 export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: AppContext }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  svc.defineOrderJobs(ctx)
+  const jobs = svc.defineOrderJobs(ctx)
+  app.addHook('onClose', jobs.close)
 
   app.get(
     `${R}/`,

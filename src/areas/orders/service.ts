@@ -28,7 +28,7 @@ import { offeringRecord, resolveOfferingLink, resolvePlanLink } from '../catalog
 import { OFFERING_TYPE_RULES, isOfferingType, type OfferingTypeRules } from '../catalog/offering-types.js'
 import { assertNewResourceAllowed, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { offeringProcessor } from './processors.js'
-import { callbackUrlProblem, deliver, type CallbackPayload } from './callbacks.js'
+import { callbackUrlProblem, CallbackSender, type CallbackPayload } from './callbacks.js'
 import {
   ordersRepository,
   resourcesWriteRepository,
@@ -991,15 +991,17 @@ async function moveWhenDue(ctx: AppContext, orderId: number, action: OrderAction
   })
 }
 
-export function defineOrderJobs(ctx: AppContext): void {
+/** Defines the orders' jobs; returns what must be released when the app closes. */
+export function defineOrderJobs(ctx: AppContext): { close: () => Promise<void> } {
   ctx.jobs.define<{ orderId: number }>(JOBS.process, {
     maxAttempts: 3,
     run: async (p) => processOrder(ctx, p.orderId),
   })
+  const sender = new CallbackSender(ctx.config, ctx.lookupHost)
   ctx.jobs.define<CallbackPayload>(JOBS.callback, {
     maxAttempts: 5,
     backoffMs: 2000,
-    run: async (p) => deliver(ctx.config, p),
+    run: async (p, job) => sender.deliver(p, ctx.config.callbackTimeoutMs, job.signal),
   })
   ctx.jobs.define<{ orderId: number }>(JOBS.startDate, {
     run: async (p) => moveWhenDue(ctx, p.orderId, 'start_date_reached'),
@@ -1007,4 +1009,5 @@ export function defineOrderJobs(ctx: AppContext): void {
   ctx.jobs.define<{ orderId: number }>(JOBS.projectStart, {
     run: async (p) => moveWhenDue(ctx, p.orderId, 'project_started'),
   })
+  return { close: () => sender.close() }
 }
