@@ -39,6 +39,12 @@ export interface Config {
   callbackAllowPrivate: boolean
   /** One delivery attempt: connecting, sending and reading the answer. */
   callbackTimeoutMs: number
+  /** One delivery in all: it gives up this long after the state change, attempts and waits included. */
+  callbackBudgetMs: number
+  /** Deliveries in flight at once per process (in their own lane, beside order processing). */
+  callbackConcurrency: number
+  /** Deliveries in flight at once per process to one host. */
+  callbackHostConcurrency: number
   feedbackTokenDays: number
   orderStartDateEnabled: boolean
   /** Serve the benchmark's reference route (a precomputed body behind the token check). */
@@ -107,6 +113,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     callbackAllowList: hostList(env, 'CALLBACK_ALLOW_LIST'),
     callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),
     callbackTimeoutMs: int(env, 'CALLBACK_TIMEOUT_MS', 5000, 1),
+    callbackBudgetMs: int(env, 'CALLBACK_BUDGET_MS', 60000, 1),
+    callbackConcurrency: int(env, 'CALLBACK_CONCURRENCY', 16, 1),
+    callbackHostConcurrency: int(env, 'CALLBACK_HOST_CONCURRENCY', 4, 1),
     feedbackTokenDays: int(env, 'FEEDBACK_TOKEN_DAYS', 7, 1),
     orderStartDateEnabled: bool(env, 'ORDER_START_DATE_ENABLED', true),
     benchRoutes: bool(env, 'BENCH_ROUTES', false),

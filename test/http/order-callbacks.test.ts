@@ -1,14 +1,17 @@
-// Order callbacks: which URLs are accepted, and the connect-time guard against private targets.
+// Order callbacks: which URLs are accepted, the connect-time guard against private targets, and
+// the delivery lane that keeps callbacks from holding up order processing.
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer as createHttpServer } from 'node:http'
+import { createServer, type Server, type Socket } from 'node:net'
 import { buildTestApp, TestClock } from '../support/app.js'
 import { client } from '../support/client.js'
 import { makeCustomer, makeProject, makeUser } from '../support/fixtures.js'
 import { makeOffering } from '../support/catalog-fixtures.js'
 import type { Config } from '../../src/config.js'
 import type { LookupHost } from '../../src/context.js'
-import { JOBS } from '../../src/areas/orders/service.js'
+import { CALLBACK_LANE, JOBS } from '../../src/areas/orders/service.js'
+import { MAIN_LANE } from '../../src/jobs/queue.js'
 
 const R = '/api/marketplace-orders'
 
@@ -51,6 +54,35 @@ async function setup(overrides: Partial<Config> = {}, lookupHost?: LookupHost) {
       .orderBy('id')
       .execute()
   return { t, post, executing, state, deliveries }
+}
+
+/**
+ * A TCP listener that accepts connections, reads and never answers. `requests` are the
+ * connections a request was sent on; `reached(n)` waits for n of them.
+ */
+async function blackHole(host = '127.0.0.1') {
+  const sockets: Socket[] = []
+  let requests = 0
+  const waiting: { n: number; resolve: () => void }[] = []
+  const server: Server = createServer((socket) => {
+    sockets.push(socket)
+    socket.on('error', () => undefined)
+    socket.once('data', () => {
+      requests++
+      for (const w of waiting.filter((x) => requests >= x.n)) w.resolve()
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, host, r))
+  return {
+    port: (server.address() as { port: number }).port,
+    requests: () => requests,
+    reached: (n: number) =>
+      requests >= n ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ n, resolve })),
+    close: async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((r) => server.close(() => r()))
+    },
+  }
 }
 
 /** An HTTP listener on loopback that records every connection and every request body. */
@@ -171,7 +203,7 @@ describe('callback delivery guard', () => {
     try {
       const created = await post({ callback_url: `http://rebind.test:${listener.port}/hook` })
       assert.equal(created.status, 201)
-      assert.equal(await t.ctx.jobs.drain(10), 1)
+      assert.equal(await t.ctx.jobs.drain(10, CALLBACK_LANE), 1)
       // Looked up once before the request, and again by the connection itself, which refused.
       assert.deepEqual(lookups, ['rebind.test', 'rebind.test'])
       const [job] = await deliveries()
@@ -179,7 +211,7 @@ describe('callback delivery guard', () => {
       assert.equal(job!.attempts, 1)
       assert.match(job!.last_error ?? '', /rebind\.test resolves to 127\.0\.0\.1/)
       t.clock.advance(10_000)
-      assert.equal(await t.ctx.jobs.drain(10), 1)
+      assert.equal(await t.ctx.jobs.drain(10, CALLBACK_LANE), 1)
       assert.equal(listener.connections(), 0)
       assert.deepEqual(listener.bodies, [])
     } finally {
@@ -198,7 +230,7 @@ describe('callback delivery guard', () => {
     const { t, post, deliveries } = await setup({ callbackAllowPrivate: false }, lookupHost)
     try {
       assert.equal((await post({ callback_url: `http://mixed.test:${listener.port}/` })).status, 201)
-      await t.ctx.jobs.drain(10)
+      await t.ctx.jobs.drain(10, CALLBACK_LANE)
       assert.match((await deliveries())[0]!.last_error ?? '', /mixed\.test resolves to ::1/)
       assert.equal(listener.connections(), 0)
     } finally {
@@ -218,7 +250,7 @@ describe('callback delivery guard', () => {
     try {
       const created = await post({ callback_url: `http://hooks.test:${listener.port}/hook` })
       assert.equal(created.status, 201)
-      await t.ctx.jobs.drain(10)
+      await t.ctx.jobs.drain(10, CALLBACK_LANE)
       assert.deepEqual(
         listener.bodies.map((b) => [b.uuid, b.state]),
         [[created.body.uuid, created.body.state]],
@@ -227,6 +259,78 @@ describe('callback delivery guard', () => {
     } finally {
       await t.close()
       await listener.close()
+    }
+  })
+})
+
+describe('callback delivery lane', () => {
+  test('orders are processed while callbacks to a host that never answers are pending', async () => {
+    const hole = await blackHole()
+    // Attempts are only ended by stopping the lane, so the test does not depend on its speed.
+    const { t, executing, state, deliveries } = await setup({
+      callbackTimeoutMs: 600_000,
+      callbackConcurrency: 16,
+      callbackHostConcurrency: 4,
+    })
+    try {
+      for (let i = 0; i < 20; i++) await executing({ callback_url: `http://127.0.0.1:${hole.port}/x` })
+      const lane = t.ctx.jobs.startLane(CALLBACK_LANE, 600_000)
+      await hole.reached(4)
+      await lane.settled()
+      // At most four deliveries to the host at once; the rest wait queued, untouched.
+      assert.equal(lane.running.total, 4)
+      assert.deepEqual([...lane.running.perGroup], [['127.0.0.1', 4]])
+      const pending = await deliveries()
+      assert.ok(pending.length >= 20)
+      assert.equal(pending.filter((j) => j.state === 'running').length, 4)
+      assert.equal(pending.filter((j) => j.attempts > 0).length, 4)
+
+      // Order processing runs in its own lane and finishes the orders; the callbacks are untouched.
+      const basic = await executing()
+      const processed = await t.ctx.jobs.drain(100, MAIN_LANE)
+      assert.equal(processed, 21)
+      assert.equal(await state(basic), 'done')
+      const after = await deliveries()
+      assert.equal(after.filter((j) => j.state === 'done').length, 0)
+      assert.equal(after.filter((j) => j.state === 'running').length, 4)
+      assert.equal(hole.requests(), 4)
+      assert.ok(lane.running.total === 4)
+
+      // Stopping aborts the deliveries in flight; they wait for their retry, nothing is lost.
+      await t.ctx.jobs.stop()
+      const stopped = await deliveries()
+      assert.equal(stopped.filter((j) => j.state === 'queued').length, stopped.length)
+      assert.equal(stopped.filter((j) => j.attempts === 1).length, 4)
+      assert.ok(stopped.every((j) => j.attempts === 0 || /stopping/.test(j.last_error ?? '')))
+    } finally {
+      await t.close()
+      await hole.close()
+    }
+  })
+
+  test('an attempt ends within what is left of the delivery budget, and then the delivery gives up', async () => {
+    const hole = await blackHole()
+    const { t, post, deliveries } = await setup({ callbackTimeoutMs: 600_000, callbackBudgetMs: 60_000 })
+    try {
+      assert.equal((await post({ callback_url: `http://127.0.0.1:${hole.port}/x` })).status, 201)
+      // 100 ms of the budget left: the attempt is cut then, not after CALLBACK_TIMEOUT_MS.
+      t.clock.advance(60_000 - 100)
+      assert.equal(await t.ctx.jobs.drain(10, CALLBACK_LANE), 1)
+      const [first] = await deliveries()
+      assert.equal(first!.state, 'queued')
+      assert.match(first!.last_error ?? '', /abort|timeout/i)
+      assert.equal(hole.requests(), 1)
+      // Past the budget the delivery fails for good, though it had attempts left.
+      t.clock.advance(10_000)
+      assert.equal(await t.ctx.jobs.drain(10, CALLBACK_LANE), 1)
+      const [last] = await deliveries()
+      assert.equal(last!.state, 'failed')
+      assert.equal(last!.attempts, 2)
+      assert.match(last!.last_error ?? '', /time budget/)
+      assert.equal(hole.requests(), 1)
+    } finally {
+      await t.close()
+      await hole.close()
     }
   })
 })

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { loadConfig } from '../../config.js'
-import { targetProblem } from './callbacks.js'
+import { callbackHost, targetProblem } from './callbacks.js'
 
 const strict = loadConfig({}, { callbackAllowPrivate: false, callbackAllowList: [] })
 
@@ -107,4 +107,12 @@ test('CALLBACK_ALLOW_PRIVATE allows everything; CALLBACK_ALLOW_LIST names hosts 
     () => loadConfig({ CALLBACK_ALLOW_LIST: '10.0.0.0/33' }),
     /CALLBACK_ALLOW_LIST: "10.0.0.0\/33" is not a valid CIDR/,
   )
+})
+
+test('deliveries are grouped by host name', () => {
+  const group = (url: string) => callbackHost({ url, body: {} })
+  assert.equal(group('https://Hooks.Example.com./a'), 'hooks.example.com')
+  assert.equal(group('http://hooks.example.com:8080/b'), 'hooks.example.com')
+  assert.equal(group('http://[::1]:8080/b'), '[::1]')
+  assert.equal(group('nonsense'), '')
 })

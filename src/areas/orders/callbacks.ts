@@ -134,9 +134,20 @@ export function callbackUrlProblem(config: Config, value: string): string | null
   return targetProblem(config, host, isIP(host) ? host : null)
 }
 
+/** Callback deliveries are limited per target host: the group of a delivery job. */
+export function callbackHost(payload: unknown): string {
+  try {
+    return canonicalName(new URL((payload as CallbackPayload).url).hostname)
+  } catch {
+    return ''
+  }
+}
+
 export interface CallbackPayload {
   url: string
   body: { uuid: string; state: string; type: string; resource_uuid: string | null; modified: string }
+  /** When the delivery gives up, attempts and waits included (absent in deliveries queued before). */
+  deadline?: string
 }
 
 /** `work`, or the signal's reason once it is aborted first (a name lookup cannot be cancelled). */
@@ -159,6 +170,9 @@ export class CallbackSender {
   ) {
     const connect = buildConnector({ lookup: this.lookup })
     this.agent = new Agent({
+      // The lane sends at most this many deliveries to one host at once; the pool needs no more.
+      // (It also bounds the idle connection undici opens again after an aborted request.)
+      connections: config.callbackHostConcurrency,
       connect: (options, callback) =>
         connect(options, (err, socket) => {
           if (err) return callback(err, null)

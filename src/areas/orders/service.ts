@@ -28,7 +28,8 @@ import { offeringRecord, resolveOfferingLink, resolvePlanLink } from '../catalog
 import { OFFERING_TYPE_RULES, isOfferingType, type OfferingTypeRules } from '../catalog/offering-types.js'
 import { assertNewResourceAllowed, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { offeringProcessor } from './processors.js'
-import { callbackUrlProblem, CallbackSender, type CallbackPayload } from './callbacks.js'
+import { PermanentJobError } from '../../jobs/queue.js'
+import { callbackHost, callbackUrlProblem, CallbackSender, type CallbackPayload } from './callbacks.js'
 import {
   ordersRepository,
   resourcesWriteRepository,
@@ -60,6 +61,9 @@ export const JOBS = {
   startDate: 'order.start-date',
   projectStart: 'order.project-start',
 } as const
+
+/** Callback deliveries run in this lane of the job queue, never in the one that processes orders. */
+export const CALLBACK_LANE = 'order.callbacks'
 
 // ---- visibility and records ----
 
@@ -499,6 +503,7 @@ async function afterStateChange(
         resource_uuid: o.resource_uuid ?? null,
         modified: o.modified,
       },
+      deadline: new Date(ctx.clock().getTime() + ctx.config.callbackBudgetMs).toISOString(),
     }
     await ctx.jobs.enqueue(trx, JOBS.callback, payload, { maxAttempts: 5 })
   }
@@ -991,6 +996,21 @@ async function moveWhenDue(ctx: AppContext, orderId: number, action: OrderAction
   })
 }
 
+/**
+ * One callback delivery attempt, within what is left of the delivery's time budget: once that is
+ * spent the delivery fails for good, whatever attempts it has left.
+ */
+async function deliverCallback(
+  ctx: AppContext,
+  sender: CallbackSender,
+  p: CallbackPayload,
+  signal: AbortSignal,
+): Promise<void> {
+  const left = p.deadline ? Date.parse(p.deadline) - ctx.clock().getTime() : Infinity
+  if (!(left > 0)) throw new PermanentJobError(`callback delivery gave up: its time budget is spent`)
+  await sender.deliver(p, Math.min(ctx.config.callbackTimeoutMs, left), signal)
+}
+
 /** Defines the orders' jobs; returns what must be released when the app closes. */
 export function defineOrderJobs(ctx: AppContext): { close: () => Promise<void> } {
   ctx.jobs.define<{ orderId: number }>(JOBS.process, {
@@ -998,10 +1018,16 @@ export function defineOrderJobs(ctx: AppContext): { close: () => Promise<void> }
     run: async (p) => processOrder(ctx, p.orderId),
   })
   const sender = new CallbackSender(ctx.config, ctx.lookupHost)
+  ctx.jobs.defineLane(CALLBACK_LANE, {
+    concurrency: ctx.config.callbackConcurrency,
+    groupOf: callbackHost,
+    perGroup: ctx.config.callbackHostConcurrency,
+  })
   ctx.jobs.define<CallbackPayload>(JOBS.callback, {
+    lane: CALLBACK_LANE,
     maxAttempts: 5,
     backoffMs: 2000,
-    run: async (p, job) => sender.deliver(p, ctx.config.callbackTimeoutMs, job.signal),
+    run: async (p, job) => deliverCallback(ctx, sender, p, job.signal),
   })
   ctx.jobs.define<{ orderId: number }>(JOBS.startDate, {
     run: async (p) => moveWhenDue(ctx, p.orderId, 'start_date_reached'),
