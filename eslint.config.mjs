@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint'
 import prettier from 'eslint-config-prettier'
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'bench/results/'] },
+  { ignores: ['node_modules/', 'data/', 'bench/results/', 'test/journey/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
