@@ -51,7 +51,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
   const url = `http://127.0.0.1:${port}`
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  const deadline = Date.now() + 30_000
+  const deadline = Date.now() + 90_000
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early: ${stderr}`)
     try {
