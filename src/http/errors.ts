@@ -190,10 +190,17 @@ function setPath(target: FieldErrors, path: string[], message: string): void {
   }
 }
 
-/** Turns Ajv errors of one request part into a DRF body keyed by field. */
+/**
+ * Ajv reports every error of a body (`allErrors`), so one request can carry tens of thousands of
+ * them (a 1 MB body of bad `limits` entries); rendering them all cost far more than validating,
+ * and answered megabytes. The first ones are enough for a client to correct its request.
+ */
+export const MAX_REPORTED_ERRORS = 100
+
+/** Turns Ajv errors of one request part into a DRF body keyed by field (the first ones). */
 export function validationBody(errors: ErrorObject[], part: string | undefined): FieldErrors {
   const body: FieldErrors = {}
-  for (const e of errors) {
+  for (const e of errors.slice(0, MAX_REPORTED_ERRORS)) {
     // anyOf/oneOf report every failed branch and then a summary; the summary is enough.
     if (/\/(anyOf|oneOf)\/\d+\//.test(e.schemaPath)) continue
     const path = e.instancePath
@@ -212,6 +219,121 @@ export function validationBody(errors: ErrorObject[], part: string | undefined):
     setPath(body, path, messageFor(e))
   }
   return Object.keys(body).length ? body : { non_field_errors: ['Invalid input.'] }
+}
+
+/** Merges the field errors of `from` into `into`: messages of one field are concatenated (each once). */
+function mergeInto(into: FieldErrors, from: FieldErrors): void {
+  for (const [key, value] of Object.entries(from)) {
+    const existing = into[key]
+    if (existing === undefined) {
+      into[key] = value
+    } else if (Array.isArray(existing) && Array.isArray(value)) {
+      for (const m of value) if (!existing.includes(m)) existing.push(m)
+    } else if (isFieldErrors(existing) && isFieldErrors(value)) {
+      mergeInto(existing, value)
+    }
+  }
+}
+
+function isFieldErrors(v: unknown): v is FieldErrors {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+}
+
+/**
+ * The field errors of one write, gathered over its stages so that one 400 names every bad field,
+ * as DRF does: the body's schema errors (the route sets `attachValidation`, see `fieldErrorsOf`),
+ * then each business rule. A rule that needs a field's value runs only when that field has no
+ * error yet; a 400 it throws is recorded, and the service calls `throwIfAny()` before the rules
+ * that need every field valid (cross-field rules) and before it writes anything.
+ */
+export class FieldErrorSet {
+  private readonly errors: FieldErrors = {}
+  /** True when the body's schema already failed: that 400 then answers whatever a rule throws. */
+  private readonly schemaFailed: boolean
+
+  constructor(schemaErrors?: FieldErrors) {
+    if (schemaErrors) mergeInto(this.errors, schemaErrors)
+    this.schemaFailed = !!schemaErrors && Object.keys(schemaErrors).length > 0
+  }
+
+  /** Whether a field (by its top-level name) already has an error. */
+  has(field: string): boolean {
+    return field in this.errors
+  }
+
+  /** Whether any of the fields has an error. */
+  hasAny(fields: readonly string[]): boolean {
+    return fields.some((f) => f in this.errors)
+  }
+
+  add(field: string, message: string): void {
+    mergeInto(this.errors, { [field]: [message] })
+  }
+
+  /**
+   * Runs a rule unless one of the fields it needs already failed (then undefined); a 400 the rule
+   * throws is recorded (undefined), any other error propagates.
+   */
+  async check<T>(needs: string | readonly string[], rule: () => T | Promise<T>): Promise<T | undefined> {
+    if (this.hasAny(typeof needs === 'string' ? [needs] : needs)) return undefined
+    try {
+      return await rule()
+    } catch (e) {
+      if (!this.absorb(e)) throw e
+      return undefined
+    }
+  }
+
+  /** `check` for a synchronous rule. */
+  checkSync<T>(needs: string | readonly string[], rule: () => T): T | undefined {
+    if (this.hasAny(typeof needs === 'string' ? [needs] : needs)) return undefined
+    try {
+      return rule()
+    } catch (e) {
+      if (!this.absorb(e)) throw e
+      return undefined
+    }
+  }
+
+  /** One 400 with every error so far, if there is any. */
+  throwIfAny(): void {
+    if (Object.keys(this.errors).length) throw new AppError('invalid', this.errors)
+  }
+
+  /**
+   * Runs the operation and answers one 400 for all its field errors: a 400 it throws is merged
+   * with those gathered; while the body's schema failed, any other error it throws (403, 404,
+   * 409) gives way to that 400, as when the schema was checked before the operation ran.
+   */
+  async guard<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      const out = await operation()
+      this.throwIfAny()
+      return out
+    } catch (e) {
+      if (this.absorb(e) || (this.schemaFailed && e instanceof AppError)) this.throwIfAny()
+      throw e
+    }
+  }
+
+  private absorb(e: unknown): boolean {
+    if (!(e instanceof AppError) || e.kind !== 'invalid' || !isFieldErrors(e.body)) return false
+    if (e.body !== this.errors) mergeInto(this.errors, e.body)
+    return true
+  }
+}
+
+/**
+ * The field errors of a route registered with `attachValidation: true`: its body's schema errors,
+ * to which the business rules add theirs. A failed path or query, or a body that is not an
+ * object, answers 400 at once as before.
+ */
+export function fieldErrorsOf(request: FastifyRequest): FieldErrorSet {
+  const error = request.validationError as (FastifyError & { validationContext?: string }) | undefined
+  if (!error) return new FieldErrorSet()
+  const body = request.body
+  if (error.validationContext !== 'body' || !isFieldErrors(body)) throw error
+  return new FieldErrorSet(validationBody(error.validation as ErrorObject[], 'body'))
 }
 
 function send(

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { actorOf } from '../../http/auth.js'
+import { fieldErrorsOf } from '../../http/errors.js'
 import { errors, FieldQuery, NoContent, StatusBody, UuidParams } from '../../http/schemas.js'
 import {
   boolFilter,
@@ -421,9 +422,16 @@ export async function catalogRoutes(fastify: FastifyInstance, { ctx }: { ctx: Ap
     )
     app.post(
       path,
-      { schema: { ...t, body: s.PlanCreateBody, response: { 201: s.PlanSchema, ...errors } } },
+      {
+        schema: { ...t, body: s.PlanCreateBody, response: { 201: s.PlanSchema, ...errors } },
+        // The body's schema errors and the plan's rules answer in one 400.
+        attachValidation: true,
+      },
       async (request, reply) => {
-        const p = await svc.createPlan(ctx, actorOf(request), request.body, request.baseUrl)
+        const fieldErrors = fieldErrorsOf(request)
+        const p = await fieldErrors.guard(() =>
+          svc.createPlan(ctx, actorOf(request), request.body, request.baseUrl, fieldErrors),
+        )
         return reply.code(201).send(p)
       },
     )
@@ -437,8 +445,20 @@ export async function catalogRoutes(fastify: FastifyInstance, { ctx }: { ctx: Ap
           body: method === 'PUT' ? s.PlanUpdateBody : s.PlanPatchBody,
           response: { 200: s.PlanSchema, ...errors },
         },
-        handler: async (request) =>
-          svc.updatePlan(ctx, actorOf(request), request.params.uuid, request.body, request.baseUrl),
+        attachValidation: true,
+        handler: async (request) => {
+          const fieldErrors = fieldErrorsOf(request)
+          return fieldErrors.guard(() =>
+            svc.updatePlan(
+              ctx,
+              actorOf(request),
+              request.params.uuid,
+              request.body,
+              request.baseUrl,
+              fieldErrors,
+            ),
+          )
+        },
       })
     }
     app.delete(

@@ -8,7 +8,7 @@ import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { fromBool, parseJson, toBool, toJson, decimalString } from '../../db/values.js'
-import { AppError, fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
+import { AppError, FieldErrorSet, fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import {
   connectedCustomerIds,
@@ -321,16 +321,20 @@ function parseUnit(v: unknown): string {
   return v
 }
 
-/** Validated column values of a plan body (only the keys given). */
-function planValues(body: PlanWrite): Record<string, unknown> {
+/**
+ * Validated column values of a plan body (only the keys given); every bad field is named in one
+ * 400, with the errors already gathered (a field that has one is not checked again).
+ */
+function planValues(body: PlanWrite, errors = new FieldErrorSet()): Record<string, unknown> {
   const values: Record<string, unknown> = {}
   if (body.name !== undefined) values.name = body.name
   if (body.description !== undefined) values.description = body.description
-  if (body.unit !== undefined) values.unit = parseUnit(body.unit)
+  if (body.unit !== undefined) errors.checkSync('unit', () => (values.unit = parseUnit(body.unit)))
   for (const k of ['unit_price', 'fixed_price', 'activation_price'] as const) {
-    if (body[k] !== undefined) values[k] = parsePrice(k, body[k])
+    if (body[k] !== undefined) errors.checkSync(k, () => (values[k] = parsePrice(k, body[k])))
   }
   if (body.archived !== undefined) values.archived = fromBool(body.archived)
+  errors.throwIfAny()
   return values
 }
 
@@ -405,11 +409,14 @@ export async function createPlan(
   actor: Actor,
   body: PlanWrite & { offering: string; name: string },
   base: string,
+  errors = new FieldErrorSet(),
 ): Promise<Plan> {
-  const offering = await resolveOfferingLink(ctx, actor, 'offering', body.offering)
-  if (!canUpdateOffering(actor, offering)) throw forbidden()
-  const values = planValues(body)
-  const id = await insertPlan(ctx, ctx.db, offering.id, values)
+  const offering = await errors.check('offering', () =>
+    resolveOfferingLink(ctx, actor, 'offering', body.offering),
+  )
+  if (offering && !canUpdateOffering(actor, offering)) throw forbidden()
+  const values = planValues(body, errors)
+  const id = await insertPlan(ctx, ctx.db, offering!.id, values)
   return toPlan(base, (await plansRepository(ctx.db).findById(id))!)
 }
 
@@ -419,16 +426,19 @@ export async function updatePlan(
   uuid: string,
   body: PlanWrite,
   base: string,
+  errors = new FieldErrorSet(),
 ): Promise<Plan> {
   const row = await findVisiblePlan(ctx, actor, uuid)
   if (!canUpdateOffering(actor, { id: row.offering_id, customer_id: row.offering_customer_id })) {
     throw forbidden()
   }
   if (body.offering !== undefined) {
-    const o = await resolveOfferingLink(ctx, actor, 'offering', body.offering)
-    if (o.id !== row.offering_id) throw fieldError('offering', 'The offering of a plan cannot be changed.')
+    await errors.check('offering', async () => {
+      const o = await resolveOfferingLink(ctx, actor, 'offering', body.offering)
+      if (o.id !== row.offering_id) throw fieldError('offering', 'The offering of a plan cannot be changed.')
+    })
   }
-  const values = planValues(body)
+  const values = planValues(body, errors)
   values.modified = now(ctx)
   await ctx.db.transaction().execute(async (trx) => {
     await plansRepository(trx).update(row.id, values)

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { actorOf } from '../../http/auth.js'
-import { fieldError, forbiddenNoBody } from '../../http/errors.js'
+import { fieldError, fieldErrorsOf, forbiddenNoBody } from '../../http/errors.js'
 import { uuidFromLink } from '../../http/links.js'
 import {
   boolFilter,
@@ -134,10 +134,17 @@ export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
 
   app.post(
     `${R}/`,
-    { schema: { tags, body: s.OrderCreateBody, response: { 201: s.OrderSchema, ...errors } } },
+    {
+      schema: { tags, body: s.OrderCreateBody, response: { 201: s.OrderSchema, ...errors } },
+      // The body's schema errors and the order's rules answer in one 400.
+      attachValidation: true,
+    },
     async (request, reply) => {
       const actor = actorOf(request)
-      const { orderId } = await svc.createOrder(ctx, actor, request.body)
+      const fieldErrors = fieldErrorsOf(request)
+      const { orderId } = await fieldErrors.guard(() =>
+        svc.createOrder(ctx, actor, request.body, fieldErrors),
+      )
       return sendJson(reply.code(201), await svc.orderRecord(ctx, actor, orderId, request.baseUrl))
     },
   )

@@ -9,7 +9,15 @@ import type { DB } from '../../db/tables.js'
 import { RecordCache } from '../../db/record-cache.js'
 import type { MetricCounter } from '../../http/plumbing.js'
 import { decimalNumber, decimalString, parseJson, toBool, toJson } from '../../db/values.js'
-import { AppError, fieldError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
+import {
+  AppError,
+  FieldErrorSet,
+  fieldError,
+  forbidden,
+  invalidState,
+  nonFieldError,
+  notFound,
+} from '../../http/errors.js'
 import { uuidFromLink } from '../../http/links.js'
 import {
   can,
@@ -293,17 +301,35 @@ export async function createOrder(
   ctx: AppContext,
   actor: Actor,
   body: OrderCreate,
+  errors = new FieldErrorSet(),
 ): Promise<{ orderId: number; resourceId: number }> {
+  // Every field's rules run (those of a field the schema refused are skipped), then one 400
+  // names every bad field; the cross-field rules run only on valid fields.
   const type = (body.type ?? 'Create') as OrderType
-  if (type !== 'Create') {
-    throw fieldError('type', 'Update and Terminate orders are created through the resource actions.')
+  if (!errors.has('type') && type !== 'Create') {
+    errors.add('type', 'Update and Terminate orders are created through the resource actions.')
   }
-  const project = await resolveProjectLink(ctx, actor, 'project', body.project)
-  const offering = await resolveOfferingLink(ctx, actor, 'offering', body.offering)
-  if (offering.state !== 'Active') throw fieldError('offering', 'Offering is not available.')
-  let plan = null
-  if (body.plan) {
-    plan = await resolvePlanLink(ctx, 'plan', body.plan)
+  const project = await errors.check('project', () => resolveProjectLink(ctx, actor, 'project', body.project))
+  const offering = await errors.check('offering', async () => {
+    const o = await resolveOfferingLink(ctx, actor, 'offering', body.offering)
+    if (o.state !== 'Active') throw fieldError('offering', 'Offering is not available.')
+    return o
+  })
+  const planLink = body.plan
+    ? await errors.check('plan', () => resolvePlanLink(ctx, 'plan', body.plan))
+    : null
+  if (body.slug !== undefined && !actor.isStaff && !errors.has('slug')) {
+    errors.add('slug', 'Only staff can set the slug.')
+  }
+  if (body.callback_url && !errors.has('callback_url')) {
+    const problem = callbackUrlProblem(ctx.config, body.callback_url)
+    if (problem) errors.add('callback_url', problem)
+  }
+  errors.throwIfAny()
+  if (!project || !offering) throw new Error('unreachable: links resolved without errors')
+  // Rules across fields, on valid fields only.
+  const plan = planLink ?? null
+  if (plan) {
     if (plan.offering_id !== offering.id || toBool(plan.archived)) {
       throw fieldError('plan', 'This plan is not available for selected offering.')
     }
@@ -315,11 +341,6 @@ export async function createOrder(
       .where('archived', '=', 0)
       .execute()
     if (plans.length) throw fieldError('plan', 'This field is required.')
-  }
-  if (body.slug !== undefined && !actor.isStaff) throw fieldError('slug', 'Only staff can set the slug.')
-  if (body.callback_url) {
-    const problem = callbackUrlProblem(ctx.config, body.callback_url)
-    if (problem) throw fieldError('callback_url', problem)
   }
   const customer = (await findCustomerById(ctx, project.customer_id))!
   checkCustomerAndProject(ctx, customer, project)

@@ -1,0 +1,166 @@
+// One 400 names every bad field of a write, as DRF does: the body's schema errors and the
+// business rules' errors (hyperlinks, ranges, callback URLs, plan units) together; a rule that
+// needs a field's value does not run when the schema already refused that field.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { buildTestApp, type TestApp } from '../support/app.js'
+import { client } from '../support/client.js'
+import { makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import { makeOffering, makePlan, providerGraph, type OfferingRef } from '../support/catalog-fixtures.js'
+
+const ORDERS = '/api/marketplace-orders/'
+const PLANS = '/api/marketplace-plans/'
+const BAD_OFFERING = 'http://localhost/api/marketplace-provider-offerings/00000000000000000000000000000000/'
+
+let t: TestApp
+let staff: UserRef
+let project: Ref
+let offering: OfferingRef
+before(async () => {
+  t = await buildTestApp()
+  const c = await makeCustomer(t.ctx)
+  project = await makeProject(t.ctx, c)
+  staff = await makeUser(t.ctx, { staff: true })
+  offering = await makeOffering(t.ctx, c, { type: 'Marketplace.Basic' })
+})
+after(async () => {
+  await t.close()
+})
+
+const orderCount = async () =>
+  Number(
+    (
+      await t.ctx.db
+        .selectFrom('orders')
+        .select((e) => e.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
+
+describe('order create: one 400 for every bad field', () => {
+  test('a bad offering link, a negative limit and an ftp callback are named together', async () => {
+    const before = await orderCount()
+    const r = await client(t.app, staff.token).post(ORDERS, {
+      offering: BAD_OFFERING,
+      project: project.url,
+      limits: { cpu: -1 },
+      callback_url: 'ftp://example.com/hook',
+    })
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, {
+      limits: { cpu: ['Ensure this value is greater than or equal to 0.'] },
+      offering: ['Invalid hyperlink - Object does not exist.'],
+      callback_url: ['Only http and https callback URLs are allowed.'],
+    })
+    assert.equal(await orderCount(), before, 'nothing is written')
+  })
+
+  test('a field the schema refused is not checked again by its rule', async () => {
+    const r = await client(t.app, staff.token).post(ORDERS, {
+      offering: 5,
+      project: 'http://localhost/api/projects/nope/',
+      callback_url: 7,
+    })
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, {
+      offering: ['Not a valid string.'],
+      callback_url: ['Not a valid string.'],
+      project: ['Invalid hyperlink - Incorrect URL match.'],
+    })
+  })
+
+  test('the rules alone, without schema errors, are named together too', async () => {
+    const r = await client(t.app, staff.token).post(ORDERS, {
+      offering: BAD_OFFERING,
+      project: project.url,
+      type: 'Update',
+      callback_url: 'http://user:secret@example.com/',
+    })
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, {
+      type: ['Update and Terminate orders are created through the resource actions.'],
+      offering: ['Invalid hyperlink - Object does not exist.'],
+      callback_url: ['Callback URLs may not carry credentials.'],
+    })
+  })
+
+  test('a body with thousands of bad entries answers the first 100 of them', async () => {
+    const limits = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, -1]))
+    const r = await client(t.app, staff.token).post(ORDERS, {
+      offering: offering.url,
+      project: project.url,
+      limits,
+    })
+    assert.equal(r.status, 400)
+    assert.deepEqual(Object.keys(r.body), ['limits'])
+    assert.equal(Object.keys(r.body.limits).length, 100)
+    assert.deepEqual(r.body.limits.k0, ['Ensure this value is greater than or equal to 0.'])
+  })
+
+  test('a valid order is still created', async () => {
+    const r = await client(t.app, staff.token).post(ORDERS, {
+      offering: offering.url,
+      project: project.url,
+      limits: { cpu: 2 },
+      callback_url: 'https://hooks.example.com/order',
+    })
+    assert.equal(r.status, 201, JSON.stringify(r.body))
+  })
+})
+
+describe('plan create and update: one 400 for every bad field', () => {
+  test('a negative unit_price and an unknown unit are named together', async () => {
+    const p = providerGraph(t.ctx)
+    const o = await makeOffering(t.ctx, await p.customer())
+    const r = await client(t.app, (await p.owner()).token).post(PLANS, {
+      offering: o.url,
+      name: 'Gold',
+      unit_price: -1,
+      unit: 'year',
+    })
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, {
+      unit: ['"year" is not a valid choice.'],
+      unit_price: ['Ensure this value is greater than or equal to 0.'],
+    })
+  })
+
+  test('schema errors (a missing name) and rule errors (a bad offering link, a bad price) together', async () => {
+    const p = providerGraph(t.ctx)
+    const r = await client(t.app, (await p.owner()).token).post(PLANS, {
+      offering: BAD_OFFERING,
+      fixed_price: 'cheap',
+    })
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, {
+      name: ['This field is required.'],
+      offering: ['Invalid hyperlink - Object does not exist.'],
+      fixed_price: ['A valid number is required.'],
+    })
+  })
+
+  test('PATCH and PUT name every bad field; a refused body is still 400 before the plan is looked up', async () => {
+    const p = providerGraph(t.ctx)
+    const o = await makeOffering(t.ctx, await p.customer())
+    const plan = await makePlan(t.ctx, o)
+    const as = client(t.app, (await p.owner()).token)
+    const patch = await as.patch(`${PLANS}${plan.uuid}/`, { unit_price: -1, unit: 'year', name: '' })
+    assert.equal(patch.status, 400)
+    assert.deepEqual(patch.body, {
+      name: ['This field may not be blank.'],
+      unit: ['"year" is not a valid choice.'],
+      unit_price: ['Ensure this value is greater than or equal to 0.'],
+    })
+    const put = await as.put(`${PLANS}${plan.uuid}/`, { name: 'Gold', unit: 'year', activation_price: '-2' })
+    assert.equal(put.status, 400)
+    assert.deepEqual(put.body, {
+      unit: ['"year" is not a valid choice.'],
+      activation_price: ['Ensure this value is greater than or equal to 0.'],
+    })
+    const missing = await as.patch(`${PLANS}00000000000000000000000000000000/`, { name: '' })
+    assert.equal(missing.status, 400)
+    assert.deepEqual(missing.body, { name: ['This field may not be blank.'] })
+    const missingValid = await as.patch(`${PLANS}00000000000000000000000000000000/`, { unit: 'year' })
+    assert.equal(missingValid.status, 404)
+  })
+})
