@@ -264,6 +264,25 @@ describe('public IP validation', () => {
     }
   })
 
+  test('one 400 names every bad field: schema errors, the name rule and the links together', async () => {
+    const r = await as(staff).post(
+      IPS,
+      body({
+        name: '1abc',
+        description: 5,
+        project: '/api/projects/00000000000000000000000000000000/',
+        resource_group: '/api/cloudA-locations/00000000000000000000000000000000/',
+      }),
+    )
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, {
+      description: ['Not a valid string.'],
+      name: ['The name can contain only letters, numbers, underscore, period and hyphens.'],
+      project: ['Invalid hyperlink - Object does not exist.'],
+      resource_group: ['Invalid hyperlink - Incorrect URL match.'],
+    })
+  })
+
   test('names must start with a letter and hold only letters, digits, _ . -', async () => {
     for (const name of ['1abc', 'has space', 'a'.repeat(81), '-x']) {
       const r = await as(staff).post(IPS, body({ name }))

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { actorOf } from '../../http/auth.js'
+import { fieldErrorsOf } from '../../http/errors.js'
 import { uuidFromLink } from '../../http/links.js'
 import { errors, FieldQuery, NoContent, UuidParams } from '../../http/schemas.js'
 import { pager, parseOrdering, single, uuidFilter, withFields, type Query } from '../../http/query.js'
@@ -228,9 +229,16 @@ export async function cloudARoutes(fastify: FastifyInstance, { ctx }: { ctx: App
           body: s.PublicIpCreateBody,
           response: { 201: s.PublicIpSchema, ...errors },
         },
+        // The body's schema errors and the links' rules answer in one 400.
+        attachValidation: true,
       },
-      async (request, reply) =>
-        reply.code(201).send(await svc.createPublicIp(ctx, actorOf(request), request.body, request.baseUrl)),
+      async (request, reply) => {
+        const fieldErrors = fieldErrorsOf(request)
+        const ip = await fieldErrors.guard(() =>
+          svc.createPublicIp(ctx, actorOf(request), request.body, request.baseUrl, fieldErrors),
+        )
+        return reply.code(201).send(ip)
+      },
     )
     for (const method of ['PUT', 'PATCH'] as const) {
       app.route({

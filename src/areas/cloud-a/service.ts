@@ -2,7 +2,7 @@
 // groups (managed by those who manage the project) and public IPs (the common cloud resource
 // lifecycle: create, PUT/PATCH, delete and pull run as jobs against the driver).
 import type { AppContext } from '../../context.js'
-import { AppError, conflict, fieldError, forbidden, notFound } from '../../http/errors.js'
+import { AppError, conflict, FieldErrorSet, fieldError, forbidden, notFound } from '../../http/errors.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import { requireStaff, type Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
@@ -442,16 +442,34 @@ export async function getPublicIp(ctx: AppContext, actor: Actor, uuid: string, b
  * checked (kind, existence, visibility); location and resource group must be in the service
  * settings; the project must be one the caller manages resources in.
  */
-export async function createPublicIp(ctx: AppContext, actor: Actor, body: PublicIpWrite, base: string) {
-  validateName(body.name!)
-  const { settings, project } = await collect({
-    settings: () => resolveSettingsLink(ctx, actor, 'service_settings', body.service_settings, 'cloudA'),
-    project: () => resolveManagedProject(ctx, actor, 'project', body.project),
-  })
-  const { location, group } = await collect({
-    location: () => resolveLocationLink(ctx, actor, 'location', body.location, settings.id),
-    group: () => resolveResourceGroupLink(ctx, actor, 'resource_group', body.resource_group, settings.id),
-  })
+export async function createPublicIp(
+  ctx: AppContext,
+  actor: Actor,
+  body: PublicIpWrite,
+  base: string,
+  errors = new FieldErrorSet(),
+) {
+  // One 400 names every bad field; location and resource group are checked against valid settings.
+  errors.checkSync('name', () => validateName(body.name!))
+  const settings = await errors.check('service_settings', () =>
+    resolveSettingsLink(ctx, actor, 'service_settings', body.service_settings, 'cloudA'),
+  )
+  const project = await errors.check('project', () =>
+    resolveManagedProject(ctx, actor, 'project', body.project),
+  )
+  const location =
+    settings &&
+    (await errors.check('location', () =>
+      resolveLocationLink(ctx, actor, 'location', body.location, settings.id),
+    ))
+  const group =
+    settings &&
+    (await errors.check('resource_group', () =>
+      resolveResourceGroupLink(ctx, actor, 'resource_group', body.resource_group, settings.id),
+    ))
+  errors.throwIfAny()
+  if (!settings || !project || !location || !group)
+    throw new Error('unreachable: links resolved without errors')
   const id = await ctx.db.transaction().execute(async (trx) => {
     const id = await insertResource(ctx, trx, {
       type: PUBLIC_IP_TYPE,
