@@ -303,7 +303,8 @@ export class FieldErrorSet {
   /**
    * Runs the operation and answers one 400 for all its field errors: a 400 it throws is merged
    * with those gathered; while the body's schema failed, any other error it throws (403, 404,
-   * 409) gives way to that 400, as when the schema was checked before the operation ran.
+   * 409, or a rule meeting a value of the wrong type) gives way to that 400, as when the schema
+   * was checked before the operation ran.
    */
   async guard<T>(operation: () => Promise<T>): Promise<T> {
     try {
@@ -311,7 +312,7 @@ export class FieldErrorSet {
       this.throwIfAny()
       return out
     } catch (e) {
-      if (this.absorb(e) || (this.schemaFailed && e instanceof AppError)) this.throwIfAny()
+      if (this.absorb(e) || this.schemaFailed) this.throwIfAny()
       throw e
     }
   }
