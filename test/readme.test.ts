@@ -32,11 +32,12 @@ let db: ReturnType<typeof childDatabase>
 before(async () => {
   db = childDatabase()
   const env = { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' }
-  // The seed block, as written; `npm run cli --` runs the compiled program, the same as src/main.ts.
+  // In the README's order: the server runs, then the seed block fills its database from a second
+  // process (`npm run cli --` runs the compiled program, the same as src/main.ts).
+  server = await startServer({ DATABASE_URL: db.url })
   const seed = blockAfter(README, 'walkthrough:seed').trim()
   assert.equal(seed, 'npm run cli -- seed-demo')
   await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'seed-demo'], { env })
-  server = await startServer({ DATABASE_URL: db.url })
 })
 after(async () => {
   await server?.stop()
