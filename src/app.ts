@@ -2,6 +2,7 @@
 // so tests build the app and call app.inject without opening a socket.
 import { randomUUID } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
+import { readFileSync } from 'node:fs'
 import Fastify, { type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -32,6 +33,15 @@ import { installBodyDrain } from './http/drain.js'
 import { uuid7 } from './http/uuid.js'
 import { areas } from './areas/index.js'
 import { orderRecordCounters } from './areas/orders/service.js'
+import { finishDocument } from './http/openapi.js'
+
+/** The product's name and version, as the OpenAPI document and the docs UI show them. */
+export const PRODUCT = {
+  title: 'Marketplace API',
+  version: (
+    JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+  ).version,
+}
 
 export interface AppDeps {
   clock?: () => Date
@@ -138,8 +148,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'Marketplace API',
-        version: '1.0.0',
+        title: PRODUCT.title,
+        version: PRODUCT.version,
         description:
           'Marketplace orders, cost policies, site agents, invitations, payment profiles, support feedback and cloud resources.',
       },
@@ -155,6 +165,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       },
       security: [{ TokenAuth: [] }],
     },
+    transformObject: (documentObject) =>
+      finishDocument((documentObject as { openapiObject: Record<string, unknown> }).openapiObject, {
+        ...PRODUCT,
+        publicUrl: config.publicUrl,
+      }),
   })
   // The docs UI's own routes (HTML and static assets) are public, like the schema.
   app.addHook('onRoute', (r) => {

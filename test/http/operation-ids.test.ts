@@ -109,22 +109,68 @@ describe('operationId', () => {
     assert.equal(operationId('/api/cloudB-floating-ips/', 'list'), 'cloudB_floating_ips_list')
   })
 
-  test('every operation the kit registers follows the rule, with a summary and one tag', () => {
-    const kit = operations(doc).filter(([, , op]) => op.operationId !== undefined)
-    const areas = operations(doc).filter(([path]) => KIT_PATHS.test(path))
+  test('every operation follows the rule, with a summary and one tag', () => {
+    const all = operations(doc)
+    const areas = all.filter(([path]) => KIT_PATHS.test(path))
     // The kit's areas are wholly declared with it: list and count, retrieve, create, update,
     // partial update, delete and the actions.
     assert.equal(areas.length, 27)
-    for (const [path, method, op] of areas) assert.ok(op.operationId, `${method} ${path} has no operationId`)
-    for (const [path, method, op] of kit) {
+    assert.ok(all.length > 200, `${all.length} operations`)
+    for (const [path, method, op] of all) {
       const where = `${method.toUpperCase()} ${path}`
+      assert.ok(op.operationId, `${where} has no operationId`)
       assert.equal(op.operationId, expectedId(doc, path, method, op), where)
       assert.ok(op.summary && !op.summary.includes('\n'), `${where}: one-line summary`)
       assert.equal(op.tags?.length, 1, `${where}: one tag`)
-      assert.equal(op.tags[0], path.split('/')[2], `${where}: tagged with its resource`)
+      const segments = path.split('/').filter(Boolean)
+      const resource = segments[0] === 'api' ? segments[1] : segments[0]
+      assert.equal(op.tags[0], resource, `${where}: tagged with its area or resource kind`)
     }
-    const ids = kit.map(([, , op]) => op.operationId)
+    const ids = all.map(([, , op]) => op.operationId)
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique')
+    // Each cloud resource kind has its own tag.
+    const tags = new Set(all.map(([, , op]) => op.tags![0]))
+    for (const kind of [
+      'cloudB-floating-ips',
+      'cloudB-routers',
+      'cloudB-ports',
+      'cloudB-networks',
+      'cloudB-tenants',
+    ])
+      assert.ok(tags.has(kind), kind)
+  })
+
+  test('records are named components, with their fields required', () => {
+    const order = doc.paths['/api/marketplace-orders/{uuid}/']!.get!.responses!['200']!.content![
+      'application/json'
+    ]!.schema as { $ref?: string }
+    assert.equal(order.$ref, '#/components/schemas/Order')
+    const record = doc.components!.schemas!.Order
+    assert.ok(record.required.includes('uuid') && record.required.includes('state'))
+    assert.equal(record.properties.attributes.type[0], 'object')
+    for (const [path, method, op] of operations(doc)) {
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        const where = `${method.toUpperCase()} ${path} ${status}`
+        assert.notEqual((response as { description?: string }).description, 'Default Response', where)
+        const schema = response.content?.['application/json']?.schema
+        if (!schema) continue
+        const body = (schema.type === 'array' ? schema.items : schema) as Record<string, unknown>
+        if (body.type === 'object' && body.properties && Object.keys(body.properties).length)
+          assert.fail(`${where}: an inline record`)
+      }
+    }
+    for (const [name, schema] of Object.entries(doc.components!.schemas!)) {
+      if (name.endsWith('Request') || name.endsWith('Error') || !schema.properties) continue
+      assert.ok(Array.isArray(schema.required), `${name} lists its required fields`)
+    }
+  })
+
+  test('the document names the product, its version and the server', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }
+    const d = doc as Doc & { info: { title: string; version: string }; servers?: { url: string }[] }
+    assert.equal(d.info.version, pkg.version)
+    assert.equal(d.info.title, 'Marketplace API')
+    assert.ok(d.servers?.length)
   })
 
   test('the ids equal the reference’s where the reference has the operation', () => {
@@ -176,5 +222,15 @@ describe('operationId', () => {
     assert.deepEqual((requests.o?.items as { enum: string[] }).enum, ['created', '-created'])
     const feedbacks = params('/api/support-feedbacks/')
     assert.equal((feedbacks.evaluation?.items as { type: string }).type, 'integer')
+    // Areas outside the kit: typed from the record they filter, or by the parameter's kind.
+    const orders = params('/api/marketplace-orders/')
+    assert.equal(orders.page_size?.type, 'integer')
+    assert.equal(orders.project_uuid?.format, 'uuid')
+    assert.equal(orders.can_approve_as_consumer?.type, 'boolean')
+    assert.equal(orders.created?.format, 'date-time')
+    const state = (orders.state?.items ?? orders.state) as { enum?: string[] }
+    assert.ok(state.enum?.includes('done'), JSON.stringify(orders.state))
+    const fields = orders.field?.items as { enum?: string[] }
+    assert.ok(fields.enum?.includes('uuid'))
   })
 })

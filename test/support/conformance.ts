@@ -4,7 +4,21 @@ import type { FastifyInstance } from 'fastify'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 
-type Doc = { paths: Record<string, Record<string, { responses?: Record<string, any> }>> }
+type Doc = {
+  paths: Record<string, Record<string, { responses?: Record<string, any> }>>
+  components?: Record<string, unknown>
+}
+
+/** The schema without `required` lists (a `field=` selection answers only the fields asked for). */
+function withoutRequired(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutRequired)
+  if (!node || typeof node !== 'object') return node
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([k, v]) => !(k === 'required' && Array.isArray(v)))
+      .map(([k, v]) => [k, withoutRequired(v)]),
+  )
+}
 
 export class Conformance {
   readonly problems: string[] = []
@@ -44,11 +58,14 @@ export class Conformance {
         this.problems.push(`${where}: body is not JSON`)
         return payload
       }
-      const key = `${where}`
+      // Records are named components: the schema is compiled with them, so its `$ref`s resolve.
+      const selected = (request.query as Record<string, unknown> | undefined)?.field !== undefined
+      const key = `${where}${selected ? ' (field selection)' : ''}`
       let validate = this.cache.get(key)
       if (validate === undefined) {
         try {
-          validate = this.ajv.compile(schema)
+          const whole = { ...schema, components: this.doc.components }
+          validate = this.ajv.compile((selected ? withoutRequired(whole) : whole) as object)
         } catch (e) {
           this.problems.push(`${where}: schema does not compile: ${(e as Error).message}`)
           validate = null
