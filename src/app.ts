@@ -5,7 +5,6 @@ import { lookup } from 'node:dns/promises'
 import { readFileSync } from 'node:fs'
 import Fastify, { type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
@@ -34,6 +33,7 @@ import { uuid7 } from './http/uuid.js'
 import { areas } from './areas/index.js'
 import { orderRecordCounters } from './areas/orders/service.js'
 import { finishDocument } from './http/openapi.js'
+import { installCompression, installDocsUi } from './http/docs-ui.js'
 
 /** The product's name and version, as the OpenAPI document and the docs UI show them. */
 export const PRODUCT = {
@@ -138,6 +138,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   installAuth(app, database.db, tokenCache, clock)
   installMetrics(app, database, orderRecordCounters(ctx))
   const routes = collectRoutes(app)
+  // Before the docs UI's static files, so that they are compressed too.
+  await installCompression(app, config)
 
   await app.register(multipart, {
     limits: { fileSize: config.uploadLimitBytes, files: 1, fields: 10, fieldSize: 64 * 1024 },
@@ -175,7 +177,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.addHook('onRoute', (r) => {
     if (r.url.startsWith('/api/docs')) r.config = { ...(r.config ?? {}), auth: 'optional' }
   })
-  await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { url: '/api/schema/' } as any })
+  await installDocsUi(app, PRODUCT)
 
   app.get('/api/schema/', { schema: { hide: true }, config: { auth: 'optional' } }, async () => app.swagger())
 

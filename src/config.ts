@@ -47,6 +47,8 @@ export interface Config {
   callbackHostConcurrency: number
   feedbackTokenDays: number
   orderStartDateEnabled: boolean
+  /** Compress answers (above 1 KB) for clients that accept it. */
+  compression: boolean
   /** Serve the benchmark's reference route (a precomputed body behind the token check). */
   benchRoutes: boolean
 }
@@ -118,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     callbackHostConcurrency: int(env, 'CALLBACK_HOST_CONCURRENCY', 4, 1),
     feedbackTokenDays: int(env, 'FEEDBACK_TOKEN_DAYS', 7, 1),
     orderStartDateEnabled: bool(env, 'ORDER_START_DATE_ENABLED', true),
+    compression: bool(env, 'COMPRESSION', true),
     benchRoutes: bool(env, 'BENCH_ROUTES', false),
     ...overrides,
   }
