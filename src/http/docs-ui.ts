@@ -39,7 +39,7 @@ export async function installDocsUi(
 ): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: '/api/docs',
-    uiConfig: { url: '/api/schema/' } as Record<string, unknown>,
+    uiConfig: { url: '/api/schema/' },
     logo: {
       type: 'image/svg+xml',
       content: Buffer.from(LOGO(product.title, product.version)),
