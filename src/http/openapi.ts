@@ -64,6 +64,10 @@ const OPEN_PROPERTIES: Record<string, Json> = {
   user_identity_sources: { type: ['array', 'null'], items: { type: 'string' } },
   ip_address: { type: ['string', 'null'], description: 'IPv4 or IPv6 address' },
   nexthop: { type: 'string', description: 'IPv4 or IPv6 address' },
+  options: { type: ['object', 'null'], additionalProperties: true },
+  dry_run: { type: 'boolean' },
+  older_than_hours: { type: 'integer', minimum: 0 },
+  evaluation: { type: 'integer' },
   start: { type: 'string', description: 'first IPv4 or IPv6 address of the range' },
   end: { type: 'string', description: 'last IPv4 or IPv6 address of the range' },
   ethertype: { type: 'string', description: 'IPv4 or IPv6' },
@@ -198,12 +202,17 @@ class Components {
   }
 }
 
-function typeProperties(record: Json): void {
-  for (const [name, prop] of Object.entries(record.properties as Json)) {
-    const open = Object.keys(prop as Json).filter((k) => k !== 'description').length === 0
-    if (open && OPEN_PROPERTIES[name])
-      record.properties[name] = { ...OPEN_PROPERTIES[name], ...(prop as Json) }
+/** Types the open properties known by name, at any depth of the schema. */
+function typeProperties(schema: Json): void {
+  if (!schema || typeof schema !== 'object') return
+  for (const [name, prop] of Object.entries<Json>(schema.properties ?? {})) {
+    const open = Object.keys(prop).filter((k) => k !== 'description').length === 0
+    if (open && OPEN_PROPERTIES[name]) schema.properties[name] = { ...OPEN_PROPERTIES[name], ...prop }
+    else typeProperties(prop)
   }
+  if (schema.items && typeof schema.items === 'object') typeProperties(schema.items)
+  for (const key of ['anyOf', 'oneOf', 'allOf'])
+    if (Array.isArray(schema[key])) for (const member of schema[key] as Json[]) typeProperties(member)
 }
 
 /** A response record: its open properties typed and every property listed as required. */

@@ -28,6 +28,7 @@ export async function directoryRoutes(fastify: FastifyInstance, { ctx }: { ctx: 
       config: { auth: 'optional' },
       schema: {
         ...tag('auth'),
+        summary: 'Log in with a username and password: answers an API token',
         security: [],
         body: s.LoginBody,
         response: { 200: s.TokenResponse, 400: errors[400] },
