@@ -1,5 +1,5 @@
 // All SQL of the directory area.
-import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely'
+import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { icontains, iexact } from '../../db/sql.js'
 import { reusable, reusableByForm, slot, slottedLists } from '../../db/compiled.js'
@@ -586,17 +586,37 @@ export function grantsRepository(db: Db) {
       expiration_time: string | null
       created_by_id: number | null
       created: string
-    }) {
-      await db
+    }): Promise<boolean> {
+      // The partial unique index over active rows decides between racing grants: the loser
+      // inserts nothing (no error, so an enclosing transaction stays usable).
+      const r = await db
         .insertInto('user_roles')
         .values({ ...values, is_active: 1 })
-        .execute()
+        .onConflict((oc) =>
+          oc
+            .columns(['user_id', 'role_id', 'scope_type', 'scope_id'])
+            .where('is_active', '=', sql.lit(1))
+            .doNothing(),
+        )
+        .returning('id')
+        .executeTakeFirst()
+      return r !== undefined
     },
     async updateExpiration(id: number, expiration: string | null) {
       await db.updateTable('user_roles').set({ expiration_time: expiration }).where('id', '=', id).execute()
     },
-    async deactivate(id: number) {
-      await db.updateTable('user_roles').set({ is_active: 0 }).where('id', '=', id).execute()
+    /** Ends every active grant of the triple; how many were ended. */
+    async deactivateAll(userId: number, roleId: number, scopeType: string, scopeId: number) {
+      const r = await db
+        .updateTable('user_roles')
+        .set({ is_active: 0 })
+        .where('user_id', '=', userId)
+        .where('role_id', '=', roleId)
+        .where('scope_type', '=', scopeType)
+        .where('scope_id', '=', scopeId)
+        .where('is_active', '=', 1)
+        .executeTakeFirst()
+      return Number(r.numUpdatedRows)
     },
     /** Users holding any of these roles on a scope (e.g. the owners of a customer). */
     async userIdsWithRole(

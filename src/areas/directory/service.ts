@@ -778,7 +778,7 @@ export async function grantRole(
   const repo = grantsRepository(db)
   const existing = await repo.findActive(g.userId, g.roleId, g.scope.type, g.scope.id)
   if (existing) return false
-  await repo.insert({
+  const inserted = await repo.insert({
     uuid: ctx.newUuid(),
     user_id: g.userId,
     role_id: g.roleId,
@@ -788,8 +788,8 @@ export async function grantRole(
     created_by_id: g.createdById,
     created: ctx.clock().toISOString(),
   })
-  ctx.actorsChanged()
-  return true
+  if (inserted) ctx.actorsChanged()
+  return inserted
 }
 
 /** Does the user already hold this role on this scope? */
@@ -847,10 +847,15 @@ export async function addUser(
   const { user, role } = await grantTarget(ctx, body, scope)
   const expiration = parseExpiration(ctx, body.expiration_time)
   const repo = grantsRepository(ctx.db)
-  if (await repo.findActive(user.id, role.id, scope.type, scope.id)) {
-    throw nonFieldError('User already has this role in this scope.')
-  }
-  await grantRole(ctx, ctx.db, { userId: user.id, roleId: role.id, scope, createdById: actor.id, expiration })
+  const granted = await grantRole(ctx, ctx.db, {
+    userId: user.id,
+    roleId: role.id,
+    scope,
+    createdById: actor.id,
+    expiration,
+  })
+  // Also the answer for every loser of a race: the database keeps one active grant per triple.
+  if (!granted) throw nonFieldError('User already has this role in this scope.')
   const rows = await repo.list(scope.type, scope.id, { roleId: role.id, user_uuid: user.uuid }, 1, 0)
   return toGrant(rows[0]!, scope, base)
 }
@@ -863,9 +868,9 @@ export async function deleteUserGrant(
 ) {
   const { user, role } = await grantTarget(ctx, body, scope)
   const repo = grantsRepository(ctx.db)
-  const existing = await repo.findActive(user.id, role.id, scope.type, scope.id)
-  if (!existing) throw nonFieldError('User does not have this role in this scope.')
-  await repo.deactivate(existing.id)
+  // Every active grant of the triple ends (rows from before the one-grant rule included).
+  const ended = await repo.deactivateAll(user.id, role.id, scope.type, scope.id)
+  if (!ended) throw nonFieldError('User does not have this role in this scope.')
   ctx.actorsChanged()
 }
 

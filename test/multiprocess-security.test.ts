@@ -1,0 +1,89 @@
+// Two server processes on one database, attacked as an ordinary user would: racing grants, a
+// claimed e-mail address and a project name chosen to match another's.
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { checkedFetch, childDatabase, startServer, type ServerProcess } from './support/server.js'
+
+const TOKEN = 'multiprocess-security-staff-token'
+let db: { url: string; cleanup: () => Promise<void> }
+let a: string
+let b: string
+const servers: ServerProcess[] = []
+
+before(async () => {
+  db = childDatabase()
+  const env = {
+    DATABASE_URL: db.url,
+    BOOTSTRAP_STAFF_TOKEN: TOKEN,
+    WORKER_ENABLED: 'false',
+    PUBLIC_URL: 'http://market.test',
+  }
+  servers.push(await startServer(env))
+  servers.push(await startServer(env))
+  ;[a, b] = servers.map((s) => s.url) as [string, string]
+})
+after(async () => {
+  for (const s of servers) await s.stop('SIGTERM')
+  await db.cleanup()
+})
+
+async function api(base: string, method: string, path: string, body?: unknown, token = TOKEN) {
+  const r = await checkedFetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Token ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  })
+  const text = await r.text()
+  return { status: r.status, body: text ? JSON.parse(text) : null }
+}
+
+let users = 0
+/** A user created by staff, logged in; returns its uuid and token. */
+async function newUser(email: string, fullName = 'Someone') {
+  const username = `attacker-${++users}`
+  const u = await api(a, 'POST', '/api/users/', {
+    username,
+    email,
+    full_name: fullName,
+    password: 'a-long-password-1',
+  })
+  assert.equal(u.status, 201, JSON.stringify(u.body))
+  const login = await checkedFetch(`${b}/api-auth/password/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username, password: 'a-long-password-1' }),
+  })
+  const { token } = (await login.json()) as { token: string }
+  return { uuid: u.body.uuid as string, token }
+}
+
+test('50 concurrent add_user over two processes: one grant, one 201; delete_user revokes it', async () => {
+  const customer = await api(a, 'POST', '/api/customers/', { name: 'Race org' })
+  const project = await api(a, 'POST', '/api/projects/', { name: 'Race', customer: customer.body.url })
+  assert.equal(project.status, 201)
+  const target = await newUser('target@race.example')
+  const results = await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      api(i % 2 ? a : b, 'POST', `/api/projects/${project.body.uuid}/add_user/`, {
+        user: target.uuid,
+        role: 'PROJECT.ADMIN',
+      }),
+    ),
+  )
+  const statuses = results.map((r) => r.status).sort()
+  assert.deepEqual(statuses, [201, ...Array<number>(49).fill(400)])
+  for (const r of results.filter((x) => x.status === 400)) {
+    assert.deepEqual(r.body, { non_field_errors: ['User already has this role in this scope.'] })
+  }
+  const listed = await api(a, 'GET', `/api/projects/${project.body.uuid}/list_users/?role=PROJECT.ADMIN`)
+  assert.equal(listed.body.length, 1)
+  const revoked = await api(b, 'POST', `/api/projects/${project.body.uuid}/delete_user/`, {
+    user: target.uuid,
+    role: 'PROJECT.ADMIN',
+  })
+  assert.equal(revoked.status, 204)
+  for (const base of [a, b]) {
+    const seen = await api(base, 'GET', `/api/projects/${project.body.uuid}/`, undefined, target.token)
+    assert.equal(seen.status, 404)
+  }
+})
