@@ -87,3 +87,50 @@ test('50 concurrent add_user over two processes: one grant, one 201; delete_user
     assert.equal(seen.status, 404)
   }
 })
+
+test('a full name equal to an existing project does not hand over that project', async () => {
+  const customer = await api(a, 'POST', '/api/customers/', { name: 'Takeover org' })
+  const secret = await api(a, 'POST', '/api/projects/', {
+    name: 'Secret research',
+    customer: customer.body.url,
+  })
+  assert.equal(secret.status, 201)
+  const roles = await api(a, 'GET', '/api/roles/?page_size=100')
+  const role = (roles.body as { name: string; uuid: string }[]).find((r) => r.name === 'PROJECT.ADMIN')!
+  const inv = await api(b, 'POST', '/api/user-group-invitations/', {
+    role: role.uuid,
+    scope: customer.body.url,
+    is_public: true,
+    auto_create_project: true,
+    auto_approve: true,
+    project_name_template: '{full_name}',
+  })
+  assert.equal(inv.status, 201, JSON.stringify(inv.body))
+  const mallory = await newUser('mallory@evil.example')
+  const renamed = await api(
+    a,
+    'PATCH',
+    `/api/users/${mallory.uuid}/`,
+    { full_name: 'Secret research' },
+    mallory.token,
+  )
+  assert.equal(renamed.status, 200)
+  const submitted = await api(
+    b,
+    'POST',
+    `/api/user-group-invitations/${inv.body.uuid}/submit_request/`,
+    undefined,
+    mallory.token,
+  )
+  assert.equal(submitted.status, 200, JSON.stringify(submitted.body))
+  assert.equal(submitted.body.auto_approved, true)
+  for (const base of [a, b]) {
+    const seen = await api(base, 'GET', `/api/projects/${secret.body.uuid}/`, undefined, mallory.token)
+    assert.equal(seen.status, 404)
+  }
+  const own = await api(a, 'GET', '/api/projects/', undefined, mallory.token)
+  assert.deepEqual(
+    own.body.map((p: { name: string }) => p.name),
+    ['Secret research 2'],
+  )
+})

@@ -475,7 +475,17 @@ export interface UserPermissionRequestsTable {
   modified: string
 }
 
+/** A project an invitation created for a user: the only project a later approval may reuse. */
+export interface InvitationProjectsTable {
+  id: Generated<number>
+  invitation_id: number
+  user_id: number
+  project_id: number
+  created: string
+}
+
 export interface AgentsInvitationsTables {
+  invitation_projects: InvitationProjectsTable
   backend_resource_requests: BackendResourceRequestsTable
   site_agent_identities: SiteAgentIdentitiesTable
   site_agent_services: SiteAgentServicesTable

@@ -449,13 +449,15 @@ export function projectsRepository(db: Db) {
     findById(id: number) {
       return filtered({ all: true }, {}).select(columns).where('projects.id', '=', id).executeTakeFirst()
     },
-    findByNameInCustomer(name: string, customerId: number) {
-      return db
+    /** Names of the customer's projects that begin with `prefix` (exact, case-sensitive). */
+    async namesStartingWith(prefix: string, customerId: number): Promise<string[]> {
+      const rows = await db
         .selectFrom('projects')
-        .select(['id', 'uuid'])
-        .where('name', '=', name)
+        .select('name')
         .where('customer_id', '=', customerId)
-        .executeTakeFirst()
+        .where(sql<boolean>`substr(name, 1, ${prefix.length}) = ${prefix}`)
+        .execute()
+      return rows.map((r) => r.name)
     },
     async insert(values: Record<string, unknown>): Promise<number> {
       const r = await db

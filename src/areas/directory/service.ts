@@ -627,16 +627,24 @@ export async function insertProject(
   })
 }
 
-/** The project of this name in the customer, creating it when missing. */
-export async function findOrCreateProject(
+/** Longest name given to a new project before a number is added to make it unique. */
+const MAX_BASE_NAME = 480
+
+/**
+ * A new project in the customer, named `name` or, when a project of that name exists,
+ * `name 2`, `name 3`… (the first free one). Never an existing project.
+ */
+export async function createProjectWithFreeName(
   ctx: AppContext,
   db: Db,
   name: string,
   customerId: number,
 ): Promise<number> {
-  const existing = await projectsRepository(db).findByNameInCustomer(name, customerId)
-  if (existing) return existing.id
-  return insertProject(ctx, db, { name, customerId })
+  const base = name.slice(0, MAX_BASE_NAME)
+  const taken = new Set(await projectsRepository(db).namesStartingWith(base, customerId))
+  let free = base
+  for (let n = 2; taken.has(free); n++) free = `${base} ${n}`
+  return insertProject(ctx, db, { name: free, customerId })
 }
 
 export async function updateProject(

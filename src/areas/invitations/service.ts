@@ -13,7 +13,7 @@ import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import { can, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
-import { findOrCreateProject, grantRole, hasActiveGrant, resolveRole } from '../directory/service.js'
+import { createProjectWithFreeName, grantRole, hasActiveGrant, resolveRole } from '../directory/service.js'
 import { badPlaceholders, patternErrors, renderProjectName, userMatches } from './matching.js'
 import { PATH, REQUEST_PATH, type CreateInput, type Invitation, type PermissionRequest } from './schema.js'
 
@@ -391,7 +391,30 @@ async function applyApproval(ctx: AppContext, trx: Db, inv: InvRow, userId: numb
       email: user.email,
       fullName: user.full_name,
     })
-    const projectId = await findOrCreateProject(ctx, trx, name, inv.customer_id)
+    // Only a project this invitation created for this user is reused; any other project of the
+    // rendered name (a user picks its own full name) is left alone and a new one gets a free name.
+    const created = await trx
+      .selectFrom('invitation_projects')
+      .innerJoin('projects', 'projects.id', 'invitation_projects.project_id')
+      .select('projects.id')
+      .where('invitation_projects.invitation_id', '=', inv.id)
+      .where('invitation_projects.user_id', '=', userId)
+      .where('projects.customer_id', '=', inv.customer_id)
+      .orderBy('invitation_projects.id', 'desc')
+      .executeTakeFirst()
+    let projectId = created?.id
+    if (projectId === undefined) {
+      projectId = await createProjectWithFreeName(ctx, trx, name, inv.customer_id)
+      await trx
+        .insertInto('invitation_projects')
+        .values({
+          invitation_id: inv.id,
+          user_id: userId,
+          project_id: projectId,
+          created: ctx.clock().toISOString(),
+        })
+        .execute()
+    }
     const p = await trx
       .selectFrom('projects')
       .select(['uuid', 'name'])
