@@ -134,3 +134,54 @@ test('a full name equal to an existing project does not hand over that project',
     ['Secret research 2'],
   )
 })
+
+test('an outsider who claims the organization’s e-mail domain is refused by both processes', async () => {
+  const customer = await api(a, 'POST', '/api/customers/', { name: 'Cust A' })
+  const roles = await api(a, 'GET', '/api/roles/?page_size=100')
+  const owner = (roles.body as { name: string; uuid: string }[]).find((r) => r.name === 'CUSTOMER.OWNER')!
+  const inv = await api(a, 'POST', '/api/user-group-invitations/', {
+    role: owner.uuid,
+    scope: customer.body.url,
+    auto_approve: true,
+    user_email_patterns: ['.*@cust-a\\.example'],
+  })
+  assert.equal(inv.status, 201, JSON.stringify(inv.body))
+  const mallory = await newUser('mallory@other.example')
+  const submit = (base: string) =>
+    api(
+      base,
+      'POST',
+      `/api/user-group-invitations/${inv.body.uuid}/submit_request/`,
+      undefined,
+      mallory.token,
+    )
+  assert.equal((await submit(b)).status, 400)
+  const patched = await api(
+    a,
+    'PATCH',
+    `/api/users/${mallory.uuid}/`,
+    { email: 'mallory@cust-a.example' },
+    mallory.token,
+  )
+  assert.equal(patched.status, 200)
+  assert.equal(patched.body.email, 'mallory@other.example')
+  for (const base of [b, a]) {
+    const r = await submit(base)
+    assert.equal(r.status, 400, JSON.stringify(r.body))
+    assert.deepEqual(r.body, {
+      non_field_errors: [
+        'You are not allowed to accept this invitation. Your email or organization must match the invitation restrictions.',
+      ],
+    })
+    const read = await api(
+      base,
+      'GET',
+      `/api/user-group-invitations/${inv.body.uuid}/`,
+      undefined,
+      mallory.token,
+    )
+    assert.equal(read.status, 404)
+    const seen = await api(base, 'GET', `/api/customers/${customer.body.uuid}/`, undefined, mallory.token)
+    assert.equal(seen.status, 404)
+  }
+})

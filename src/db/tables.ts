@@ -21,6 +21,11 @@ export interface UsersTable {
   identity_source: Generated<string>
   image: string | null
   password_hash: string | null
+  /** An address the user asked for and has not confirmed yet; `email` stays the proven one. */
+  pending_email: string | null
+  /** sha256 of the confirmation token for pending_email, and when it stops being accepted. */
+  email_token_hash: string | null
+  email_token_expires: string | null
   created: string
   modified: string
 }

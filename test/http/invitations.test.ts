@@ -267,14 +267,15 @@ describe('visibility, filters, cancel and delete', () => {
     assert.notEqual(asOwner.body.created_by_username, null)
   })
 
-  test('authenticated outsiders list public ones only but may retrieve any', async () => {
+  test('authenticated outsiders list and retrieve public ones only', async () => {
     const outsider = await makeUser(t.ctx)
     const list = await client(t.app, outsider.token).get(`${INV}?customer_uuid=${c.uuid}`)
     assert.deepEqual(
       list.body.map((i: any) => i.uuid),
       [pub.uuid],
     )
-    assert.equal((await client(t.app, outsider.token).get(`${INV}${priv.uuid}/`)).status, 200)
+    assert.equal((await client(t.app, outsider.token).get(`${INV}${priv.uuid}/`)).status, 404)
+    assert.equal((await client(t.app, outsider.token).get(`${INV}${pub.uuid}/`)).status, 200)
     const ownerList = await client(t.app, owner.token).get(`${INV}?customer_uuid=${c.uuid}`)
     assert.deepEqual(
       ownerList.body.map((i: any) => i.uuid),
@@ -358,7 +359,7 @@ describe('submit_request', () => {
     assert.deepEqual(again.body, { non_field_errors: ['User already has this role in the scope.'] })
   })
 
-  test('matching by affiliation or identity source; nobody matching is refused; patterns anchor at the start', async () => {
+  test('matching by affiliation or identity source; nobody matching is refused; patterns match the whole address', async () => {
     const { c, owner } = await ownedCustomer()
     const inv = await invite(owner, {
       role: roles['CUSTOMER.SUPPORT'],

@@ -20,7 +20,10 @@ export const invitationJourneys: Journey[] = [
 
       const invitation = await answer(
         201,
-        inviter.POST('/api/user-group-invitations/', { body: { role: role.uuid, scope: organization.url } }),
+        // Addressed to the organization's e-mail domain: whoever it is addressed to may read it.
+        inviter.POST('/api/user-group-invitations/', {
+          body: { role: role.uuid, scope: organization.url, user_email_patterns: ['.*@example\\.com'] },
+        }),
       )
       assert.equal(invitation.scope_uuid, organization.uuid)
       assert.equal(invitation.scope_type, 'customer')

@@ -149,6 +149,24 @@ export async function directoryRoutes(fastify: FastifyInstance, { ctx }: { ctx: 
     },
   )
 
+  app.post(
+    '/api/users/:uuid/confirm_email/',
+    {
+      schema: {
+        ...tag('users'),
+        summary: 'Make the pending e-mail address the confirmed one',
+        params: UuidParams,
+        body: s.ConfirmEmailBody,
+        response: { 200: s.UserSchema, ...errors },
+      },
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {}
+      },
+    },
+    async (request) =>
+      svc.confirmEmail(ctx, actorOf(request), request.params.uuid, request.body.token, request.baseUrl),
+  )
+
   // ---- organization groups ----
   const GroupList = Type.Array(Type.Partial(s.OrganizationGroupSchema))
   app.get(

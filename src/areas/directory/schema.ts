@@ -37,6 +37,12 @@ export const UserSchema = Type.Object({
   affiliations: StringList,
   identity_source: Type.String(),
   image: Nullable(Type.String()),
+  pending_email: Nullable(
+    Type.String({
+      description:
+        'An e-mail address the user asked for and has not confirmed yet (see confirm_email); `email` stays the confirmed one',
+    }),
+  ),
   created: DateTime,
   modified: DateTime,
 })
@@ -77,6 +83,11 @@ export type UserCreate = {
   image?: string | null
 }
 export type UserUpdate = Partial<UserCreate>
+export const ConfirmEmailBody = Body({
+  token: Type.Optional(
+    Type.String({ maxLength: 200, description: 'The token sent to the new address; staff may omit it' }),
+  ),
+})
 export const PasswordBody = Body({ password: Type.String({ minLength: 8, maxLength: 200 }) })
 export const UserListQuery = ListQuery({
   username: Type.Optional(Type.String()),

@@ -1,5 +1,6 @@
 // Directory use cases. Other areas call the exported helpers here (resolving a project link the
 // caller may see, granting a role, creating a project) instead of touching these tables.
+import { timingSafeEqual } from 'node:crypto'
 import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
@@ -74,6 +75,7 @@ export function toUser(base: string, r: UserRow): User {
     affiliations: parseJson<string[]>(r.affiliations, []),
     identity_source: r.identity_source,
     image: r.image,
+    pending_email: r.pending_email ?? null,
     created: r.created,
     modified: r.modified,
   }
@@ -258,17 +260,111 @@ export async function updateUser(
   if (body.username && body.username !== row.username && (await repo.findByUsername(body.username))) {
     throw fieldError('username', 'A user with that username already exists.')
   }
-  const values: Record<string, unknown> = { modified: ctx.clock().toISOString() }
+  const now = ctx.clock().toISOString()
+  const values: Record<string, unknown> = { modified: now }
   for (const k of ['username', 'email', 'full_name', 'civil_number', 'identity_source', 'image'] as const) {
     if (body[k] !== undefined) values[k] = body[k]
+  }
+  let confirmation: string | null = null
+  if (body.email !== undefined) {
+    // Staff set an address outright; a user's own new address waits for confirmation (clearing
+    // it, or going back to the current one, needs none).
+    const pendingCleared = { pending_email: null, email_token_hash: null, email_token_expires: null }
+    if (actor.isStaff || body.email === '' || body.email === row.email) {
+      Object.assign(values, pendingCleared)
+    } else {
+      delete values.email
+      confirmation = generateTokenKey()
+      Object.assign(values, {
+        pending_email: body.email,
+        email_token_hash: hashToken(confirmation),
+        email_token_expires: new Date(ctx.clock().getTime() + EMAIL_TOKEN_TTL_MS).toISOString(),
+      })
+    }
   }
   for (const k of ['is_staff', 'is_support', 'is_active'] as const) {
     if (body[k] !== undefined) values[k] = fromBool(body[k])
   }
   if (body.affiliations !== undefined) values.affiliations = toJson(body.affiliations)
-  await repo.update(row.id, values)
+  await ctx.db.transaction().execute(async (trx) => {
+    await usersRepository(trx).update(row.id, values)
+    if (confirmation) await recordEmailConfirmation(ctx, trx, row, String(values.pending_email), confirmation)
+  })
   ctx.actorsChanged()
   return toUser(base, (await repo.findById(row.id))!)
+}
+
+/** How long an e-mail confirmation token is accepted. */
+export const EMAIL_TOKEN_TTL_MS = 48 * 3600 * 1000
+
+/**
+ * The server sends no mail: the confirmation to deliver to the new address is written as an
+ * event (`users.email_confirmation`, no recipient, the token in its context) for a mail relay or
+ * an operator to pass on. The user's own API never shows it.
+ */
+async function recordEmailConfirmation(ctx: AppContext, db: Db, user: UserRow, email: string, token: string) {
+  await db
+    .insertInto('events')
+    .values({
+      uuid: ctx.newUuid(),
+      event_type: EMAIL_CONFIRMATION_EVENT,
+      message: `Confirm the e-mail address ${email} of user ${user.username}.`,
+      recipient_user_id: null,
+      context: toJson({ user_uuid: user.uuid, email, token }),
+      created: ctx.clock().toISOString(),
+    })
+    .execute()
+}
+
+export const EMAIL_CONFIRMATION_EVENT = 'users.email_confirmation'
+
+/**
+ * POST /api/users/{uuid}/confirm_email/: the user with the token it was sent, or staff without
+ * one, makes the pending address the user's e-mail.
+ */
+export async function confirmEmail(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  token: string | undefined,
+  base: string,
+): Promise<User> {
+  const row = await findVisibleUser(ctx, actor, uuid)
+  if (!actor.isStaff && row.id !== actor.id) throw forbidden()
+  if (!row.pending_email) throw nonFieldError('There is no e-mail address waiting for confirmation.')
+  if (!actor.isStaff || token !== undefined) {
+    if (!token) throw fieldError('token', 'This field is required.')
+    const now = ctx.clock().toISOString()
+    const valid =
+      row.email_token_hash !== null &&
+      safeEqual(hashToken(token), row.email_token_hash) &&
+      !!row.email_token_expires &&
+      row.email_token_expires > now
+    if (!valid) throw fieldError('token', 'Invalid or expired token.')
+  }
+  // Conditional on the pending address the token was issued for: a change in between wins.
+  const r = await ctx.db
+    .updateTable('users')
+    .set({
+      email: row.pending_email,
+      pending_email: null,
+      email_token_hash: null,
+      email_token_expires: null,
+      modified: ctx.clock().toISOString(),
+    })
+    .where('id', '=', row.id)
+    .where('pending_email', '=', row.pending_email)
+    .executeTakeFirst()
+  if (Number(r.numUpdatedRows) === 0)
+    throw nonFieldError('There is no e-mail address waiting for confirmation.')
+  ctx.actorsChanged()
+  return toUser(base, (await usersRepository(ctx.db).findById(row.id))!)
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
 }
 
 export async function deleteUser(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {

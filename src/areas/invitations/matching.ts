@@ -3,8 +3,62 @@
 export const MAX_PATTERN_LENGTH = 200
 export const TEMPLATE_VARIABLES = ['username', 'email', 'full_name'] as const
 
-/** A group holding a quantifier that is itself quantified: (a+)+, (a*)*, (x+){2,} … */
-const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*[+*{]/
+/** Most unbounded repetitions (`*`, `+`, `{n,}`, `{n,m}` with m over 10) a pattern may hold. */
+export const MAX_UNBOUNDED = 2
+/** The longest e-mail address matched; a longer one never matches. */
+export const MAX_EMAIL_LENGTH = 320
+
+/**
+ * Why a pattern could take super-linear time to run, or null. JavaScript regular expressions
+ * backtrack and cannot be interrupted, so a pattern is refused when it repeats a group that
+ * itself repeats or offers alternatives (`(a+)+`, `(a|a)*`), refers back to a group (`\1`), or
+ * holds more than MAX_UNBOUNDED unbounded repetitions (`.*.*.*`: polynomial in the address).
+ */
+export function backtrackingRisk(pattern: string): string | null {
+  const groups: { risky: boolean }[] = []
+  let unbounded = 0
+  let lastGroupRisky = false
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!
+    let closedGroup = false
+    if (ch === '\\') {
+      const next = pattern[i + 1] ?? ''
+      if (/[1-9k]/.test(next)) return 'refers back to a group'
+      i++
+    } else if (ch === '[') {
+      // A character class: skip to its end (escapes included).
+      for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++
+    } else if (ch === '(') {
+      groups.push({ risky: false })
+    } else if (ch === ')') {
+      lastGroupRisky = groups.pop()?.risky ?? false
+      closedGroup = true
+    } else if (ch === '|') {
+      if (groups.length) groups[groups.length - 1]!.risky = true
+    }
+    const q = quantifierAt(pattern, i + 1)
+    if (!q) continue
+    if (closedGroup && lastGroupRisky && q.repeats) return 'repeats a group that repeats or alternates'
+    if (q.unbounded) unbounded++
+    // The enclosing group now holds a repetition: repeating it would nest them.
+    if (q.repeats && groups.length) groups[groups.length - 1]!.risky = true
+    i += q.length
+    if (pattern[i + 1] === '?') i++ // lazy modifier
+  }
+  if (unbounded > MAX_UNBOUNDED) return `has more than ${MAX_UNBOUNDED} unbounded repetitions`
+  return null
+}
+
+function quantifierAt(p: string, i: number): { length: number; repeats: boolean; unbounded: boolean } | null {
+  const ch = p[i]
+  if (ch === '*' || ch === '+') return { length: 1, repeats: true, unbounded: true }
+  if (ch === '?') return { length: 1, repeats: false, unbounded: false }
+  if (ch !== '{') return null
+  const m = /^\{(\d+)(,(\d*))?\}/.exec(p.slice(i))
+  if (!m) return null
+  const max = m[2] === undefined ? Number(m[1]) : m[3] === '' ? Infinity : Number(m[3])
+  return { length: m[0].length, repeats: max > 1, unbounded: max > 10 }
+}
 
 /** Messages for unusable patterns (empty when all are fine). */
 export function patternErrors(patterns: string[]): string[] {
@@ -14,8 +68,9 @@ export function patternErrors(patterns: string[]): string[] {
       out.push(`Pattern is too long (more than ${MAX_PATTERN_LENGTH} characters): ${p.slice(0, 50)}…`)
       continue
     }
-    if (NESTED_QUANTIFIER.test(p)) {
-      out.push(`Pattern has nested quantifiers and is not allowed: ${p}`)
+    const risk = backtrackingRisk(p)
+    if (risk) {
+      out.push(`Pattern ${risk} and is not allowed: ${p}`)
       continue
     }
     try {
@@ -27,10 +82,13 @@ export function patternErrors(patterns: string[]): string[] {
   return out
 }
 
-/** Python `re.match`: the pattern must match at the start of the e-mail. Bad patterns never match. */
+/**
+ * The pattern must match the whole address (`^(?:pattern)$`): `boss@cust-a\.example` does not
+ * accept `boss@cust-a.example.evil.org`. Unusable patterns and over-long addresses never match.
+ */
 export function emailMatches(pattern: string, email: string): boolean {
-  if (patternErrors([pattern]).length) return false
-  return new RegExp(`^(?:${pattern})`).test(email)
+  if (!email || email.length > MAX_EMAIL_LENGTH || patternErrors([pattern]).length) return false
+  return new RegExp(`^(?:${pattern})$`).test(email)
 }
 
 export interface UserFacts {

@@ -216,7 +216,7 @@ export async function listInvitations(
   )
 }
 
-/** Retrieve: authenticated callers find any invitation; anonymous ones only public active ones. */
+/** By uuid: anonymous callers find only public active ones (see readableInvitation for reading). */
 async function findInvitation(ctx: AppContext, actor: Actor | null, uuid: string): Promise<InvRow> {
   const u = normalizeUuid(uuid)
   let q = invitations(ctx.db).select(invColumns)
@@ -226,12 +226,52 @@ async function findInvitation(ctx: AppContext, actor: Actor | null, uuid: string
   return row
 }
 
+function restrictionsOf(r: InvRow) {
+  return {
+    emailPatterns: parseJson<string[]>(r.user_email_patterns, []),
+    affiliations: parseJson<string[]>(r.user_affiliations, []),
+    identitySources: parseJson<string[]>(r.user_identity_sources, []),
+  }
+}
+
+/** Does the actor hold any role in the invitation's scope (its customer, or its project)? */
+function hasRoleInScope(actor: Actor, r: InvRow): boolean {
+  return actor.grants.some((g) =>
+    r.scope_type === 'customer'
+      ? (g.scopeType === 'customer' && g.scopeId === r.customer_id) ||
+        (g.scopeType === 'project' && g.customerId === r.customer_id)
+      : (g.scopeType === 'project' && g.scopeId === r.scope_id) ||
+        (g.scopeType === 'customer' && g.scopeId === r.customer_id),
+  )
+}
+
+/**
+ * Reading an invitation (retrieve, `projects/`): staff and global support; whoever may manage
+ * its scope or holds a role in it; anyone for a public active one; and a caller an active
+ * invitation with restrictions is addressed to (its confirmed e-mail, an affiliation or its
+ * identity source matches). Anyone else gets 404, as for an unknown uuid.
+ */
+async function readableInvitation(ctx: AppContext, actor: Actor | null, uuid: string): Promise<InvRow> {
+  const row = await findInvitation(ctx, actor, uuid)
+  if (!actor || seesAll(actor) || canManage(actor, row) || hasRoleInScope(actor, row)) return row
+  const active = toBool(row.is_active)
+  if (active && toBool(row.is_public)) return row
+  const r = restrictionsOf(row)
+  const restricted = r.emailPatterns.length + r.affiliations.length + r.identitySources.length > 0
+  if (active && restricted && userMatches(r, factsOf(actor))) return row
+  throw notFound(NOT_FOUND)
+}
+
+function factsOf(actor: Actor) {
+  return { email: actor.email, affiliations: actor.affiliations, identitySource: actor.identitySource }
+}
+
 export async function getInvitation(ctx: AppContext, actor: Actor | null, uuid: string, b: string) {
-  return toInvitation(b, actor, await findInvitation(ctx, actor, uuid))
+  return toInvitation(b, actor, await readableInvitation(ctx, actor, uuid))
 }
 
 export async function invitationProjects(ctx: AppContext, actor: Actor | null, uuid: string, b: string) {
-  const row = await findInvitation(ctx, actor, uuid)
+  const row = await readableInvitation(ctx, actor, uuid)
   if (row.scope_type !== 'customer') throw new AppError('not_found', null)
   const projects = await ctx.db
     .selectFrom('projects')
@@ -454,14 +494,8 @@ export async function submitRequest(ctx: AppContext, actor: Actor, uuid: string)
   ) {
     throw nonFieldError('User already has this role in the scope.')
   }
-  const matches = userMatches(
-    {
-      emailPatterns: parseJson<string[]>(inv.user_email_patterns, []),
-      affiliations: parseJson<string[]>(inv.user_affiliations, []),
-      identitySources: parseJson<string[]>(inv.user_identity_sources, []),
-    },
-    { email: actor.email, affiliations: actor.affiliations, identitySource: actor.identitySource },
-  )
+  // `actor.email` is the confirmed address: a changed one waits in pending_email until confirmed.
+  const matches = userMatches(restrictionsOf(inv), factsOf(actor))
   if (!matches) {
     throw nonFieldError(
       'You are not allowed to accept this invitation. Your email or organization must match the invitation restrictions.',
