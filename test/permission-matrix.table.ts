@@ -114,6 +114,15 @@ export const rows: Row[] = [
     expect: e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200) },
   { endpoint: 'POST /api/users/', method: 'POST', path: '/api/users/', body: newUserBody,
     expect: e(401, 403, 403, 403, 403, 403, 403, 403, 403, 201) },
+  // Another user's pending e-mail: only staff confirm it (without a token); the user itself needs
+  // the token sent to the address (test/http/email-confirmation.test.ts).
+  { endpoint: 'POST /api/users/{uuid}/confirm_email/', method: 'POST',
+    path: async (w) => {
+      const u = await w.fresh.user()
+      await w.t.ctx.db.updateTable('users').set({ pending_email: 'new@matrix.example' }).where('id', '=', u.id).execute()
+      return `/api/users/${u.uuid}/confirm_email/`
+    },
+    expect: e(401, 404, 404, 404, 404, 404, 404, 404, 403, 200) },
   { endpoint: 'GET /api/customers/{uuid}/', method: 'GET', path: (w) => `/api/customers/${w.customer.uuid}/`,
     expect: e(401, 404, 200, 200, 200, 200, 404, 404, 200, 200) },
   { endpoint: 'PATCH /api/customers/{uuid}/', method: 'PATCH', path: (w) => `/api/customers/${w.customer.uuid}/`,
@@ -136,6 +145,9 @@ export const rows: Row[] = [
   { endpoint: 'POST /api/projects/{uuid}/add_user/', method: 'POST', path: (w) => `/api/projects/${w.project.uuid}/add_user/`,
     body: memberGrant,
     expect: e(401, 404, 403, 201, 201, 201, 404, 404, 403, 201) },
+  { endpoint: 'POST /api/projects/{uuid}/add_user/ (role already held)', method: 'POST', path: (w) => `/api/projects/${w.project.uuid}/add_user/`,
+    body: (w: World) => ({ user: w.users.member.uuid, role: 'PROJECT.MEMBER' }),
+    expect: e(401, 404, 403, 400, 400, 400, 404, 404, 403, 400) },
   { endpoint: 'GET /api/customers/{uuid}/list_users/', method: 'GET', path: (w) => `/api/customers/${w.customer.uuid}/list_users/`,
     expect: e(401, 404, 200, 200, 200, 200, 404, 404, 200, 200) },
   { endpoint: 'GET /api/roles/', method: 'GET', path: '/api/roles/',
@@ -259,7 +271,13 @@ export const rows: Row[] = [
     expect: e(401, 403, 403, 403, 403, 400, 403, 403, 403, 201) },
   { endpoint: 'GET /api/user-group-invitations/{uuid}/ (private)', method: 'GET',
     path: async (w) => `/api/user-group-invitations/${await w.fresh.invitation()}/`,
-    expect: e(404, 200, 200, 200, 200, 200, 200, 200, 200, 200) },
+    expect: e(404, 404, 200, 200, 200, 200, 404, 404, 200, 200) },
+  { endpoint: 'GET /api/user-group-invitations/{uuid}/ (private, project scope)', method: 'GET',
+    path: async (w) => `/api/user-group-invitations/${await w.fresh.invitation('project')}/`,
+    expect: e(404, 404, 200, 200, 200, 200, 404, 404, 200, 200) },
+  { endpoint: 'GET /api/user-group-invitations/{uuid}/projects/ (private)', method: 'GET',
+    path: async (w) => `/api/user-group-invitations/${await w.fresh.invitation()}/projects/`,
+    expect: e(404, 404, 200, 200, 200, 200, 404, 404, 200, 200) },
   { endpoint: 'GET /api/user-group-invitations/{uuid}/ (public)', method: 'GET',
     path: async (w) => `/api/user-group-invitations/${await w.fresh.invitation('project', { public: true })}/`,
     expect: e(200, 200, 200, 200, 200, 200, 200, 200, 200, 200) },
