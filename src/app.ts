@@ -12,7 +12,8 @@ import type { AppContext, LookupHost } from './context.js'
 import { createDatabase, ping, type Database } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { installErrorHandling } from './http/errors.js'
-import { installAuth, TokenCache } from './http/auth.js'
+import { installAuth, installAuthCheck, TokenCache } from './http/auth.js'
+import { installRateLimit } from './http/rate-limit.js'
 import {
   collectRoutes,
   installBaseUrl,
@@ -22,7 +23,6 @@ import {
   installUrlLimit,
   installMethodNotAllowed,
   installMetrics,
-  installRateLimit,
   installSecurityHeaders,
   installValidators,
 } from './http/plumbing.js'
@@ -134,8 +134,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   installBodyDrain(app)
   installCors(app, config)
   installUrlLimit(app, config)
-  installRateLimit(app, config, clock)
   installAuth(app, database.db, tokenCache, clock)
+  const { requestHook } = await installRateLimit(app, config, database.db, clock)
+  if (requestHook) app.addHook('onRequest', requestHook)
+  installAuthCheck(app)
   installMetrics(app, database, orderRecordCounters(ctx))
   const routes = collectRoutes(app)
   // Before the docs UI's static files, so that they are compressed too.

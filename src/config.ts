@@ -30,8 +30,12 @@ export interface Config {
   pageSizeDefault: number
   pageSizeMax: number
   requestTimeoutMs: number
-  /** Requests per minute per token (or per IP for anonymous callers); 0 disables. */
+  /** Requests per minute per authenticated user (or per address for anonymous callers); 0 disables. */
   rateLimitPerMinute: number
+  /** Login attempts per minute per username and client address; 0 disables. */
+  loginRateLimitPerMinute: number
+  /** Redis holding the rate limits' counts instead of the database (null: the database). */
+  redisUrl: string | null
   corsOrigins: string[]
   /** Hosts or CIDRs that callback_url may target besides public addresses. */
   callbackAllowList: string[]
@@ -111,6 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     pageSizeMax: int(env, 'PAGE_SIZE_MAX', 300, 1),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30000),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0),
+    loginRateLimitPerMinute: int(env, 'LOGIN_RATE_LIMIT_PER_MINUTE', 10),
+    redisUrl: env.REDIS_URL || null,
     corsOrigins: list(env, 'CORS_ORIGINS'),
     callbackAllowList: hostList(env, 'CALLBACK_ALLOW_LIST'),
     callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),

@@ -19,19 +19,35 @@ export function generateTokenKey(): string {
   return randomBytes(20).toString('hex')
 }
 
+/** The password key derivation, an object so that tests can count its calls. */
+export const passwordKdf = {
+  derive: (password: string, salt: Buffer, length: number): Promise<Buffer> =>
+    scryptAsync(password, salt, length),
+}
+
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16)
-  const hash = await scryptAsync(password, salt, 32)
+  const hash = await passwordKdf.derive(password, salt, 32)
   return `scrypt$${salt.toString('hex')}$${hash.toString('hex')}`
 }
 
+/** Derived in place of a check when there is no password to check against (see verifyPassword). */
+const DUMMY_SALT = randomBytes(16)
+
+/**
+ * Checks a password against a stored hash. Without a usable hash (an unknown user, a user without
+ * a password) the same derivation runs on a dummy salt and the answer is false: a login then costs
+ * the same whether or not the username exists, and its time tells nothing.
+ */
 export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  if (!stored) return false
-  const [scheme, saltHex, hashHex] = stored.split('$')
-  if (scheme !== 'scrypt' || !saltHex || !hashHex) return false
+  const [scheme, saltHex, hashHex] = (stored ?? '').split('$')
+  if (scheme !== 'scrypt' || !saltHex || !hashHex) {
+    await passwordKdf.derive(password, DUMMY_SALT, 32)
+    return false
+  }
   const expected = Buffer.from(hashHex, 'hex')
-  const actual = await scryptAsync(password, Buffer.from(saltHex, 'hex'), expected.length)
-  return timingSafeEqual(expected, actual)
+  const actual = await passwordKdf.derive(password, Buffer.from(saltHex, 'hex'), expected.length)
+  return expected.length === actual.length && timingSafeEqual(expected, actual)
 }
 
 /** Loads a user with its active, unexpired role grants. */
@@ -117,10 +133,17 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     actor: Actor | null
+    /** Why authentication failed, answered after the rate limit has counted the request. */
+    authError: Error | null
   }
 }
 
-/** Reads `Authorization: Token <key>` (or the `x-auth-token` query parameter) and sets request.actor. */
+/**
+ * Reads `Authorization: Token <key>` (or the `x-auth-token` query parameter) and sets
+ * request.actor. A failure is kept in request.authError and answered by `installAuthCheck`'s
+ * hook, so that hooks between the two (the rate limit) see who the caller is, or that it is not
+ * authenticated.
+ */
 export function installAuth(
   app: FastifyInstance,
   db: Kysely<DB>,
@@ -128,35 +151,56 @@ export function installAuth(
   clock: () => Date,
 ): void {
   app.decorateRequest('actor', null)
+  app.decorateRequest('authError', null)
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    const mode: AuthMode | 'none' = request.routeOptions.config.auth ?? (request.is404 ? 'none' : 'required')
-    if (mode === 'none') return
-    const key = presentedKey(request)
-    if (key === undefined) {
-      if (mode === 'required') throw unauthenticated('Authentication credentials were not provided.')
-      return
+    try {
+      await authenticate(request, db, cache, clock)
+    } catch (e) {
+      request.authError = e as Error
     }
-    const now = clock()
-    const keyHash = hashToken(key)
-    let entry = cache.get(keyHash, now.getTime())
-    if (!entry) {
-      const row = await db
-        .selectFrom('tokens')
-        .select(['user_id', 'key_hash'])
-        .where('key_hash', '=', keyHash)
-        .executeTakeFirst()
-      if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) {
-        throw unauthenticated('Invalid token.')
-      }
-      const actor = await loadActor(db, row.user_id, now.toISOString())
-      if (!actor) throw unauthenticated('Invalid token.')
-      const value = (actor as Actor & { inactive?: boolean }).inactive ? 'inactive' : actor
-      cache.set(keyHash, value, now.getTime())
-      entry = { actor: value, keyHash, expires: 0, generation: 0 }
-    }
-    if (entry.actor === 'inactive') throw unauthenticated('User inactive or deleted.')
-    request.actor = entry.actor
   })
+}
+
+/** Answers the authentication failure found by `installAuth`'s hook. */
+export function installAuthCheck(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(request.authError ?? undefined)
+  })
+}
+
+async function authenticate(
+  request: FastifyRequest,
+  db: Kysely<DB>,
+  cache: TokenCache,
+  clock: () => Date,
+): Promise<void> {
+  const mode: AuthMode | 'none' = request.routeOptions.config.auth ?? (request.is404 ? 'none' : 'required')
+  if (mode === 'none') return
+  const key = presentedKey(request)
+  if (key === undefined) {
+    if (mode === 'required') throw unauthenticated('Authentication credentials were not provided.')
+    return
+  }
+  const now = clock()
+  const keyHash = hashToken(key)
+  let entry = cache.get(keyHash, now.getTime())
+  if (!entry) {
+    const row = await db
+      .selectFrom('tokens')
+      .select(['user_id', 'key_hash'])
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst()
+    if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) {
+      throw unauthenticated('Invalid token.')
+    }
+    const actor = await loadActor(db, row.user_id, now.toISOString())
+    if (!actor) throw unauthenticated('Invalid token.')
+    const value = (actor as Actor & { inactive?: boolean }).inactive ? 'inactive' : actor
+    cache.set(keyHash, value, now.getTime())
+    entry = { actor: value, keyHash, expires: 0, generation: 0 }
+  }
+  if (entry.actor === 'inactive') throw unauthenticated('User inactive or deleted.')
+  request.actor = entry.actor
 }
 
 function presentedKey(request: FastifyRequest): string | undefined {

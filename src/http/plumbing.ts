@@ -12,8 +12,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Scheme and host every absolute URL in the response is built from. */
     baseUrl: string
-    /** The best-known client identity for rate limiting. */
-    rateKey?: string
   }
   interface FastifyInstance {
     appConfig: Config
@@ -198,31 +196,6 @@ export function installCors(app: FastifyInstance, config: Config): void {
       void reply.header('access-control-allow-headers', 'Authorization, Content-Type, X-Request-Id')
       void reply.header('access-control-max-age', '600')
       return reply.code(204).send()
-    }
-  })
-}
-
-/** Fixed one-minute windows per token (or per client address for anonymous callers). */
-export function installRateLimit(app: FastifyInstance, config: Config, clock: () => Date): void {
-  if (config.rateLimitPerMinute <= 0) return
-  const windows = new Map<string, { start: number; count: number }>()
-  app.addHook('onRequest', async (request, reply) => {
-    const auth = request.headers.authorization
-    const key = auth ? `t:${auth}` : `ip:${request.ip}`
-    const now = clock().getTime()
-    const start = now - (now % 60000)
-    let w = windows.get(key)
-    if (!w || w.start !== start) {
-      if (windows.size > 50000) windows.clear()
-      w = { start, count: 0 }
-      windows.set(key, w)
-    }
-    w.count++
-    void reply.header('x-ratelimit-limit', String(config.rateLimitPerMinute))
-    void reply.header('x-ratelimit-remaining', String(Math.max(0, config.rateLimitPerMinute - w.count)))
-    if (w.count > config.rateLimitPerMinute) {
-      const retry = Math.max(1, Math.ceil((start + 60000 - now) / 1000))
-      throw new AppError('rate_limited', 'Request was throttled.', { 'retry-after': String(retry) })
     }
   })
 }

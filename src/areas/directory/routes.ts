@@ -26,6 +26,7 @@ export async function directoryRoutes(fastify: FastifyInstance, { ctx }: { ctx: 
     '/api-auth/password/',
     {
       config: { auth: 'optional' },
+      preHandler: fastify.loginThrottle,
       schema: {
         ...tag('auth'),
         summary: 'Log in with a username and password: answers an API token',

@@ -1,0 +1,195 @@
+// The request rate limit (per authenticated user, per address otherwise, shared through the
+// database or Redis) and the login throttle.
+import assert from 'node:assert/strict'
+import { after, before, describe, mock, test } from 'node:test'
+import { Redis } from 'ioredis'
+import { passwordKdf } from '../../src/http/auth.js'
+import { loadConfig } from '../../src/config.js'
+import { buildTestApp, TestClock, type TestApp } from '../support/app.js'
+import { call, client } from '../support/client.js'
+import { makeUser } from '../support/fixtures.js'
+import { issueToken } from '../../src/areas/directory/service.js'
+
+const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379'
+
+async function from(app: TestApp, address: string, url: string, token?: string) {
+  const r = await app.app.inject({
+    url,
+    remoteAddress: address,
+    headers: token ? { authorization: `Token ${token}` } : {},
+  })
+  return r.statusCode
+}
+
+describe('request rate limit', () => {
+  let t: TestApp
+  before(async () => {
+    t = await buildTestApp({ rateLimitPerMinute: 3 })
+  })
+  after(() => t.close())
+
+  test('counts per authenticated user, whatever token it presents', async () => {
+    const u = await makeUser(t.ctx)
+    const second = await issueToken(t.ctx, u.id)
+    const other = await makeUser(t.ctx)
+    assert.equal(await from(t, '10.0.0.1', '/api/users/me/', u.token), 200)
+    assert.equal(await from(t, '10.0.0.2', '/api/users/me/', second), 200)
+    assert.equal(await from(t, '10.0.0.3', '/api/users/me/', u.token), 200)
+    // A fourth request of the same user from yet another address and token: its limit is spent.
+    const r = await t.app.inject({
+      url: '/api/users/me/',
+      remoteAddress: '10.0.0.4',
+      headers: { authorization: `Token ${second}` },
+    })
+    assert.equal(r.statusCode, 429)
+    assert.deepEqual(r.json(), { detail: 'Request was throttled.' })
+    assert.ok(Number(r.headers['retry-after']) >= 1)
+    assert.equal(r.headers['x-ratelimit-limit'], '3')
+    // Another user from the same address is counted on its own.
+    assert.equal(await from(t, '10.0.0.1', '/api/users/me/', other.token), 200)
+    t.clock.advance(61_000)
+    assert.equal(await from(t, '10.0.0.4', '/api/users/me/', second), 200)
+  })
+
+  test('bogus tokens, each different, are counted as the one anonymous address', async () => {
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await from(t, '10.0.1.1', '/api/customers/', `bogus${i}`), 401)
+    }
+    assert.equal(await from(t, '10.0.1.1', '/api/customers/', 'bogus-next'), 429)
+    assert.equal(await from(t, '10.0.1.1', '/api/customers/'), 429, 'no token: the same anonymous caller')
+    assert.equal(await from(t, '10.0.1.2', '/api/customers/', 'bogus-other'), 401, 'another address')
+    t.clock.advance(61_000)
+  })
+
+  test('/health/ and /metrics are never limited', async () => {
+    for (let i = 0; i < 6; i++) {
+      assert.equal(await from(t, '10.0.2.1', '/health/'), 200)
+      assert.equal(await from(t, '10.0.2.1', '/metrics'), 200)
+    }
+    for (let i = 0; i < 3; i++) assert.equal(await from(t, '10.0.2.1', '/api/customers/'), 401)
+    assert.equal(await from(t, '10.0.2.1', '/api/customers/'), 429)
+    assert.equal(await from(t, '10.0.2.1', '/health/'), 200)
+  })
+
+  test('two servers on one database share the counts', async () => {
+    const second = await buildTestApp({ rateLimitPerMinute: 3 }, t.clock, t)
+    try {
+      const u = await makeUser(t.ctx)
+      assert.equal(await from(t, '10.0.3.1', '/api/users/me/', u.token), 200)
+      assert.equal(await from(second, '10.0.3.1', '/api/users/me/', u.token), 200)
+      assert.equal(await from(t, '10.0.3.1', '/api/users/me/', u.token), 200)
+      assert.equal(await from(second, '10.0.3.1', '/api/users/me/', u.token), 429)
+      assert.equal(await from(t, '10.0.3.1', '/api/users/me/', u.token), 429)
+    } finally {
+      await second.close()
+    }
+  })
+
+  test('expired windows are deleted', async () => {
+    t.clock.advance(10 * 60_000)
+    await from(t, '10.0.4.1', '/api/customers/')
+    const rows = await t.ctx.db
+      .selectFrom('rate_limits' as any)
+      .select(['key'])
+      .execute()
+    assert.deepEqual(
+      rows.map((r: any) => r.key),
+      ['ip:10.0.4.1'],
+    )
+  })
+})
+
+describe('login', () => {
+  let t: TestApp
+  before(async () => {
+    t = await buildTestApp({ loginRateLimitPerMinute: loadConfig({}).loginRateLimitPerMinute })
+  })
+  after(() => t.close())
+
+  const login = (username: string, address: string, password = 'wrong') =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api-auth/password/',
+      remoteAddress: address,
+      payload: { username, password },
+    })
+
+  test('the login throttle is on by default, per username and address', async () => {
+    assert.equal(loadConfig({}).loginRateLimitPerMinute, 10)
+    for (let i = 0; i < 10; i++) assert.equal((await login('victim', '10.1.0.1')).statusCode, 400)
+    const r = await login('victim', '10.1.0.1')
+    assert.equal(r.statusCode, 429)
+    assert.ok(Number(r.headers['retry-after']) >= 1)
+    assert.equal((await login('someone-else', '10.1.0.1')).statusCode, 400, 'another username')
+    assert.equal((await login('victim', '10.1.0.2')).statusCode, 400, 'another address')
+    t.clock.advance(61_000)
+    assert.equal((await login('victim', '10.1.0.1')).statusCode, 400)
+  })
+
+  test('an unknown username costs the same key derivation as a wrong password', async () => {
+    const known = await makeUser(t.ctx)
+    assert.equal(
+      (
+        await call(t.app, 'POST', `/api/users/${known.uuid}/password/`, {
+          token: known.token,
+          body: { password: 'Correct-horse-42' },
+        })
+      ).status < 300,
+      true,
+    )
+    const derive = mock.method(passwordKdf, 'derive')
+    try {
+      assert.equal((await login('nobody-by-this-name', '10.1.1.1')).statusCode, 400)
+      assert.equal(derive.mock.callCount(), 1, 'unknown user')
+      assert.equal((await login(known.username, '10.1.1.1')).statusCode, 400)
+      assert.equal(derive.mock.callCount(), 2, 'known user, wrong password')
+      const ok = await login(known.username, '10.1.1.1', 'Correct-horse-42')
+      assert.equal(ok.statusCode, 200)
+      assert.equal(derive.mock.callCount(), 3)
+    } finally {
+      derive.mock.restore()
+    }
+  })
+})
+
+describe('request rate limit in Redis', () => {
+  let available = false
+  before(async () => {
+    const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 500 })
+    probe.on('error', () => {})
+    try {
+      await probe.connect()
+      available = (await probe.ping()) === 'PONG'
+    } catch {
+      available = false
+    } finally {
+      probe.disconnect()
+    }
+  })
+
+  test('two servers on separate databases share the counts through REDIS_URL', async (ctx) => {
+    if (!available) return ctx.skip(`no Redis at ${REDIS_URL}`)
+    const clock = new TestClock()
+    const one = await buildTestApp({ rateLimitPerMinute: 2, redisUrl: REDIS_URL }, clock)
+    const two = await buildTestApp({ rateLimitPerMinute: 2, redisUrl: REDIS_URL }, clock)
+    try {
+      const u = await makeUser(one.ctx)
+      // The same user in both databases: the key is the user's uuid.
+      const copy = await makeUser(two.ctx)
+      await two.ctx.db.updateTable('users').set({ uuid: u.uuid }).where('id', '=', copy.id).execute()
+      const key = copy.token
+      assert.equal((await client(one.app, u.token).get('/api/users/me/')).status, 200)
+      assert.equal((await client(two.app, key).get('/api/users/me/')).status, 200)
+      assert.equal((await client(one.app, u.token).get('/api/users/me/')).status, 429)
+      assert.equal((await client(two.app, key).get('/api/users/me/')).status, 429)
+      const rows = await one.ctx.db
+        .selectFrom('rate_limits' as any)
+        .select(['key'])
+        .execute()
+      assert.equal(rows.length, 0, 'nothing counted in the database')
+    } finally {
+      await one.close()
+      await two.close()
+    }
+  })
+})
