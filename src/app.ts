@@ -130,9 +130,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   installEmptyBody(app)
   installErrorHandling(app)
   installBaseUrl(app, config)
-  installSecurityHeaders(app)
+  await installSecurityHeaders(app)
   installBodyDrain(app)
-  installCors(app, config)
+  await installCors(app, config)
   installUrlLimit(app, config)
   installAuth(app, database.db, tokenCache, clock)
   const { requestHook } = await installRateLimit(app, config, database.db, clock)
@@ -179,6 +179,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.addHook('onRoute', (r) => {
     if (r.url.startsWith('/api/docs')) r.config = { ...(r.config ?? {}), auth: 'optional' }
   })
+  // The docs UI gets the policy @fastify/swagger-ui makes for its own files (see installDocsUi),
+  // in place of the API's, which allows nothing.
   await installDocsUi(app, PRODUCT)
 
   app.get('/api/schema/', { schema: { hide: true }, config: { auth: 'optional' } }, async () => app.swagger())

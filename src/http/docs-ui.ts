@@ -40,6 +40,11 @@ export async function installDocsUi(
   await app.register(swaggerUi, {
     routePrefix: '/api/docs',
     uiConfig: { url: '/api/schema/' },
+    // The policy @fastify/swagger-ui makes for its own files (scripts and styles from this server,
+    // the hashes of its inline ones), less upgrade-insecure-requests: over plain HTTP that would
+    // make the browser fetch the UI's own scripts over HTTPS, and the page would stay blank.
+    staticCSP: true,
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
     logo: {
       type: 'image/svg+xml',
       content: Buffer.from(LOGO(product.title, product.version)),
