@@ -604,6 +604,26 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
     assert.equal((await policy(year.body.uuid)).has_fired, true, 'Nov..Jan = 300 > 299')
   })
 
+  test('the estimate adds prices in decimal: 4 + 0.015 a month for three months is 12.05, above 12', async () => {
+    const p = await provider()
+    const plan = await makePlan(t.ctx, p.offering, { unit: 'month', unitPrice: 4, fixedPrice: 0.015 })
+    const consumer = await makeCustomer(t.ctx)
+    const project = await makeProject(t.ctx, consumer)
+    await makeResource(t.ctx, {
+      offering: p.offering,
+      plan,
+      customer: consumer,
+      project,
+      created: '2025-11-20T00:00:00.000Z',
+    })
+    const quarter = await createPolicy(staff.token, { scope: p.offering.url, limit_cost: 12, period: 3 })
+    await t.ctx.jobs.drain()
+    assert.equal((await policy(quarter.body.uuid)).has_fired, true)
+    const [sent] = await notifications(quarter.body.uuid)
+    // Binary floats summed 12.044999999999998 and reported 12.04.
+    assert.match(sent!.message, /the estimated cost 12\.05 exceeds the limit 12\./)
+  })
+
   test('scheduling is a no-op for an offering without policies', async () => {
     const s = await setup(100)
     const before = await t.ctx.db

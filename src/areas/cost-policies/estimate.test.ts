@@ -13,11 +13,11 @@ test('period windows start at the first of the current, 3rd or 12th last month; 
 })
 
 test('a monthly price is unit price times units per month plus the fixed price', () => {
-  assert.equal(monthlyPrice({ unit: 'month', unitPrice: 10, fixedPrice: 5 }), 15)
-  assert.equal(monthlyPrice({ unit: 'day', unitPrice: 1, fixedPrice: 0 }), 30)
-  assert.equal(monthlyPrice({ unit: 'hour', unitPrice: 0.5, fixedPrice: 0 }), 360)
-  assert.equal(monthlyPrice({ unit: 'half_month', unitPrice: 3, fixedPrice: 0 }), 6)
-  assert.equal(monthlyPrice({ unit: 'quantity', unitPrice: 7, fixedPrice: 1 }), 8)
+  assert.equal(monthlyPrice({ unit: 'month', unitPrice: 10, fixedPrice: 5 }).toNumber(), 15)
+  assert.equal(monthlyPrice({ unit: 'day', unitPrice: 1, fixedPrice: 0 }).toNumber(), 30)
+  assert.equal(monthlyPrice({ unit: 'hour', unitPrice: 0.5, fixedPrice: 0 }).toNumber(), 360)
+  assert.equal(monthlyPrice({ unit: 'half_month', unitPrice: 3, fixedPrice: 0 }).toNumber(), 6)
+  assert.equal(monthlyPrice({ unit: 'quantity', unitPrice: 7, fixedPrice: 1 }).toNumber(), 8)
 })
 
 test('months count from the creation month, limited to the window', () => {
@@ -36,7 +36,38 @@ test('the estimated cost sums every resource', () => {
     { created: '2026-03-01T00:00:00.000Z', unit: 'month', unitPrice: 100, fixedPrice: 0 },
     { created: '2026-01-10T00:00:00.000Z', unit: 'day', unitPrice: 1.1, fixedPrice: 2 },
   ]
-  assert.equal(estimatedCost(2, resources, now), 135)
-  assert.equal(estimatedCost(3, resources, now), 100 + 35 * 3)
-  assert.equal(estimatedCost(2, [{ ...resources[0]!, count: 4 }], now), 400)
+  assert.equal(estimatedCost(2, resources, now).toNumber(), 135)
+  assert.equal(estimatedCost(3, resources, now).toNumber(), 100 + 35 * 3)
+  assert.equal(estimatedCost(2, [{ ...resources[0]!, count: 4 }], now).toNumber(), 400)
+})
+
+test('money is summed in decimal: no binary float error survives', () => {
+  // 0.1 + 0.2 as a plan's unit and fixed price is 0.3 (floats: 0.30000000000000004).
+  assert.equal(monthlyPrice({ unit: 'quantity', unitPrice: 0.1, fixedPrice: 0.2 }).toString(), '0.3')
+  assert.equal(monthlyPrice({ unit: 'hour', unitPrice: '0.0001', fixedPrice: '0.2' }).toString(), '0.272')
+  // 4 + 0.015 a month over three months is 12.045, which rounds to 12.05 (floats: 12.04, having
+  // summed to 12.044999999999998).
+  const quarter = [
+    { created: '2026-01-01T00:00:00.000Z', unit: 'month', unitPrice: '4', fixedPrice: '0.015' },
+  ]
+  assert.equal(estimatedCost(3, quarter, now).toFixed(2), '12.05')
+  // Ten components of 0.1 + 0.2 sum to exactly 3 (floats drift: 3.0000000000000004).
+  const tenths = Array.from({ length: 10 }, () => ({
+    created: '2026-03-01T00:00:00.000Z',
+    unit: 'quantity',
+    unitPrice: 0.1,
+    fixedPrice: 0.2,
+  }))
+  assert.equal(estimatedCost(2, tenths, now).toString(), '3')
+  // Large sums keep their cents.
+  const big = [
+    {
+      created: '2026-03-01T00:00:00.000Z',
+      count: 1000,
+      unit: 'hour',
+      unitPrice: '0.0137',
+      fixedPrice: '9999999.99',
+    },
+  ]
+  assert.equal(estimatedCost(2, big, now).toFixed(2), '10000009854.00')
 })

@@ -9,6 +9,10 @@
 // creation; 1 month = the current month; 3 month = current + 2 previous; 12 month = current + 11
 // previous. Whole months make the estimate change only when resources or plans change and at
 // month starts, which is when policies are re-evaluated.
+//
+// Money is summed in decimal (big.js), never in binary floats: 4.015 × 3 is 12.045 and rounds to
+// 12.05, where floats give 12.044999999999998 and 12.04.
+import Big from 'big.js'
 
 export const PERIODS = { 1: 'Total', 2: '1 month', 3: '3 month', 4: '12 month' } as const
 export type Period = keyof typeof PERIODS
@@ -30,8 +34,9 @@ export interface CostInput {
   /** How many resources share these values (default 1). */
   count?: number
   unit: string | null
-  unitPrice: number
-  fixedPrice: number
+  /** Decimal prices, as the database gives them (numeric text) or as numbers. */
+  unitPrice: number | string
+  fixedPrice: number | string
 }
 
 function monthIndex(d: Date): number {
@@ -50,9 +55,9 @@ export function nextMonthStart(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1))
 }
 
-export function monthlyPrice(r: Pick<CostInput, 'unit' | 'unitPrice' | 'fixedPrice'>): number {
+export function monthlyPrice(r: Pick<CostInput, 'unit' | 'unitPrice' | 'fixedPrice'>): Big {
   const units = UNITS_PER_MONTH[r.unit ?? ''] ?? 1
-  return r.unitPrice * units + r.fixedPrice
+  return new Big(r.unitPrice).times(units).plus(r.fixedPrice)
 }
 
 /** Months of the window (ending with `now`'s month) during which a resource created at `created` existed. */
@@ -63,11 +68,12 @@ export function monthsInWindow(period: Period, created: Date, now: Date): number
   return Math.max(0, current - first + 1)
 }
 
-/** The estimated cost of these resources over the period, rounded to cents. */
-export function estimatedCost(period: Period, resources: CostInput[], now: Date): number {
-  let total = 0
+/** The estimated cost of these resources over the period, rounded to cents (half up). */
+export function estimatedCost(period: Period, resources: CostInput[], now: Date): Big {
+  let total = new Big(0)
   for (const r of resources) {
-    total += monthlyPrice(r) * monthsInWindow(period, new Date(r.created), now) * (r.count ?? 1)
+    const months = monthsInWindow(period, new Date(r.created), now)
+    if (months > 0) total = total.plus(monthlyPrice(r).times(months * (r.count ?? 1)))
   }
-  return Math.round(total * 100) / 100
+  return total.round(2, Big.roundHalfUp)
 }

@@ -5,7 +5,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
-import { decimalNumber, fromBool, parseJson, toBool, toJson } from '../../db/values.js'
+import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, forbidden, nonFieldError, notFound } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
@@ -334,6 +334,13 @@ export async function assertNewResourceAllowed(
 
 // ---- evaluation ----
 
+/** A price as the database gives it (numeric text, or a number on SQLite) for big.js; none is 0. */
+function decimalText(v: unknown): string | number {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : 0
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return v.trim()
+  return 0
+}
+
 /**
  * The evaluation job: for each policy of the offering, the estimated cost over its period
  * (see estimate.ts) against limit_cost. Strictly above the limit fires a policy that has not
@@ -360,13 +367,13 @@ export async function evaluateOfferingPolicies(ctx: AppContext, offeringId: numb
         created: `${r.month}-01T00:00:00.000Z`,
         count: Number(r.n),
         unit: r.unit,
-        unitPrice: decimalNumber(r.unit_price) ?? 0,
-        fixedPrice: decimalNumber(r.fixed_price) ?? 0,
+        unitPrice: decimalText(r.unit_price),
+        fixedPrice: decimalText(r.fixed_price),
       })),
       now,
     )
     const limit = Number(p.limit_cost)
-    const above = cost > limit
+    const above = cost.gt(limit)
     const start = periodStart(period, now)
     const stale = start !== null && p.fired_datetime !== null && p.fired_datetime < start.toISOString()
     const actions = p.actions.split(',')
@@ -394,7 +401,7 @@ export async function evaluateOfferingPolicies(ctx: AppContext, offeringId: numb
                 context: toJson({
                   policy_uuid: p.uuid,
                   offering_uuid: offering.uuid,
-                  estimated_cost: cost,
+                  estimated_cost: cost.toNumber(),
                   limit_cost: limit,
                   period: PERIODS[period],
                 }),
@@ -403,7 +410,7 @@ export async function evaluateOfferingPolicies(ctx: AppContext, offeringId: numb
               .execute()
           }
         }
-        ctx.log.info({ policy: p.uuid, cost, limit }, 'cost policy fired')
+        ctx.log.info({ policy: p.uuid, cost: cost.toNumber(), limit }, 'cost policy fired')
       }
     })
   }

@@ -8,6 +8,7 @@ import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { RecordCache } from '../../db/record-cache.js'
 import type { MetricCounter } from '../../http/plumbing.js'
+import Big from 'big.js'
 import { decimalNumber, decimalString, parseJson, toBool, toJson } from '../../db/values.js'
 import {
   AppError,
@@ -91,11 +92,12 @@ function rulesOf(type: string): OfferingTypeRules | null {
   return isOfferingType(type) ? OFFERING_TYPE_RULES[type] : null
 }
 
+/** Unit price plus fixed price, added in decimal (0.1 + 0.2 is 0.3, not 0.30000000000000004). */
 function planCost(unitPrice: unknown, fixedPrice: unknown): number | null {
   const u = decimalNumber(unitPrice)
   const f = decimalNumber(fixedPrice)
   if (u === null && f === null) return null
-  return (u ?? 0) + (f ?? 0)
+  return new Big(u ?? 0).plus(f ?? 0).toNumber()
 }
 
 /** Links start with `base`; error tracebacks are shown to staff and support only. */
