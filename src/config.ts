@@ -57,13 +57,24 @@ export interface Config {
   benchRoutes: boolean
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
+function int(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  dflt: number,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return dflt
   const n = Number(raw)
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`)
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
+  }
   return n
 }
+
+/** A week: the longest a setting that is added to the current time may be (the result stays a date). */
+const WEEK_MS = 7 * 24 * 3600 * 1000
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
   const raw = env[name]
@@ -120,11 +131,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     corsOrigins: list(env, 'CORS_ORIGINS'),
     callbackAllowList: hostList(env, 'CALLBACK_ALLOW_LIST'),
     callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),
-    callbackTimeoutMs: int(env, 'CALLBACK_TIMEOUT_MS', 5000, 1),
-    callbackBudgetMs: int(env, 'CALLBACK_BUDGET_MS', 60000, 1),
+    callbackTimeoutMs: int(env, 'CALLBACK_TIMEOUT_MS', 5000, 1, WEEK_MS),
+    callbackBudgetMs: int(env, 'CALLBACK_BUDGET_MS', 60000, 1, WEEK_MS),
     callbackConcurrency: int(env, 'CALLBACK_CONCURRENCY', 16, 1),
     callbackHostConcurrency: int(env, 'CALLBACK_HOST_CONCURRENCY', 4, 1),
-    feedbackTokenDays: int(env, 'FEEDBACK_TOKEN_DAYS', 7, 1),
+    feedbackTokenDays: int(env, 'FEEDBACK_TOKEN_DAYS', 7, 1, 36500),
     orderStartDateEnabled: bool(env, 'ORDER_START_DATE_ENABLED', true),
     compression: bool(env, 'COMPRESSION', true),
     benchRoutes: bool(env, 'BENCH_ROUTES', false),

@@ -445,6 +445,27 @@ describe('cleanup_stale', () => {
   })
 })
 
+describe('cleanup_stale bounds', () => {
+  test('an older_than_hours no date can be computed from is 400 naming it, not 500', async () => {
+    const { t, staff } = await setup()
+    try {
+      const as = client(t.app, staff.token)
+      for (const hours of [1e15, 1e300, Number.MAX_SAFE_INTEGER, 1_000_001]) {
+        const r = await as.post(`${SVC}cleanup_stale/`, { older_than_hours: hours })
+        assert.equal(r.status, 400, String(hours))
+        assert.deepEqual(r.body, {
+          older_than_hours: ['Ensure this value is less than or equal to 1000000.'],
+        })
+      }
+      const widest = await as.post(`${SVC}cleanup_stale/`, { older_than_hours: 1_000_000 })
+      assert.equal(widest.status, 200)
+      assert.equal(widest.body.dry_run, true)
+    } finally {
+      await t.close()
+    }
+  })
+})
+
 describe('idle sweep', () => {
   test('an Active service whose processors last ran 10 minutes ago becomes Idle; without processors it stays', async () => {
     const { t, staff, offering } = await setup()

@@ -146,7 +146,7 @@ export const RegisterProcessorBody = Body({
 export const StatisticsBody = Body({ statistics: FreeObject })
 export const CleanupBody = Body({
   dry_run: Type.Optional(Type.Unknown({ description: 'boolean, default true' })),
-  older_than_hours: Type.Optional(Type.Unknown({ description: 'integer ≥ 1, default 24' })),
+  older_than_hours: Type.Optional(Type.Unknown({ description: 'integer from 1 to 1000000, default 24' })),
 })
 export const CleanupItem = Type.Object({
   uuid: Uuid,

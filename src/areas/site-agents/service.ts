@@ -622,6 +622,9 @@ export async function registerProcessor(
   }
 }
 
+/** The largest `older_than_hours` (about 114 years): beyond it, now − hours is no date at all. */
+export const MAX_OLDER_THAN_HOURS = 1_000_000
+
 /** Staff only (checked by the route before the body is read). */
 export async function cleanupStale(
   ctx: AppContext,
@@ -638,6 +641,11 @@ export async function cleanupStale(
     if (typeof h !== 'number' || !Number.isInteger(h))
       throw fieldError('older_than_hours', 'A valid integer is required.')
     if (h < 1) throw fieldError('older_than_hours', 'Ensure this value is greater than or equal to 1.')
+    if (h > MAX_OLDER_THAN_HOURS)
+      throw fieldError(
+        'older_than_hours',
+        `Ensure this value is less than or equal to ${MAX_OLDER_THAN_HOURS}.`,
+      )
     hours = h
   }
   const before = new Date(ctx.clock().getTime() - hours * 3600 * 1000).toISOString()

@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { loadConfig } from './config.js'
+
+test('settings added to the current time are bounded, so the result is always a date', () => {
+  assert.throws(
+    () => loadConfig({ CALLBACK_BUDGET_MS: '1000000000000000' }),
+    /CALLBACK_BUDGET_MS must be an integer from 1 to 604800000/,
+  )
+  assert.throws(() => loadConfig({ CALLBACK_TIMEOUT_MS: '604800001' }), /CALLBACK_TIMEOUT_MS/)
+  assert.throws(() => loadConfig({ FEEDBACK_TOKEN_DAYS: '1e15' }), /FEEDBACK_TOKEN_DAYS/)
+  const widest = loadConfig({ CALLBACK_BUDGET_MS: '604800000', FEEDBACK_TOKEN_DAYS: '36500' })
+  assert.equal(widest.callbackBudgetMs, 604800000)
+  assert.ok(!Number.isNaN(new Date(Date.parse('2026-01-01') + widest.callbackBudgetMs).getTime()))
+})
+
+test('the login throttle is on by default and REDIS_URL is read as given', () => {
+  assert.equal(loadConfig({}).loginRateLimitPerMinute, 10)
+  assert.equal(loadConfig({ LOGIN_RATE_LIMIT_PER_MINUTE: '0' }).loginRateLimitPerMinute, 0)
+  assert.equal(loadConfig({}).redisUrl, null)
+  assert.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2' }).redisUrl, 'redis://127.0.0.1:6379/2')
+})
