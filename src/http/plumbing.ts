@@ -1,5 +1,5 @@
 // Cross-cutting HTTP behaviour registered once: validators, body parsing, base URL, security
-// headers, CORS, rate limiting, metrics, 405 for known paths, health.
+// headers, CORS, metrics, 405 for known paths (rate limits: rate-limit.ts).
 import cors from '@fastify/cors'
 import helmet from '@fastify/helmet'
 import { Ajv, type Options as AjvOptions } from 'ajv'
