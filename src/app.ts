@@ -9,7 +9,7 @@ import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import type { AppContext, LookupHost } from './context.js'
-import { createDatabase, ping, type Database } from './db/database.js'
+import { connectDatabase, ping, type Database } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { installErrorHandling } from './http/errors.js'
 import { installAuth, installAuthCheck, TokenCache } from './http/auth.js'
@@ -64,6 +64,8 @@ declare module 'fastify' {
     tokenCache: TokenCache
     /** Every documented API route: url → methods (the OpenAPI coverage test reads it). */
     apiRoutes: Map<string, Set<string>>
+    /** The migrations this build applied (the start log names them). */
+    migrationsApplied: string[]
   }
 }
 
@@ -75,11 +77,17 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const lookupHost = deps.lookupHost ?? ((hostname: string) => lookup(hostname, { all: true }))
   const database =
     deps.database ??
-    (await createDatabase(config.databaseUrl, {
+    (await connectDatabase(config.databaseUrl, {
       checkpointIntervalMs: config.sqliteCheckpointMs,
       cacheMb: config.sqliteCacheMb,
     }))
-  if (deps.migrate !== false) await migrateToLatest(database.db, database.schema)
+  let migrationsApplied: string[] = []
+  try {
+    if (deps.migrate !== false) migrationsApplied = await migrateToLatest(database.db, database.schema)
+  } catch (e) {
+    if (!deps.database) await database.close()
+    throw e
+  }
 
   const app = Fastify({
     logger: {
@@ -123,6 +131,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.decorate('appConfig', config)
   app.decorate('ctx', ctx)
   app.decorate('tokenCache', tokenCache)
+  app.decorate('migrationsApplied', migrationsApplied)
 
   deps.instrument?.(app)
   installValidators(app)

@@ -57,6 +57,14 @@ export interface Config {
   benchRoutes: boolean
 }
 
+/** The development SECRET_KEY: fine on a developer's machine, warned about anywhere else. */
+export const DEVELOPMENT_SECRET_KEY = 'insecure-development-secret-change-me'
+
+/** Only this machine can reach a server bound to a loopback address. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
 function int(
   env: NodeJS.ProcessEnv,
   name: string,
@@ -111,7 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: bool(env, 'TRUST_PROXY', false),
     logLevel: env.LOG_LEVEL || 'info',
     bootstrapStaffToken: env.BOOTSTRAP_STAFF_TOKEN || null,
-    secretKey: env.SECRET_KEY || 'insecure-development-secret-change-me',
+    secretKey: env.SECRET_KEY || DEVELOPMENT_SECRET_KEY,
     workerEnabled: bool(env, 'WORKER_ENABLED', true),
     workerPollMs: int(env, 'WORKER_POLL_MS', 500, 10),
     sqliteCheckpointMs: int(env, 'SQLITE_CHECKPOINT_MS', 20),

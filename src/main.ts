@@ -2,19 +2,23 @@
 import { parseArgs } from 'node:util'
 import cluster from 'node:cluster'
 import v8 from 'node:v8'
-import { loadConfig, type Config } from './config.js'
+import type { FastifyBaseLogger } from 'fastify'
+import { DEVELOPMENT_SECRET_KEY, isLoopbackHost, loadConfig, type Config } from './config.js'
 import { buildApp } from './app.js'
-import { createDatabase } from './db/database.js'
-import { migrateToLatest } from './db/migrate.js'
+import { connectDatabase, describeDatabaseUrl } from './db/database.js'
+import { listMigrations, migrateToLatest } from './db/migrate.js'
+import { pino } from 'pino'
+import { processLogger } from './log.js'
 import { ensureBootstrapStaff } from './areas/directory/service.js'
 import { createUserWithToken, seedDemo } from './seed.js'
 
-const USAGE = `usage: node --import tsx src/main.ts <command>
+const USAGE = `usage: node dist/main.js <command>   (npm run cli -- <command>)
 
 commands:
   serve [--workers N]        serve the API (runs migrations and the job worker)
   worker                     run only the job worker
-  migrate                    apply database migrations and exit
+  migrate                    apply pending database migrations, list them, and exit
+  migrate --list             list every migration, applied or pending
   create-user --username X [--staff] [--support] [--password P]
                              create a user and print a new API token
   seed-demo                  fill a small demo data set and print its tokens
@@ -28,18 +32,51 @@ commands:
  */
 const HEAP_GROWING_PERCENT = 30
 
+/** What an operator needs to know at start: which database, what was migrated, what runs. */
+function logStart(
+  log: FastifyBaseLogger,
+  config: Config,
+  migrationsApplied: string[],
+  extra: Record<string, unknown> = {},
+): void {
+  log.info(
+    {
+      database: describeDatabaseUrl(config.databaseUrl),
+      migrationsApplied,
+      worker: config.workerEnabled,
+      host: config.host,
+      port: config.port,
+      ...extra,
+    },
+    migrationsApplied.length
+      ? `starting: ${migrationsApplied.length} migration(s) applied`
+      : 'starting: database schema up to date',
+  )
+  if (config.secretKey === DEVELOPMENT_SECRET_KEY && !isLoopbackHost(config.host)) {
+    log.warn(
+      { host: config.host },
+      'SECRET_KEY is the development default while the server is reachable from other machines: set SECRET_KEY to a long random value',
+    )
+  }
+}
+
 async function serve(config: Config, workers: number): Promise<void> {
   if (workers > 1 && cluster.isPrimary) {
     // N processes sharing the port (node:cluster) and one database. Migrations and the bootstrap
     // user are done once here, before any process serves.
+    const log = processLogger(config.logLevel)
     const setup = await buildApp({ ...config, logLevel: 'warn' })
+    logStart(log, config, setup.migrationsApplied, { workers })
     if (config.bootstrapStaffToken) await ensureBootstrapStaff(setup.ctx, config.bootstrapStaffToken)
     await setup.close()
     let shuttingDown = false
     for (let i = 0; i < workers; i++) cluster.fork()
     cluster.on('exit', (worker, code, signal) => {
       if (shuttingDown) return
-      console.error(`server process ${worker.process.pid} exited (${signal ?? code}); starting another`)
+      log.error(
+        { serverProcess: worker.process.pid, exit: signal ?? code },
+        'server process exited; starting another',
+      )
       cluster.fork()
     })
     const stopAll = () => {
@@ -51,6 +88,8 @@ async function serve(config: Config, workers: number): Promise<void> {
     return
   }
   const app = await buildApp(config)
+  // In a cluster the primary has said it once.
+  if (!cluster.isWorker) logStart(app.log, config, app.migrationsApplied)
   // In a cluster the primary has already done this once.
   if (config.bootstrapStaffToken && !cluster.isWorker)
     await ensureBootstrapStaff(app.ctx, config.bootstrapStaffToken)
@@ -76,7 +115,10 @@ async function serve(config: Config, workers: number): Promise<void> {
 async function worker(config: Config): Promise<void> {
   const app = await buildApp(config)
   app.ctx.jobs.start(config.workerPollMs)
-  app.log.info('worker started')
+  app.log.info(
+    { database: describeDatabaseUrl(config.databaseUrl), migrationsApplied: app.migrationsApplied },
+    'worker started',
+  )
   const stop = () => void app.close().then(() => process.exit(0))
   process.on('SIGTERM', stop)
   process.on('SIGINT', stop)
@@ -97,10 +139,25 @@ async function main(): Promise<void> {
       await worker(config)
       return
     case 'migrate': {
-      const database = await createDatabase(config.databaseUrl, { cacheMb: config.sqliteCacheMb })
-      await migrateToLatest(database.db)
-      await database.close()
-      console.log('migrations applied')
+      const { values } = parseArgs({ args: rest, options: { list: { type: 'boolean', default: false } } })
+      const database = await connectDatabase(config.databaseUrl, { cacheMb: config.sqliteCacheMb })
+      try {
+        console.log(`database: ${describeDatabaseUrl(config.databaseUrl)}`)
+        if (values.list) {
+          const all = await listMigrations(database.db, database.schema)
+          for (const m of all) {
+            console.log(`${m.appliedAt ? 'applied' : 'pending'}  ${m.name}`)
+          }
+          const pending = all.filter((m) => !m.appliedAt).length
+          console.log(`${all.length} migration(s), ${pending} pending`)
+        } else {
+          const applied = await migrateToLatest(database.db, database.schema)
+          for (const name of applied) console.log(`applied  ${name}`)
+          console.log(applied.length ? `${applied.length} migration(s) applied` : 'no pending migrations')
+        }
+      } finally {
+        await database.close()
+      }
       return
     }
     case 'create-user': {
@@ -149,6 +206,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.message : e)
+  // One JSON line on stderr, like every other log line; the message says what failed.
+  const log = pino({ level: 'fatal' }, pino.destination(2))
+  log.fatal(
+    { err: e instanceof Error ? { type: e.name, message: e.message } : e },
+    e instanceof Error ? e.message : String(e),
+  )
   process.exit(1)
 })

@@ -2,12 +2,13 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { buildTestApp, type TestApp } from './support/app.js'
 import { client } from './support/client.js'
+import { childDatabase } from './support/server.js'
 import { ensureBootstrapStaff } from '../src/areas/directory/service.js'
 import { createUserWithToken, seedDemo } from '../src/seed.js'
 import { buildApp } from '../src/app.js'
@@ -81,5 +82,40 @@ test('npm run cli -- create-user prints a token that authenticates', async () =>
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('migrate names what it applies; migrate --list shows what exists and what is pending', async () => {
+  const db = childDatabase()
+  const cli = async (...args: string[]) =>
+    (
+      await run(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+        env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
+      })
+    ).stdout
+  try {
+    const names = readdirSync('src/db/migrations')
+      .filter((f) => f.endsWith('.ts') && !f.startsWith('_') && !f.includes('.test.'))
+      .map((f) => f.replace(/\.ts$/, ''))
+      .sort()
+    assert.ok(names.length > 1)
+    const before = await cli('migrate', '--list')
+    for (const name of names) assert.match(before, new RegExp(`^pending  ${name}$`, 'm'))
+    assert.match(before, new RegExp(`${names.length} migration\\(s\\), ${names.length} pending`))
+    const applied = await cli('migrate')
+    assert.deepEqual(
+      applied
+        .split('\n')
+        .filter((l) => l.startsWith('applied  '))
+        .map((l) => l.slice('applied  '.length)),
+      names,
+    )
+    assert.doesNotMatch(applied, /password|:\/\/[^/@]*:[^/@]*@/)
+    const after = await cli('migrate', '--list')
+    for (const name of names) assert.match(after, new RegExp(`^applied  ${name}$`, 'm'))
+    assert.match(after, /, 0 pending/)
+    assert.match(await cli('migrate'), /^no pending migrations$/m)
+  } finally {
+    await db.cleanup()
   }
 })

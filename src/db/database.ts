@@ -174,6 +174,37 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
   return { db, dialect, schema: opts.schema, close: () => db.destroy() }
 }
 
+/** The database URL as it may be logged: without its password. */
+export function describeDatabaseUrl(url: string): string {
+  if (dialectOf(url) !== 'postgres') return url
+  try {
+    const parsed = new URL(url)
+    parsed.password = ''
+    return parsed.toString()
+  } catch {
+    return 'postgres://(unparsable URL)'
+  }
+}
+
+/**
+ * Opens the database and makes one round trip, so a database that cannot be reached (refused,
+ * unknown host, wrong password, a file that cannot be opened) is reported as such, by its URL
+ * without credentials, before anything else is attempted.
+ */
+export async function connectDatabase(url: string, opts: DatabaseOptions = {}): Promise<Database> {
+  let database: Database | undefined
+  try {
+    database = await createDatabase(url, opts)
+    await ping(database.db)
+    return database
+  } catch (e) {
+    await database?.close().catch(() => undefined)
+    const err = e as { message?: string; code?: string; errors?: { message?: string }[] }
+    const reason = err.message || err.errors?.[0]?.message || err.code || String(e)
+    throw new Error(`cannot connect to database ${describeDatabaseUrl(url)}: ${reason}`, { cause: e })
+  }
+}
+
 export async function ping(db: Kysely<DB>): Promise<void> {
   await sql`select 1`.execute(db)
 }

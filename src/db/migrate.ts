@@ -28,14 +28,28 @@ class DirectoryProvider implements MigrationProvider {
   }
 }
 
-export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<void> {
+function migratorOf(db: Kysely<any>, schema?: string): Migrator {
   // With a non-default schema the migration tables must live there too: Kysely's existence
   // check looks across schemas and would otherwise find another schema's tables.
-  const migrator = new Migrator({
+  return new Migrator({
     db,
     provider: new DirectoryProvider(),
     ...(schema ? { migrationTableSchema: schema } : {}),
   })
+}
+
+/** Every migration there is, in order, with when it was applied (null: pending). */
+export async function listMigrations(
+  db: Kysely<any>,
+  schema?: string,
+): Promise<{ name: string; appliedAt: Date | null }[]> {
+  const all = await migratorOf(db, schema).getMigrations()
+  return all.map((m) => ({ name: m.name, appliedAt: m.executedAt ?? null }))
+}
+
+/** Applies the pending migrations; returns the names of those it applied, in order. */
+export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<string[]> {
+  const migrator = migratorOf(db, schema)
   let outcome = await migrator.migrateToLatest()
   // Kysely checks for its migration tables by introspecting every table of every schema
   // (pg_get_serial_sequence on each); a schema another process drops meanwhile makes that check
@@ -49,6 +63,7 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
     const reason = error instanceof Error ? error.message : String(error ?? '')
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${reason}`, { cause: error })
   }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }
 
 /**
