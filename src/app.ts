@@ -147,7 +147,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const { requestHook } = await installRateLimit(app, config, database.db, clock)
   if (requestHook) app.addHook('onRequest', requestHook)
   installAuthCheck(app)
-  installMetrics(app, database, orderRecordCounters(ctx))
+  installMetrics(app, database, orderRecordCounters(ctx), jobs)
   const routes = collectRoutes(app)
   // Before the docs UI's static files, so that they are compressed too.
   await installCompression(app, config)

@@ -14,6 +14,8 @@ export interface Config {
   /** Run the job worker inside the serve process. */
   workerEnabled: boolean
   workerPollMs: number
+  /** Days finished (done or failed) jobs are kept before the worker deletes them; 0 keeps them. */
+  jobRetentionDays: number
   /** SQLite file: milliseconds between background WAL checkpoints; 0 leaves them to the commits. */
   sqliteCheckpointMs: number
   /** SQLite: page cache per connection, in MB. */
@@ -122,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secretKey: env.SECRET_KEY || DEVELOPMENT_SECRET_KEY,
     workerEnabled: bool(env, 'WORKER_ENABLED', true),
     workerPollMs: int(env, 'WORKER_POLL_MS', 500, 10),
+    jobRetentionDays: int(env, 'JOB_RETENTION_DAYS', 30),
     sqliteCheckpointMs: int(env, 'SQLITE_CHECKPOINT_MS', 20),
     sqliteCacheMb: int(env, 'SQLITE_CACHE_MB', SQLITE_CACHE_MB, 1),
     tokenCacheSeconds: int(env, 'TOKEN_CACHE_SECONDS', 5),

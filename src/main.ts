@@ -9,6 +9,7 @@ import { connectDatabase, describeDatabaseUrl } from './db/database.js'
 import { listMigrations, migrateToLatest } from './db/migrate.js'
 import { pino } from 'pino'
 import { processLogger } from './log.js'
+import { serveClusterMetrics } from './http/plumbing.js'
 import { ensureBootstrapStaff } from './areas/directory/service.js'
 import { createUserWithToken, seedDemo } from './seed.js'
 
@@ -22,6 +23,8 @@ commands:
   create-user --username X [--staff] [--support] [--password P]
                              create a user and print a new API token
   seed-demo                  fill a small demo data set and print its tokens
+  jobs failed                list the failed jobs
+  jobs retry <id> | --all    queue one failed job (or every one) again, with its attempts restored
 `
 
 /**
@@ -70,6 +73,7 @@ async function serve(config: Config, workers: number): Promise<void> {
     if (config.bootstrapStaffToken) await ensureBootstrapStaff(setup.ctx, config.bootstrapStaffToken)
     await setup.close()
     let shuttingDown = false
+    serveClusterMetrics()
     for (let i = 0; i < workers; i++) cluster.fork()
     cluster.on('exit', (worker, code, signal) => {
       if (shuttingDown) return
@@ -93,7 +97,7 @@ async function serve(config: Config, workers: number): Promise<void> {
   // In a cluster the primary has already done this once.
   if (config.bootstrapStaffToken && !cluster.isWorker)
     await ensureBootstrapStaff(app.ctx, config.bootstrapStaffToken)
-  if (config.workerEnabled) app.ctx.jobs.start(config.workerPollMs)
+  if (config.workerEnabled) app.ctx.jobs.start(config.workerPollMs, config.jobRetentionDays)
   let closing = false
   const shutdown = (signal: string) => {
     if (closing) return
@@ -114,7 +118,7 @@ async function serve(config: Config, workers: number): Promise<void> {
 
 async function worker(config: Config): Promise<void> {
   const app = await buildApp(config)
-  app.ctx.jobs.start(config.workerPollMs)
+  app.ctx.jobs.start(config.workerPollMs, config.jobRetentionDays)
   app.log.info(
     { database: describeDatabaseUrl(config.databaseUrl), migrationsApplied: app.migrationsApplied },
     'worker started',
@@ -184,6 +188,37 @@ async function main(): Promise<void> {
           fullName: values['full-name'],
         })
         console.log(token)
+      } finally {
+        await app.close()
+      }
+      return
+    }
+    case 'jobs': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { all: { type: 'boolean', default: false } },
+      })
+      const [action, id] = positionals
+      if (action !== 'failed' && action !== 'retry')
+        throw new Error('usage: jobs failed | jobs retry <id> | --all')
+      if (action === 'retry' && !values.all && !/^\d+$/.test(id ?? ''))
+        throw new Error('jobs retry needs a job id or --all')
+      const app = await buildApp({ ...config, logLevel: 'warn' })
+      try {
+        if (action === 'failed') {
+          const failed = await app.ctx.jobs.listFailed()
+          for (const j of failed) {
+            console.log(
+              `${j.id}\t${j.kind}\tattempts=${j.attempts}\tfinished=${j.finished ?? ''}\t${j.last_error}`,
+            )
+          }
+          console.log(`${failed.length} failed job(s)`)
+        } else {
+          const n = await app.ctx.jobs.retryFailed(values.all ? undefined : Number(id))
+          if (!values.all && n === 0) throw new Error(`no failed job with id ${id}`)
+          console.log(`${n} job(s) queued again`)
+        }
       } finally {
         await app.close()
       }

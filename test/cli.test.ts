@@ -119,3 +119,36 @@ test('migrate names what it applies; migrate --list shows what exists and what i
     await db.cleanup()
   }
 })
+
+test('jobs failed lists failed jobs; jobs retry --all queues them again', async () => {
+  const db = childDatabase()
+  const cli = async (...args: string[]) =>
+    (
+      await run(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+        env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
+      })
+    ).stdout
+  try {
+    const app = await buildApp(
+      loadConfig({}, { databaseUrl: db.url, logLevel: 'silent', workerEnabled: false }),
+    )
+    try {
+      // A kind no process knows fails at once.
+      await app.ctx.jobs.enqueue(app.ctx.db, 'ops.unknown-kind', {})
+      await app.ctx.jobs.drain()
+    } finally {
+      await app.close()
+    }
+    const listed = await cli('jobs', 'failed')
+    assert.match(
+      listed,
+      /^\d+\tops\.unknown-kind\tattempts=1\tfinished=\S+\tno handler for job kind ops\.unknown-kind$/m,
+    )
+    assert.match(listed, /^1 failed job\(s\)$/m)
+    await assert.rejects(cli('jobs', 'retry', '999999'), /no failed job with id 999999/)
+    assert.match(await cli('jobs', 'retry', '--all'), /^1 job\(s\) queued again$/m)
+    assert.match(await cli('jobs', 'failed'), /^0 failed job\(s\)$/m)
+  } finally {
+    await db.cleanup()
+  }
+})

@@ -5,7 +5,9 @@ import helmet from '@fastify/helmet'
 import { Ajv, type Options as AjvOptions } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
-import { Registry, Histogram, Counter, collectDefaultMetrics } from 'prom-client'
+import cluster from 'node:cluster'
+import { Registry, Histogram, Counter, Gauge, AggregatorRegistry, collectDefaultMetrics } from 'prom-client'
+import type { JobQueue } from '../jobs/queue.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import { AppError, fieldError, methodNotAllowed } from './errors.js'
@@ -218,9 +220,11 @@ export function installMetrics(
   app: FastifyInstance,
   database: Database,
   counters: readonly MetricCounter[] = [],
+  jobs?: JobQueue,
 ): Registry {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  if (jobs) installJobMetrics(registry, jobs)
   const commitStats = database.commitStats
   const all: MetricCounter[] = [...counters]
   if (commitStats) {
@@ -272,9 +276,115 @@ export function installMetrics(
   })
   app.get('/metrics', { schema: { hide: true }, config: { auth: 'optional' } }, async (_req, reply) => {
     void reply.type(registry.contentType)
-    return registry.metrics()
+    // In a cluster, every process's figures summed by the primary (see serveClusterMetrics).
+    return cluster.isWorker ? clusterMetrics() : registry.metrics()
   })
+  // In a cluster, the primary asks each process for this registry's figures.
+  // (Creating an AggregatorRegistry is what installs prom-client's answering listener.)
+  if (cluster.isWorker) {
+    new AggregatorRegistry()
+    AggregatorRegistry.setRegistries([registry])
+  }
   return registry
+}
+
+/**
+ * Figures read from the jobs table at each scrape. They are the same in every process (one
+ * database), so the cluster's aggregation takes the first process's, not their sum.
+ */
+function installJobMetrics(registry: Registry, jobs: JobQueue): void {
+  let pending: ReturnType<JobQueue['stats']> | null = null
+  // One query per scrape for the three gauges.
+  const stats = () => (pending ??= jobs.stats().finally(() => setImmediate(() => (pending = null))))
+  new Gauge({
+    name: 'jobs_queued',
+    help: 'Jobs waiting to run (due or not), by kind',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    aggregator: 'first',
+    async collect() {
+      this.reset()
+      for (const [kind, n] of (await stats()).queued) this.set({ kind }, n)
+    },
+  })
+  new Gauge({
+    name: 'jobs_failed',
+    help: 'Jobs that failed for good and are kept (see `jobs failed` and `jobs retry`), by kind',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    aggregator: 'first',
+    async collect() {
+      this.reset()
+      for (const [kind, n] of (await stats()).failed) this.set({ kind }, n)
+    },
+  })
+  new Gauge({
+    name: 'jobs_oldest_due_age_seconds',
+    help: 'How long the oldest due job has waited past its time (0: none is waiting)',
+    registers: [registry],
+    aggregator: 'first',
+    async collect() {
+      this.set((await stats()).oldestDueAgeSeconds)
+    },
+  })
+}
+
+const METRICS_REQUEST = 'marketplace:metrics'
+const METRICS_REPLY = 'marketplace:metrics-reply'
+let metricsRequests = 0
+const metricsWaiting = new Map<number, { resolve: (text: string) => void; reject: (e: Error) => void }>()
+
+/** A cluster process's /metrics: asks the primary for every process's figures, aggregated. */
+function clusterMetrics(): Promise<string> {
+  const id = ++metricsRequests
+  if (metricsWaiting.size === 0) {
+    process.on('message', onMetricsReply)
+  }
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      metricsWaiting.delete(id)
+      reject(new Error('the cluster did not answer the metrics request'))
+    }, 10_000)
+    metricsWaiting.set(id, {
+      resolve: (text) => {
+        clearTimeout(timer)
+        resolve(text)
+      },
+      reject: (e) => {
+        clearTimeout(timer)
+        reject(e)
+      },
+    })
+    process.send!({ type: METRICS_REQUEST, id })
+  })
+}
+
+function onMetricsReply(message: unknown): void {
+  const m = message as { type?: string; id?: number; text?: string; error?: string }
+  if (m?.type !== METRICS_REPLY || m.id === undefined) return
+  const waiting = metricsWaiting.get(m.id)
+  if (!waiting) return
+  metricsWaiting.delete(m.id)
+  if (metricsWaiting.size === 0) process.off('message', onMetricsReply)
+  if (m.error !== undefined) waiting.reject(new Error(m.error))
+  else waiting.resolve(m.text ?? '')
+}
+
+/**
+ * The cluster primary's half: answers a process's metrics request with every process's figures,
+ * gathered and aggregated by prom-client (counters and histograms summed, per-process gauges
+ * summed or averaged as prom-client declares, figures read from the database taken once).
+ */
+export function serveClusterMetrics(): void {
+  const aggregator = new AggregatorRegistry()
+  cluster.on('message', (worker, message: unknown) => {
+    const m = message as { type?: string; id?: number }
+    if (m?.type !== METRICS_REQUEST) return
+    aggregator.clusterMetrics().then(
+      (text) => worker.send({ type: METRICS_REPLY, id: m.id, text }),
+      (e: unknown) => worker.send({ type: METRICS_REPLY, id: m.id, error: String(e) }),
+    )
+  })
 }
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']

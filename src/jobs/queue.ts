@@ -250,13 +250,115 @@ export class JobQueue {
     return n
   }
 
-  /** Starts the polling loop (serve and worker commands). */
-  start(pollMs: number): void {
+  /**
+   * Deletes finished jobs (done or failed) that finished more than `days` days ago, `batch` rows
+   * per statement so no statement holds the table long. Returns how many were deleted.
+   */
+  async purgeFinished(days: number, batch = 1000): Promise<number> {
+    // Bounded so a very large setting keeps everything instead of making an invalid date.
+    const cutoff = new Date(this.clock().getTime() - Math.min(days, 100_000) * 86_400_000).toISOString()
+    let total = 0
+    for (;;) {
+      const ids = this.db
+        .selectFrom('jobs')
+        .select('id')
+        .where('state', 'in', ['done', 'failed'])
+        .where('finished', '<', cutoff)
+        .orderBy('id')
+        .limit(batch)
+      const r = await this.db.deleteFrom('jobs').where('id', 'in', ids).executeTakeFirst()
+      const n = Number(r.numDeletedRows)
+      total += n
+      if (n < batch) return total
+    }
+  }
+
+  /** When the loop next deletes old finished jobs (ms since the epoch). */
+  private nextPurge = 0
+  /** Days finished jobs are kept (0: forever); set by start(). */
+  private retentionDays = 0
+
+  private async purgeIfDue(): Promise<void> {
+    if (this.retentionDays <= 0 || this.clock().getTime() < this.nextPurge) return
+    this.nextPurge = this.clock().getTime() + 60 * 60 * 1000
+    const n = await this.purgeFinished(this.retentionDays)
+    if (n) this.log.info({ deleted: n, retentionDays: this.retentionDays }, 'old finished jobs deleted')
+  }
+
+  /** The failed jobs, newest first, with the first line of their last error. */
+  async listFailed(limit = 1000) {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['id', 'kind', 'attempts', 'finished', 'last_error'])
+      .where('state', '=', 'failed')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute()
+    return rows.map((r) => ({ ...r, last_error: (r.last_error ?? '').split('\n')[0] ?? '' }))
+  }
+
+  /**
+   * Queues failed jobs again (one by id, or all), due now and with their attempts restored.
+   * Returns how many were queued.
+   */
+  async retryFailed(id?: number): Promise<number> {
+    let q = this.db
+      .updateTable('jobs')
+      .set({
+        state: 'queued',
+        attempts: 0,
+        run_at: this.clock().toISOString(),
+        finished: null,
+        locked_by: null,
+        locked_at: null,
+      })
+      .where('state', '=', 'failed')
+    if (id !== undefined) q = q.where('id', '=', id)
+    const r = await q.executeTakeFirst()
+    this.wake()
+    return Number(r.numUpdatedRows)
+  }
+
+  /** What /metrics reports: queued jobs and failed jobs by kind, and how late the oldest due job is. */
+  async stats(): Promise<{
+    queued: Map<string, number>
+    failed: Map<string, number>
+    oldestDueAgeSeconds: number
+  }> {
+    const now = this.clock()
+    const counts = await this.db
+      .selectFrom('jobs')
+      .select(['kind', 'state', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('state', 'in', ['queued', 'failed'])
+      .groupBy(['kind', 'state'])
+      .execute()
+    const queued = new Map<string, number>()
+    const failed = new Map<string, number>()
+    for (const c of counts) (c.state === 'queued' ? queued : failed).set(c.kind, Number(c.n))
+    const oldest = await this.db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.min('run_at').as('run_at'))
+      .where('state', '=', 'queued')
+      .where('run_at', '<=', now.toISOString())
+      .executeTakeFirst()
+    const due = oldest?.run_at ? new Date(String(oldest.run_at)).getTime() : null
+    return {
+      queued,
+      failed,
+      oldestDueAgeSeconds: due === null ? 0 : Math.max(0, (now.getTime() - due) / 1000),
+    }
+  }
+
+  /** Starts the polling loop (serve and worker commands); finished jobs older than
+   * `retentionDays` days (0: none) are deleted from it, at most once an hour. */
+  start(pollMs: number, retentionDays = 0): void {
     this.stopping = false
+    this.retentionDays = retentionDays
     const tick = async () => {
       if (this.stopping) return
       this.running = true
       try {
+        await this.purgeIfDue()
         const p = this.drain(100, MAIN_LANE)
         this.active = p
         await p
