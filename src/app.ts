@@ -30,6 +30,7 @@ import { JobQueue } from './jobs/queue.js'
 import { installBenchLimit } from './http/bench-limit.js'
 import { installBodyDrain } from './http/drain.js'
 import { uuid7 } from './http/uuid.js'
+import { REDACTED_PATHS, redactUrl } from './http/redact.js'
 import { areas } from './areas/index.js'
 import { orderRecordCounters } from './areas/orders/service.js'
 import { finishDocument } from './http/openapi.js'
@@ -93,15 +94,12 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     logger: {
       level: config.logLevel,
       ...(deps.logStream ? { stream: deps.logStream } : {}),
-      redact: {
-        paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'],
-        censor: '[redacted]',
-      },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       serializers: {
         req: (req: { method: string; url: string; id: string }) => ({
           method: req.method,
-          // Tokens may travel in x-auth-token: never log query strings carrying them.
-          url: req.url.replace(/([?&]x-auth-token=)[^&]*/i, '$1[redacted]'),
+          // Tokens may travel in the query (x-auth-token): never log their values.
+          url: redactUrl(req.url),
           id: req.id,
         }),
       },
@@ -109,6 +107,19 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     requestTimeout: config.requestTimeoutMs,
+    // Node checks for requests past their time every connectionsCheckingInterval (30 s by
+    // default), so a slow request was cut up to that late; check often enough that the timeout,
+    // counted from the request's first byte, holds within a tenth (at most a second).
+    ...(config.requestTimeoutMs > 0 && {
+      http: {
+        requestTimeout: config.requestTimeoutMs,
+        headersTimeout: config.requestTimeoutMs,
+        connectionsCheckingInterval: Math.max(
+          50,
+          Math.min(1000, Math.floor(config.requestTimeoutMs / 10) || 1000),
+        ),
+      },
+    }),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 200 },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),

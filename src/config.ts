@@ -32,6 +32,10 @@ export interface Config {
   pageSizeDefault: number
   pageSizeMax: number
   requestTimeoutMs: number
+  /** /metrics: a bearer token that opens it (null: none). */
+  metricsToken: string | null
+  /** /metrics: addresses and CIDRs that may read it without the token (empty: none). */
+  metricsAllow: string[]
   /** Requests per minute per authenticated user (or per address for anonymous callers); 0 disables. */
   rateLimitPerMinute: number
   /** Login attempts per minute per username and client address; 0 disables. */
@@ -136,6 +140,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     pageSizeDefault: int(env, 'PAGE_SIZE_DEFAULT', 10, 1),
     pageSizeMax: int(env, 'PAGE_SIZE_MAX', 300, 1),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30000),
+    metricsToken: env.METRICS_TOKEN || null,
+    metricsAllow: hostList(env, 'METRICS_ALLOW'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0),
     loginRateLimitPerMinute: int(env, 'LOGIN_RATE_LIMIT_PER_MINUTE', 10),
     redisUrl: env.REDIS_URL || null,

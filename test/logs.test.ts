@@ -48,6 +48,19 @@ test('tokens and passwords never reach the logs; every line has a request id', a
       payload: JSON.stringify({ username: 'logged', password }),
     })
     await app.inject({ url: `/api/users/me/?x-auth-token=${staff.token}` })
+    // Every spelling of a secret in a URL or a header.
+    const spelled = ['aaa-first-111', 'bbb-second-222', 'ccc-encoded-333', 'ddd-upper-444', 'eee-cookie-555']
+    await app.inject({ url: `/api/users/me/?x-auth-token=${spelled[0]}&page=1&x-auth-token=${spelled[1]}` })
+    await app.inject({ url: `/api/users/me/?x%2Dauth%2dtoken=${spelled[2]}` })
+    await app.inject({ url: `/api/users/me/?X-AUTH-TOKEN=${spelled[3]}#frag` })
+    await app.inject({
+      url: '/api/users/me/?access_token=zzz-access-666;password=yyy-pass-777',
+      headers: { cookie: `session=${spelled[4]}`, 'x-auth-token': 'fff-header-888' },
+    })
+    for (const secret of [...spelled, 'zzz-access-666', 'yyy-pass-777', 'fff-header-888']) {
+      assert.equal(captured.includes(secret), false, `${secret} was logged`)
+    }
+    assert.ok(captured.includes('page=1'), 'the rest of the query is still logged')
     await app.inject({ url: '/api/users/me/', headers: { authorization: 'Token wrong-token-value-xyz' } })
     assert.ok(captured.includes('request completed'))
     assert.equal(captured.includes(staff.token), false, 'a token was logged')

@@ -10,7 +10,9 @@ import { Registry, Histogram, Counter, Gauge, AggregatorRegistry, collectDefault
 import type { JobQueue } from '../jobs/queue.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
+import { timingSafeEqual, createHash } from 'node:crypto'
 import { AppError, fieldError, methodNotAllowed } from './errors.js'
+import { inNetwork, parseCidr, parseIp } from './addresses.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -274,7 +276,11 @@ export function installMetrics(
     total.inc(labels)
     duration.observe(labels, reply.elapsedTime / 1000)
   })
-  app.get('/metrics', { schema: { hide: true }, config: { auth: 'optional' } }, async (_req, reply) => {
+  const allowed = metricsAccess(app.appConfig)
+  app.get('/metrics', { schema: { hide: true }, config: { auth: 'optional' } }, async (req, reply) => {
+    if (!allowed(req)) {
+      return reply.code(403).send({ detail: 'You do not have permission to perform this action.' })
+    }
     void reply.type(registry.contentType)
     // In a cluster, every process's figures summed by the primary (see serveClusterMetrics).
     return cluster.isWorker ? clusterMetrics() : registry.metrics()
@@ -286,6 +292,33 @@ export function installMetrics(
     AggregatorRegistry.setRegistries([registry])
   }
   return registry
+}
+
+const sha = (s: string) => createHash('sha256').update(s).digest()
+
+/**
+ * Who may read /metrics. With neither METRICS_TOKEN nor METRICS_ALLOW set, anyone (as before);
+ * otherwise a caller presenting `Authorization: Bearer <METRICS_TOKEN>`, or connecting from an
+ * address in METRICS_ALLOW (the client address as TRUST_PROXY defines it).
+ */
+export function metricsAccess(config: Config): (req: FastifyRequest) => boolean {
+  const { metricsToken, metricsAllow } = config
+  if (!metricsToken && !metricsAllow.length) return () => true
+  const expected = metricsToken ? sha(metricsToken) : null
+  const networks = metricsAllow.map((entry) => {
+    const cidr = entry.includes('/') ? parseCidr(entry) : null
+    if (cidr) return cidr
+    const ip = parseIp(entry)
+    if (!ip) throw new Error(`METRICS_ALLOW: "${entry}" is not an address or CIDR`)
+    return [ip, ip.kind() === 'ipv4' ? 32 : 128] as [typeof ip, number]
+  })
+  return (req) => {
+    const header = req.headers.authorization ?? ''
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header)
+    if (expected && m && timingSafeEqual(sha(m[1]!), expected)) return true
+    const ip = parseIp(req.ip)
+    return !!ip && networks.some((net) => inNetwork(ip, net))
+  }
 }
 
 /**
