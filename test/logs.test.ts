@@ -105,7 +105,7 @@ function spawnServer(args: string[], env: Record<string, string>): Running {
     child,
     exited,
     async waitFor(match, what) {
-      const deadline = Date.now() + 60_000
+      const deadline = Date.now() + 90_000
       for (;;) {
         const found = lines.map(parse).find((e) => e && match(e))
         if (found) return found

@@ -41,7 +41,7 @@ test('serve --workers 2: /metrics sums both processes, scrape after scrape', asy
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   try {
     // Both processes up: each logs that it listens.
-    const deadline = Date.now() + 60_000
+    const deadline = Date.now() + 90_000
     while ((stdout.match(/Server listening/g) ?? []).length < 2) {
       assert.equal(child.exitCode, null, stderr)
       assert.ok(Date.now() < deadline, `two processes did not start: ${stdout}${stderr}`)

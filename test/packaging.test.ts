@@ -73,7 +73,7 @@ test('a built tree installed without dev dependencies runs under npm start and s
     child.stdout.on('data', (d: Buffer) => (output += d.toString()))
     child.stderr.on('data', (d: Buffer) => (output += d.toString()))
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-    const deadline = Date.now() + 60_000
+    const deadline = Date.now() + 90_000
     let health: { status: string } | null = null
     while (!health) {
       assert.equal(child.exitCode, null, `npm start exited: ${output}`)
