@@ -13,6 +13,7 @@ import {
   uniqueName,
 } from '../support/fixtures.js'
 import { makeOffering, makePlan, makeResource, type OfferingRef } from '../support/catalog-fixtures.js'
+import { makeOrganizationGroup } from '../support/cost-policies-fixtures.js'
 import { ORDER_FIELDS } from '../../src/areas/orders/schema.js'
 import { OFFERING_TYPE_RULES } from '../../src/areas/catalog/offering-types.js'
 import * as orderSlugs from '../../src/db/migrations/2026-11-25T0900_order_slugs.js'
@@ -180,11 +181,6 @@ describe('create', () => {
     assert.deepEqual(c.body, { project: ['Invalid hyperlink - Object does not exist.'] })
     const d = await m.post(`${R}/`, { offering: project.url, project: project.url })
     assert.deepEqual(d.body, { offering: ['Invalid hyperlink - Incorrect URL match.'] })
-    const e = await m.post(`${R}/`, {
-      offering: offerings['Marketplace.Slurm']!.offering.url,
-      project: project.url,
-    })
-    assert.deepEqual(e.body, { plan: ['This field is required.'] })
     const f = await m.post(`${R}/`, { project: project.url })
     assert.deepEqual(f.body, { offering: ['This field is required.'] })
     const g = await m.post(`${R}/`, {
@@ -214,6 +210,89 @@ describe('create', () => {
       assert.equal(r.status, 400, JSON.stringify(attributes))
       assert.deepEqual(r.body, { attributes: ['Expected a dictionary of items.'] })
     }
+  })
+
+  test('offering and project are enough: the only plan is used; with several, none and no cost', async () => {
+    const m = as(users.manager)
+    const single = offerings['Marketplace.Slurm']!
+    const one = await m.post(`${R}/`, { offering: single.offering.url, project: project.url })
+    assert.equal(one.status, 201, JSON.stringify(one.body))
+    assert.equal(one.body.plan_uuid, single.plan.uuid)
+    assert.equal(one.body.cost, '12.5000000000')
+    const resource = await as(users.manager).get(
+      `/api/marketplace-resources/${one.body.marketplace_resource_uuid}/`,
+    )
+    assert.equal(resource.body.plan_uuid, single.plan.uuid)
+    // An archived plan is not available, so one available plan remains.
+    const withArchived = await makeOffering(t.ctx, provider, { type: 'Marketplace.Slurm' })
+    const kept = await makePlan(t.ctx, withArchived, { unitPrice: '3' })
+    const gone = await makePlan(t.ctx, withArchived, { unitPrice: '4' })
+    await t.ctx.db.updateTable('plans').set({ archived: 1 }).where('id', '=', gone.id).execute()
+    const a = await m.post(`${R}/`, { offering: withArchived.url, project: project.url })
+    assert.equal(a.status, 201, JSON.stringify(a.body))
+    assert.equal(a.body.plan_uuid, kept.uuid)
+    const several = await makeOffering(t.ctx, provider, { type: 'Marketplace.Slurm' })
+    await makePlan(t.ctx, several, { unitPrice: '1' })
+    await makePlan(t.ctx, several, { unitPrice: '2' })
+    const b = await m.post(`${R}/`, { offering: several.url, project: project.url })
+    assert.equal(b.status, 201, JSON.stringify(b.body))
+    assert.equal(b.body.plan, null)
+    assert.equal(b.body.plan_uuid, null)
+    assert.equal(b.body.cost, null)
+    const read = await m.get(`${R}/${b.body.uuid}/`)
+    assert.equal(read.body.plan, null)
+    assert.equal(read.body.cost, null)
+  })
+
+  test('a shared offering restricted to organization groups is refused to customers outside them', async () => {
+    const restricted = await makeOffering(t.ctx, provider, { type: 'Marketplace.Slurm', name: 'Grouped' })
+    const outsideGroup = await makeOrganizationGroup(t.ctx, [provider])
+    await t.ctx.db
+      .insertInto('offering_organization_groups')
+      .values({ offering_id: restricted.id, organization_group_id: outsideGroup.id })
+      .execute()
+    const body = { offering: restricted.url, project: project.url }
+    const r = await as(users.staff).post(`${R}/`, body)
+    assert.equal(r.status, 400)
+    assert.deepEqual(r.body, { non_field_errors: ['This offering is not available for ordering.'] })
+    // Once the project's organization is in one of the offering's groups, it may order.
+    const insideGroup = await makeOrganizationGroup(t.ctx, [consumer])
+    await t.ctx.db
+      .insertInto('offering_organization_groups')
+      .values({ offering_id: restricted.id, organization_group_id: insideGroup.id })
+      .execute()
+    const ok = await as(users.staff).post(`${R}/`, body)
+    assert.equal(ok.status, 201, JSON.stringify(ok.body))
+  })
+
+  test("the provider's own projects skip consumer review when the offering says so", async () => {
+    const own = await makeProject(t.ctx, provider, { name: 'Provider project' })
+    const manager = await makeUser(t.ctx)
+    await grant(t.ctx, manager, 'PROJECT.MANAGER', { type: 'project', id: own.id })
+    const auto = await makeOffering(t.ctx, provider, {
+      type: 'Marketplace.Slurm',
+      pluginOptions: { auto_approve_in_service_provider_projects: true },
+    })
+    const plain = await makeOffering(t.ctx, provider, { type: 'Marketplace.Slurm' })
+    const r = await as(manager).post(`${R}/`, { offering: auto.url, project: own.url })
+    assert.equal(r.status, 201, JSON.stringify(r.body))
+    assert.equal(r.body.state, 'pending-provider')
+    assert.equal(r.body.consumer_reviewed_by, manager.username)
+    const p = await as(manager).post(`${R}/`, { offering: plain.url, project: own.url })
+    assert.equal(p.body.state, 'pending-consumer')
+    // Another organization's project still waits for its consumer review.
+    const other = await as(users.manager).post(`${R}/`, { offering: auto.url, project: project.url })
+    assert.equal(other.body.state, 'pending-consumer')
+    // A private offering is not covered by the option.
+    const priv = await makeOffering(t.ctx, provider, {
+      type: 'Marketplace.Slurm',
+      shared: false,
+      projectId: own.id,
+      pluginOptions: { auto_approve_in_service_provider_projects: true },
+    })
+    const q = await as(manager).post(`${R}/`, { offering: priv.url, project: own.url })
+    assert.equal(q.status, 201, JSON.stringify(q.body))
+    assert.equal(q.body.state, 'pending-consumer')
   })
 
   test('a private offering of another organization cannot be ordered', async () => {

@@ -742,6 +742,20 @@ export function ordersRepository(db: Db) {
     async delete(id: number): Promise<void> {
       await db.deleteFrom('orders').where('id', '=', id).execute()
     },
+    /** Is the offering open to this customer: no organization groups, or one the customer is in? */
+    async offeringOpenToCustomer(offeringId: number, customerId: number): Promise<boolean> {
+      const groups = await db
+        .selectFrom('offering_organization_groups as og')
+        .leftJoin('customer_organization_groups as cg', (j) =>
+          j
+            .onRef('cg.organization_group_id', '=', 'og.organization_group_id')
+            .on('cg.customer_id', '=', customerId),
+        )
+        .select(['og.organization_group_id', 'cg.customer_id'])
+        .where('og.offering_id', '=', offeringId)
+        .execute()
+      return groups.length === 0 || groups.some((g) => g.customer_id !== null)
+    },
     /** Is there a pending or executing order for this resource? */
     async hasOpenOrderForResource(resourceId: number): Promise<boolean> {
       const r = await db

@@ -259,14 +259,54 @@ async function approvalContext(
   }
 }
 
-/** The reference's "consumer approval is implied" rule (creator may approve for the project). */
+/**
+ * A shared offering restricted to organization groups is open only to customers in one of them;
+ * an offering without groups (or a private one, checked on its own) is open to all.
+ */
+async function offeringOpenToCustomer(
+  ctx: AppContext,
+  offering: { id: number; shared: number | boolean },
+  customerId: number,
+): Promise<boolean> {
+  if (!toBool(offering.shared)) return true
+  return ordersRepository(ctx.db).offeringOpenToCustomer(offering.id, customerId)
+}
+
+/** The offering an order is for, as far as the consumer-review skip rules read it. */
+interface ReviewedOffering {
+  customerId: number
+  shared: number | boolean
+  pluginOptions: unknown
+}
+
+/**
+ * The provider's own projects: a shared offering ordered for a project of the organization that
+ * provides it skips consumer review when its plugin option
+ * `auto_approve_in_service_provider_projects` is true.
+ */
+function autoApprovedInServiceProviderProject(
+  offering: ReviewedOffering,
+  projectCustomerId: number,
+): boolean {
+  if (!toBool(offering.shared) || offering.customerId !== projectCustomerId) return false
+  const options = parseJson<Record<string, unknown>>(offering.pluginOptions, {})
+  return options?.auto_approve_in_service_provider_projects === true
+}
+
+/**
+ * The reference's "consumer review is skipped" rules: the creator may approve for the project
+ * (staff, ORDER.APPROVE), the provider's own project with auto-approval, or the provider's owner
+ * terminating.
+ */
 function consumerApprovalImplied(
   actor: Actor,
   o: { customerId: number; projectId: number },
   type: OrderType,
-  providerCustomerId: number,
+  offering: ReviewedOffering,
 ) {
+  const providerCustomerId = offering.customerId
   if (actor.isStaff) return true
+  if (autoApprovedInServiceProviderProject(offering, o.customerId)) return true
   if (can(actor, 'ORDER.APPROVE', { customerId: o.customerId, projectId: o.projectId })) return true
   return (
     type === 'Terminate' &&
@@ -336,13 +376,15 @@ export async function createOrder(
       throw fieldError('plan', 'This plan is not available for selected offering.')
     }
   } else {
+    // No plan named: the offering's only available plan, else none (and no cost estimate).
     const plans = await ctx.db
       .selectFrom('plans')
-      .select('id')
+      .selectAll()
       .where('offering_id', '=', offering.id)
       .where('archived', '=', 0)
+      .limit(2)
       .execute()
-    if (plans.length) throw fieldError('plan', 'This field is required.')
+    if (plans.length === 1) plan = plans[0]!
   }
   const customer = (await findCustomerById(ctx, project.customer_id))!
   checkCustomerAndProject(ctx, customer, project)
@@ -351,6 +393,9 @@ export async function createOrder(
   }
   if (offering.terms_of_service && toBool(offering.shared) && body.accepting_terms_of_service !== true) {
     throw nonFieldError(`Terms of service for offering '${offering.name}' have not been accepted.`)
+  }
+  if (!(await offeringOpenToCustomer(ctx, offering, project.customer_id))) {
+    throw nonFieldError('This offering is not available for ordering.')
   }
   const attributes =
     body.attributes && typeof body.attributes === 'object' ? (body.attributes as Record<string, unknown>) : {}
@@ -385,7 +430,7 @@ export async function createOrder(
       actor,
       { customerId: project.customer_id, projectId: project.id },
       type,
-      offering.customer_id,
+      { customerId: offering.customer_id, shared: offering.shared, pluginOptions: offering.plugin_options },
     )
     const ac = await approvalContext(ctx, trx, project.id, offering.type, body.start_date ?? null)
     const state = initialState(implied, ac)
@@ -808,6 +853,8 @@ async function resourceOrder(
           'offerings.customer_id as provider_customer_id',
           'offerings.type as offering_type',
           'offerings.state as offering_state',
+          'offerings.shared as offering_shared',
+          'offerings.plugin_options as offering_plugin_options',
         ])
         .where('resources.uuid', '=', id)
         .executeTakeFirst()
@@ -839,7 +886,11 @@ async function resourceOrder(
       actor,
       { customerId: resource.customer_id, projectId: resource.project_id },
       type,
-      resource.provider_customer_id,
+      {
+        customerId: resource.provider_customer_id,
+        shared: resource.offering_shared,
+        pluginOptions: resource.offering_plugin_options,
+      },
     )
     const ac = await approvalContext(ctx, trx, resource.project_id, resource.offering_type, null)
     const state = initialState(implied, { ...ac, projectNotStarted: false })
