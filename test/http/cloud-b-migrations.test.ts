@@ -249,6 +249,7 @@ describe('migrations', () => {
     const m = (await as(owner).get(`${MIGRATIONS}${r.body.uuid}/`)).body
     assert.equal(m.state, 'ERRED')
     assert.match(m.error_message, /Emulated failure of create_tenant/)
-    assert.equal(m.dst_resource_state, 'Erred')
+    // The destination never reached the backend: its erred Create order terminates it.
+    assert.equal(m.dst_resource_state, 'Terminated')
   })
 })

@@ -485,6 +485,45 @@ describe('transitions', () => {
     assert.equal((await as(users.provider).get(`${R}/${p.uuid}/`)).body.state, 'rejected')
   })
 
+  test('cancel changes only the order: its resource is left as it was', async () => {
+    const o = await order(users.manager, 'Support.OfferingTemplate')
+    const resourceUrl = `/api/marketplace-resources/${o.body.marketplace_resource_uuid}/`
+    assert.equal((await as(users.manager).get(resourceUrl)).body.state, 'Creating')
+    assert.equal((await as(users.manager).post(`${R}/${o.uuid}/cancel/`)).status, 202)
+    assert.equal((await as(users.manager).get(`${R}/${o.uuid}/`)).body.state, 'canceled')
+    assert.equal((await as(users.manager).get(resourceUrl)).body.state, 'Creating')
+  })
+
+  test('consumer approval checks the organization and project before the order state', async () => {
+    const o = await order(users.owner)
+    assert.equal(o.state, 'pending-provider')
+    try {
+      await t.ctx.db.updateTable('customers').set({ blocked: 1 }).where('id', '=', consumer.id).execute()
+      const r = await as(users.owner).post(`${R}/${o.uuid}/approve_by_consumer/`)
+      assert.equal(r.status, 400)
+      assert.deepEqual(r.body, { non_field_errors: ['Blocked organization is not available.'] })
+    } finally {
+      await t.ctx.db.updateTable('customers').set({ blocked: 0 }).where('id', '=', consumer.id).execute()
+    }
+    assert.equal((await as(users.owner).post(`${R}/${o.uuid}/approve_by_consumer/`)).status, 409)
+  })
+
+  test('an erred Create order terminates a resource without a backend id, else leaves it Erred', async () => {
+    const resourceState = async (o: { body: any }) =>
+      (await as(users.owner).get(`/api/marketplace-resources/${o.body.marketplace_resource_uuid}/`)).body
+        .state
+    const err = (o: { uuid: string }) =>
+      as(users.provider).post(`${R}/${o.uuid}/set_state_erred/`, { error_message: 'x', error_traceback: '' })
+    const bare = await order(users.owner)
+    assert.equal((await err(bare)).status, 200)
+    assert.equal(await resourceState(bare), 'Terminated')
+    const known = await order(users.owner)
+    const b = await as(users.provider).post(`${R}/${known.uuid}/set_backend_id/`, { backend_id: 'vm-1' })
+    assert.equal(b.status, 200, b.text)
+    assert.equal((await err(known)).status, 200)
+    assert.equal(await resourceState(known), 'Erred')
+  })
+
   test('cancel answers 202 for support offerings and is refused once terminal', async () => {
     const o = await order(users.manager, 'Support.OfferingTemplate')
     const r = await as(users.manager).post(`${R}/${o.uuid}/cancel/`)

@@ -528,7 +528,12 @@ async function afterStateChange(
   const orderId = o.id
   const type = o.type as OrderType
   const now = ctx.clock().toISOString()
-  const resourceState = resourceStateAfter(type, state)
+  let resourceState = resourceStateAfter(type, state)
+  if (o.resource_id !== null && resourceState === 'Erred' && type === 'Create') {
+    // A resource still being created that never reached its backend is gone, not broken.
+    const r = await resourcesWriteRepository(trx).findById(o.resource_id)
+    if (r && r.state === 'Creating' && !r.backend_id) resourceState = 'Terminated'
+  }
   if (o.resource_id !== null && resourceState) {
     const values: Record<string, unknown> = { state: resourceState, modified: now }
     if (state === 'done' && type === 'Update') {
@@ -582,6 +587,8 @@ interface TransitionOptions {
   permitted: (o: OrderRow) => boolean
   /** 405 unless the offering type supports the action (checked after the state). */
   typeAllows?: (rules: OfferingTypeRules | null) => boolean
+  /** Business checks (400) that come before the state check (after the permission). */
+  precheck?: (o: OrderRow, trx: Trx) => Promise<void> | void
   /** Extra columns written with the state. */
   values?: (o: OrderRow, now: string) => Record<string, unknown>
   /** Business checks (400) after state and type. */
@@ -592,7 +599,7 @@ function typeNotSupported(type: string): AppError {
   return new AppError('not_allowed', `The order's offering type ${type} does not support this action.`)
 }
 
-/** Runs one action: 404 → 403 → 409 → 405 → 400, then one conditional UPDATE and its effects. */
+/** Runs one action: 404 → 403 → (precheck) 400 → 409 → 405 → 400, then one conditional UPDATE and its effects. */
 async function transition(
   ctx: AppContext,
   actor: Actor,
@@ -603,6 +610,7 @@ async function transition(
   await ctx.db.transaction().execute(async (trx) => {
     const o = await findVisible(ctx, actor, uuid, trx)
     if (!opts.permitted(o)) throw forbidden()
+    await opts.precheck?.(o, trx)
     const from = allowedFrom(action)
     const ac = await approvalContext(ctx, trx, o.project_id, o.offering_type, o.start_date)
     const to = nextState(o.state as OrderState, action, ac)
@@ -628,7 +636,8 @@ const providerScopes = (o: OrderRow) => ({
 export function approveByConsumer(ctx: AppContext, actor: Actor, uuid: string) {
   return transition(ctx, actor, uuid, 'approve_by_consumer', {
     permitted: (o) => can(actor, 'ORDER.APPROVE', consumerScopes(o)),
-    validate: async (o, trx) => {
+    // The organization and project come before the order's state.
+    precheck: async (o, trx) => {
       const both = await ordersRepository(trx).customerAndProject(o.customer_id, o.project_id)
       checkCustomerAndProject(ctx, both, both)
     },

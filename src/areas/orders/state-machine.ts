@@ -103,8 +103,9 @@ export function resourceStateAfter(type: OrderType, state: OrderState): string |
     case 'erred':
       return type === 'Terminate' ? 'OK' : 'Erred'
     case 'rejected':
-    case 'canceled':
       return type === 'Create' ? 'Terminated' : 'OK'
+    // Canceling changes only the order: its resource stays as it is.
+    case 'canceled':
     case 'pending-consumer':
     case 'pending-provider':
     case 'pending-project':
