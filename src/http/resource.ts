@@ -291,7 +291,8 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
           page: Type.Optional(PAGE),
           page_size: Type.Optional(PAGE_SIZE),
           field: fieldParam(fields),
-          o: orderParam(ordering?.fields),
+          // A list in a fixed order declares no `o`.
+          ...(ordering?.fields ? { o: orderParam(ordering.fields) } : {}),
           ...filterDocs,
         },
         { additionalProperties: true },

@@ -82,6 +82,19 @@ export function ListQuery<P extends TProperties>(filters: P) {
   )
 }
 
+/** Query schema of a list in a fixed order: page, page_size, field, plus the area's filters. */
+export function FixedOrderListQuery<P extends TProperties>(filters: P) {
+  return Type.Object(
+    {
+      page: Type.Optional(Type.String({ description: 'page number from 1, or "last"' })),
+      page_size: Type.Optional(Type.String({ description: 'results per page (default 10, max 300)' })),
+      field: Type.Optional(StringList),
+      ...filters,
+    },
+    { additionalProperties: true },
+  )
+}
+
 /** Query schema of a retrieve: `field` only. */
 export const FieldQuery = Type.Object({ field: Type.Optional(StringList) }, { additionalProperties: true })
 

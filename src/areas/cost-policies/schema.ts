@@ -1,6 +1,6 @@
 // Offering estimated cost policies (spec 2.3 / 4.2, reference §2).
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { Body, DateTime, ListQuery, Nullable, Url, Uuid } from '../../http/schemas.js'
+import { Body, DateTime, FixedOrderListQuery, Nullable, Url, Uuid } from '../../http/schemas.js'
 import { PERIODS } from './estimate.js'
 
 export const PATH = 'marketplace-offering-estimated-cost-policies'
@@ -87,7 +87,8 @@ export interface PolicyWrite {
   apply_to_all?: boolean
 }
 
-export const PolicyListQuery = ListQuery({
+// A fixed order: the list takes no `o`.
+export const PolicyListQuery = FixedOrderListQuery({
   scope: Type.Optional(Type.String({ description: 'offering URL' })),
   scope_uuid: Type.Optional(Type.String()),
 })

@@ -5,6 +5,7 @@ import {
   Body,
   DateTime,
   FreeObject,
+  FixedOrderListQuery,
   ListQuery,
   Nullable,
   StringList,
@@ -123,7 +124,8 @@ export const ProcessorSchema = Type.Object({
 })
 export type Processor = Static<typeof ProcessorSchema>
 
-export const ServiceListQuery = ListQuery({
+// A fixed order: the list takes no `o`.
+export const ServiceListQuery = FixedOrderListQuery({
   identity_uuid: Type.Optional(Type.String()),
   mode: Type.Optional(Type.String()),
   modified_after: Type.Optional(Type.String({ description: 'modified strictly after (date-time)' })),
@@ -152,7 +154,7 @@ export const CleanupItem = Type.Object({
   uuid: Uuid,
   name: Type.String(),
   identity_name: Type.String(),
-  state: Type.String(),
+  state: Type.String({ description: 'the stored state code: "1" Active, "2" Idle, "3" Error' }),
   modified: DateTime,
 })
 export const CleanupResult = Type.Object({
