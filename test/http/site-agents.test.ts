@@ -419,7 +419,7 @@ describe('cleanup_stale', () => {
             uuid: old.uuid,
             name: 'old',
             identity_name: 'agent-c',
-            state: 'Active',
+            state: '1',
             modified: '2026-01-15T10:00:00.000Z',
           },
         ],

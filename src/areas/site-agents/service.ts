@@ -668,7 +668,8 @@ export async function cleanupStale(
         uuid: r.uuid,
         name: r.name,
         identity_name: r.identity_name,
-        state: stateLabel(r.state),
+        // The stored state code as a string ("1"), not the label the service record shows.
+        state: String(r.state),
         modified: r.modified,
       })),
     }
