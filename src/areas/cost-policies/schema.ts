@@ -49,9 +49,9 @@ export const PolicyActionsSchema = Type.Object(
 
 const writable = {
   scope: Type.String({ description: 'URL of the offering' }),
-  actions: Type.String({ minLength: 1, maxLength: 500 }),
+  actions: Type.String({ minLength: 1, maxLength: 255 }),
   options: Type.Unknown({ description: 'object keyed by action name' }),
-  limit_cost: Type.Integer({ minimum: 0, maximum: 999999999999 }),
+  limit_cost: Type.Integer({ minimum: 0, maximum: 2147483647 }),
   period: Type.Unknown({ description: '1 Total, 2 1 month (default), 3 3 month, 4 12 month' }),
   organization_groups: Type.Array(Type.String(), { maxItems: 1000 }),
   apply_to_all: Type.Boolean({
