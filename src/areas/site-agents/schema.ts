@@ -135,11 +135,11 @@ export const ServiceListQuery = FixedOrderListQuery({
 })
 
 export const RegisterServiceBody = Body({
-  name: Type.String({ minLength: 1, maxLength: 255 }),
+  name: Type.String({ minLength: 1, maxLength: 150 }),
   mode: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
 })
 export const RegisterProcessorBody = Body({
-  name: Type.String({ minLength: 1, maxLength: 255 }),
+  name: Type.String({ minLength: 1, maxLength: 150 }),
   backend_type: Type.String({ minLength: 1, maxLength: 100 }),
   backend_version: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
 })
