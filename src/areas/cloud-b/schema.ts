@@ -262,7 +262,7 @@ export const RouterCreateResult = Type.Object({
 export const RouterCreateBody = Body({
   tenant: Type.String({ description: 'URL of the tenant' }),
   name: Type.String({ minLength: 1, maxLength: 150 }),
-  description: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String({ maxLength: 4096 })),
 })
 export const InterfaceBody = Body({
   subnet: Type.Optional(Type.String({ description: 'URL of a subnet' })),
