@@ -121,7 +121,7 @@ function messageFor(e: ErrorObject): string {
     case 'maxProperties':
       return `Ensure this object has no more than ${p.limit} keys.`
     case 'pattern':
-      return 'This value does not match the required pattern.'
+      return PATTERN_MESSAGES.get(String(p.pattern)) ?? 'This value does not match the required pattern.'
     case 'format':
       return formatMessage(String(p.format))
     case 'anyOf':
@@ -152,6 +152,9 @@ function messageForType(t: string): string {
       return `Expected ${t}.`
   }
 }
+
+/** Messages of body patterns that have their own (a field's schema registers its pattern here). */
+export const PATTERN_MESSAGES = new Map<string, string>()
 
 function formatMessage(format: string): string {
   switch (format) {

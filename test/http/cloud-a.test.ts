@@ -284,14 +284,17 @@ describe('public IP validation', () => {
   })
 
   test('names must start with a letter and hold only letters, digits, _ . -', async () => {
-    for (const name of ['1abc', 'has space', 'a'.repeat(81), '-x']) {
+    for (const name of ['1abc', 'has space', '-x', 'a']) {
       const r = await as(staff).post(IPS, body({ name }))
       assert.equal(r.status, 400, name)
       assert.deepEqual(r.body, {
         name: ['The name can contain only letters, numbers, underscore, period and hyphens.'],
       })
     }
+    const long = await as(staff).post(IPS, body({ name: 'a'.repeat(81) }))
+    assert.deepEqual(long.body, { name: ['Ensure this field has no more than 80 characters.'] })
     assert.equal((await as(staff).post(IPS, body({ name: 'a'.repeat(80) }))).status, 201)
+    assert.equal((await as(staff).post(IPS, body({ name: 'ab' }))).status, 201)
   })
 
   test('hyperlinks of the wrong kind or unknown are 400 on that field', async () => {

@@ -1,6 +1,7 @@
 // cloudA: locations, resource groups and public IPs (spec 2.10 / 4.8, reference §9).
 import { Type, type Static } from '@sinclair/typebox'
 import { Body, DateTime, ListQuery, Url, Uuid } from '../../http/schemas.js'
+import { PATTERN_MESSAGES } from '../../http/errors.js'
 import { CloudResourceProps, CommonFilterQuery, COMMON_ORDERING } from '../cloud/common.js'
 
 export const PATHS = {
@@ -118,11 +119,20 @@ export const PublicIpSchema = Type.Object({
 export type PublicIp = Static<typeof PublicIpSchema>
 export const PUBLIC_IP_FIELDS = Object.keys(PublicIpSchema.properties)
 
-/** Reference §9: at most 80 characters, a letter first, then letters, digits, `_`, `.`, `-`. */
-export const PUBLIC_IP_NAME_RE = /^[a-zA-Z][a-zA-Z0-9._-]{0,79}$/
+/** Reference §9: a letter first, then one or more letters, digits, `_`, `.`, `-`; at most 80. */
+const PUBLIC_IP_NAME_PATTERN = '^[a-zA-Z][a-zA-Z0-9._-]+$'
+export const PUBLIC_IP_NAME_RE = new RegExp(PUBLIC_IP_NAME_PATTERN)
+PATTERN_MESSAGES.set(
+  PUBLIC_IP_NAME_PATTERN,
+  'The name can contain only letters, numbers, underscore, period and hyphens.',
+)
 
 const publicIpWritable = {
-  name: Type.String({ description: 'a letter first, then letters, digits, _ . - (at most 80)' }),
+  name: Type.String({
+    maxLength: 80,
+    pattern: PUBLIC_IP_NAME_PATTERN,
+    description: 'a letter first, then letters, digits, _ . - (2 to 80 characters)',
+  }),
   description: Type.String({ maxLength: 2000 }),
   service_settings: Link('cloudA service settings'),
   project: Link('project'),
