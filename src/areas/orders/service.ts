@@ -370,7 +370,13 @@ export async function createOrder(
   errors.throwIfAny()
   if (!project || !offering) throw new Error('unreachable: links resolved without errors')
   // Rules across fields, on valid fields only.
-  const plan = planLink ?? null
+  let plan: {
+    id: number
+    offering_id: number
+    archived: number
+    unit_price: unknown
+    fixed_price: unknown
+  } | null = planLink ?? null
   if (plan) {
     if (plan.offering_id !== offering.id || toBool(plan.archived)) {
       throw fieldError('plan', 'This plan is not available for selected offering.')
