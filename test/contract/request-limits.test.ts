@@ -86,6 +86,18 @@ interface Case {
   rule: string
 }
 
+/** A request body of our own document, its named component resolved. */
+function resolveIn(doc: Schema, s: Schema | undefined): Schema | undefined {
+  if (!s?.$ref) return s
+  return resolveIn(
+    doc,
+    s.$ref
+      .split('/')
+      .slice(1)
+      .reduce((o: Schema, k: string) => o[k], doc),
+  )
+}
+
 /** Every create and update operation this server documents on a contract path, field by field. */
 function cases(ours: Schema): Case[] {
   const out: Case[] = []
@@ -98,7 +110,7 @@ function cases(ours: Schema): Case[] {
       const op = ops[method]
       if (!op) continue
       if (method === 'post' ? !(creates || processor) : !item) continue
-      const body = op.requestBody?.content?.['application/json']?.schema
+      const body = resolveIn(ours, op.requestBody?.content?.['application/json']?.schema)
       if (!body?.properties) continue
       const collection = item ? template.replace(/\{uuid\}\/$/, '') : template
       // The operation's own answer, else the record as retrieved.
