@@ -12,6 +12,8 @@ import {
 
 const IDS = '/api/marketplace-site-agent-identities/'
 const SVC = '/api/marketplace-site-agent-services/'
+const PROCS = '/api/marketplace-site-agent-processors/'
+const STATS = '/api/marketplace-site-agent-stats/'
 const HOST = 'http://localhost:80'
 
 async function setup() {
@@ -74,6 +76,8 @@ describe('agent identities', () => {
       last_polled_at: '2026-01-15T09:00:00.000Z',
       created: '2026-01-15T10:00:00.000Z',
       modified: '2026-01-15T10:00:00.000Z',
+      created_by: owner.url,
+      services: [],
     })
     const got = await client(s.t.app, owner.token).get(`${IDS}${r.body.uuid}/`)
     assert.deepEqual(got.body, r.body)
@@ -495,6 +499,105 @@ describe('idle sweep', () => {
       assert.equal((await as.get(`${SVC}${withProc.uuid}/`)).body.state, 'Idle')
     } finally {
       await t.close()
+    }
+  })
+})
+
+describe('agents as the newest clients drive them', () => {
+  test('an agent registers with the offering uuid, lists its processors and reads the stats', async () => {
+    const s = await setup()
+    try {
+      const owner = await s.provider.owner()
+      const agent = client(s.t.app, owner.token)
+      const r = await agent.post(IDS, { name: 'agent-u', offering: s.offering.uuid })
+      assert.equal(r.status, 201, JSON.stringify(r.body))
+      assert.equal(r.body.offering, s.offering.url)
+      assert.equal(r.body.offering_uuid, s.offering.uuid)
+      assert.equal(r.body.created_by, owner.url)
+      assert.deepEqual(r.body.services, [])
+      // PUT takes the uuid too (hyphenless as well); an unknown uuid is 400 on offering.
+      const put = await agent.put(`${IDS}${r.body.uuid}/`, {
+        name: 'agent-u',
+        offering: s.offering.uuid.replaceAll('-', ''),
+      })
+      assert.equal(put.status, 200, JSON.stringify(put.body))
+      assert.equal(put.body.offering_uuid, s.offering.uuid)
+      const bad = await agent.post(IDS, { name: 'x', offering: '00000000-0000-4000-8000-000000000000' })
+      assert.equal(bad.status, 400)
+      assert.ok(Array.isArray(bad.body.offering), JSON.stringify(bad.body))
+
+      const svc = await service(s.t, owner, r.body, 'orders', 'order_process')
+      const other = await service(s.t, owner, r.body, 'report', 'report')
+      for (const [sv, name, type] of [
+        [svc, 'slurm-a', 'SLURM'],
+        [svc, 'slurm-b', 'SLURM'],
+        [other, 'ldap', 'LDAP'],
+      ] as const) {
+        const p = await agent.post(`${SVC}${sv.uuid}/register_processor/`, { name, backend_type: type })
+        assert.equal(p.status, 201, JSON.stringify(p.body))
+      }
+      const ident = await agent.get(`${IDS}${r.body.uuid}/`)
+      assert.deepEqual(
+        ident.body.services.map((x: { name: string; processors: unknown[] }) => [
+          x.name,
+          x.processors.length,
+        ]),
+        [
+          ['orders', 2],
+          ['report', 1],
+        ],
+      )
+
+      const procs = await agent.get(`${PROCS}?service_uuid=${svc.uuid}&page_size=1`)
+      assert.equal(procs.status, 200, JSON.stringify(procs.body))
+      assert.equal(procs.headers['x-result-count'], '2')
+      assert.match(String(procs.headers.link), /service_uuid=/)
+      assert.deepEqual(Object.keys(procs.body[0]).sort(), [
+        'backend_type',
+        'backend_version',
+        'created',
+        'last_run',
+        'modified',
+        'name',
+        'service',
+        'service_name',
+        'url',
+        'uuid',
+      ])
+      assert.equal(procs.body[0].name, 'slurm-a')
+      assert.equal(procs.body[0].service, svc.uuid)
+      assert.equal(procs.body[0].service_name, 'orders')
+      const byOffering = await agent.get(`${PROCS}?offering_uuid=${s.offering.uuid}`)
+      assert.deepEqual(
+        byOffering.body.map((p: { name: string }) => p.name),
+        ['slurm-a', 'slurm-b', 'ldap'],
+      )
+      assert.equal((await agent.get(`${PROCS}?service_uuid=nope`)).status, 400)
+      // Consumers see none; anonymous is 401.
+      const consumer = await makeUser(s.t.ctx)
+      assert.deepEqual((await client(s.t.app, consumer.token).get(PROCS)).body, [])
+      assert.equal((await client(s.t.app).get(PROCS)).status, 401)
+
+      // Stats: staff and support only.
+      assert.equal((await agent.get(STATS)).status, 403)
+      s.t.clock.advanceHours(2)
+      await agent.post(`${SVC}${other.uuid}/register_processor/`, { name: 'ldap', backend_type: 'LDAP' })
+      const st = await client(s.t.app, s.staff.token).get(STATS)
+      assert.equal(st.status, 200, JSON.stringify(st.body))
+      assert.deepEqual(st.body, {
+        identities: {
+          total: 1,
+          by_offering: [{ offering_uuid: s.offering.uuid, offering_name: 'Cluster', count: 1 }],
+        },
+        services: { total: 2, active: 2, idle: 0, error: 0, stale: 0 },
+        processors: { total: 3, by_backend_type: { LDAP: 1, SLURM: 2 }, stale: 2 },
+      })
+      s.t.clock.advanceHours(25)
+      const later = await client(s.t.app, s.staff.token).get(STATS)
+      assert.equal(later.body.services.stale, 2)
+      assert.equal(later.body.processors.stale, 3)
+    } finally {
+      await s.t.close()
     }
   })
 })

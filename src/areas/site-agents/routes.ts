@@ -20,6 +20,8 @@ import * as s from './schema.js'
 
 const IDENTITIES = '/api/marketplace-site-agent-identities/'
 const SERVICES = '/api/marketplace-site-agent-services/'
+const PROCESSORS = `/api/${s.PROCESSOR_PATH}/`
+const STATS = `/api/${s.STATS_PATH}/`
 
 export async function siteAgentsRoutes(fastify: FastifyInstance, { ctx }: { ctx: AppContext }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -242,5 +244,41 @@ export async function siteAgentsRoutes(fastify: FastifyInstance, { ctx }: { ctx:
     },
     async (request) =>
       svc.setStatistics(ctx, actorOf(request), request.params.uuid, request.body.statistics, request.baseUrl),
+  )
+
+  // ---- processors and stats ----
+  app.get(
+    PROCESSORS,
+    {
+      schema: {
+        tags: [s.PROCESSOR_PATH],
+        summary: 'List the processors of the site agent services the caller sees',
+        querystring: s.ProcessorListQuery,
+        response: { 200: Type.Array(Type.Partial(s.ProcessorSchema)), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query as Query
+      return svc.listProcessors(
+        ctx,
+        actorOf(request),
+        { service_uuid: uuidFilter(q, 'service_uuid'), offering_uuid: uuidFilter(q, 'offering_uuid') },
+        request.baseUrl,
+        pager(request, reply, s.PROCESSOR_FIELDS),
+      )
+    },
+  )
+
+  app.get(
+    STATS,
+    {
+      schema: {
+        tags: [s.STATS_PATH],
+        summary:
+          'Staff and support: identities by offering, services by state and stale, processors by backend type and stale',
+        response: { 200: s.StatsSchema, ...errors },
+      },
+    },
+    async (request) => svc.stats(ctx, actorOf(request)),
   )
 }

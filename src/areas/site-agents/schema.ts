@@ -16,6 +16,7 @@ import {
 export const IDENTITY_PATH = 'marketplace-site-agent-identities'
 export const SERVICE_PATH = 'marketplace-site-agent-services'
 export const PROCESSOR_PATH = 'marketplace-site-agent-processors'
+export const STATS_PATH = 'marketplace-site-agent-stats'
 
 /** Stored integers and their labels (the product renders labels, reference Precedence). */
 export const STATE_LABELS = { 1: 'Active', 2: 'Idle', 3: 'Error' } as const
@@ -39,24 +40,9 @@ export function stateLabel(code: number): string {
 /** Offering types a site agent may serve (reference §3.1: the site-agent type, basic, cloudB tenant). */
 export const AGENT_OFFERING_TYPES = ['Marketplace.Slurm', 'Marketplace.Basic', 'CloudB.Tenant']
 
-export const IdentitySchema = Type.Object({
-  uuid: Uuid,
-  url: Url,
-  name: Type.String(),
-  offering: Url,
-  offering_uuid: Uuid,
-  offering_name: Type.String(),
-  version: Nullable(Type.String()),
-  last_polled_at: Nullable(DateTime),
-  created: DateTime,
-  modified: DateTime,
-})
-export type Identity = Static<typeof IdentitySchema>
-export const IDENTITY_FIELDS = Object.keys(IdentitySchema.properties)
-
 const identityWritable = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
-  offering: Type.String({ description: 'URL of the offering' }),
+  offering: Type.String({ description: 'the offering: its URL or its uuid' }),
   version: Nullable(Type.String({ maxLength: 100 })),
   last_polled_at: Nullable(Type.String({ description: 'date-time' })),
 }
@@ -110,6 +96,23 @@ export const ServiceSchema = Type.Object({
 export type Service = Static<typeof ServiceSchema>
 export const SERVICE_FIELDS = Object.keys(ServiceSchema.properties)
 
+export const IdentitySchema = Type.Object({
+  uuid: Uuid,
+  url: Url,
+  name: Type.String(),
+  offering: Url,
+  offering_uuid: Uuid,
+  offering_name: Type.String(),
+  version: Nullable(Type.String()),
+  last_polled_at: Nullable(DateTime),
+  created: DateTime,
+  modified: DateTime,
+  created_by: Nullable(Url, { description: 'the user who registered the identity' }),
+  services: Type.Array(ServiceSchema, { description: 'the services of this identity, oldest first' }),
+})
+export type Identity = Static<typeof IdentitySchema>
+export const IDENTITY_FIELDS = Object.keys(IdentitySchema.properties)
+
 export const ProcessorSchema = Type.Object({
   uuid: Uuid,
   url: Url,
@@ -123,6 +126,36 @@ export const ProcessorSchema = Type.Object({
   modified: DateTime,
 })
 export type Processor = Static<typeof ProcessorSchema>
+export const PROCESSOR_FIELDS = Object.keys(ProcessorSchema.properties)
+export const ProcessorListQuery = ListQuery({
+  service_uuid: Type.Optional(Type.String({ description: 'uuid of the service' })),
+  offering_uuid: Type.Optional(Type.String({ description: "uuid of the service's identity's offering" })),
+})
+
+const Count = Type.Integer({ minimum: 0 })
+/** GET marketplace-site-agent-stats/: what the agents of the platform are doing. */
+export const StatsSchema = Type.Object({
+  identities: Type.Object({
+    total: Count,
+    by_offering: Type.Array(
+      Type.Object({ offering_uuid: Uuid, offering_name: Type.String(), count: Count }),
+      { description: 'offerings with at least one identity, by name' },
+    ),
+  }),
+  services: Type.Object({
+    total: Count,
+    active: Count,
+    idle: Count,
+    error: Count,
+    stale: Type.Integer({ minimum: 0, description: 'not modified for more than 24 hours' }),
+  }),
+  processors: Type.Object({
+    total: Count,
+    by_backend_type: Type.Record(Type.String(), Count),
+    stale: Type.Integer({ minimum: 0, description: 'last run more than an hour ago, or never' }),
+  }),
+})
+export type Stats = Static<typeof StatsSchema>
 
 // A fixed order: the list takes no `o`.
 export const ServiceListQuery = FixedOrderListQuery({

@@ -18,7 +18,7 @@ import { inAnyOf } from '../../db/sql.js'
 import type { DB } from '../../db/tables.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { fieldError, forbidden, notFound } from '../../http/errors.js'
-import { resolveLink, urlOf } from '../../http/links.js'
+import { resolveLink, resolveUuid, urlOf } from '../../http/links.js'
 import { can, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
 import { parseDateTime } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
@@ -33,6 +33,7 @@ import {
   type IdentityWrite,
   type Processor,
   type Service,
+  type Stats,
 } from './schema.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -88,12 +89,14 @@ const identityColumns = [
   'offerings.uuid as offering_uuid',
   'offerings.name as offering_name',
   'offerings.customer_id as offering_customer_id',
+  'users.uuid as created_by_uuid',
 ] as const
 
 function identities(db: Db) {
   return db
     .selectFrom('site_agent_identities')
     .innerJoin('offerings', 'offerings.id', 'site_agent_identities.offering_id')
+    .leftJoin('users', 'users.id', 'site_agent_identities.created_by_id')
 }
 
 type IdentityRow = NonNullable<Awaited<ReturnType<typeof identityById>>>
@@ -101,7 +104,32 @@ function identityById(db: Db, id: number) {
   return identities(db).select(identityColumns).where('site_agent_identities.id', '=', id).executeTakeFirst()
 }
 
-function toIdentity(b: string, r: IdentityRow): Identity {
+/** The identities' records, each with its services (and their processors). */
+async function toIdentities(ctx: AppContext, b: string, rows: IdentityRow[]): Promise<Identity[]> {
+  const ids = rows.map((r) => r.id)
+  const serviceRows = ids.length
+    ? await services(ctx.db)
+        .select(serviceColumns)
+        .where('site_agent_services.identity_id', 'in', ids)
+        .orderBy('site_agent_services.created')
+        .orderBy('site_agent_services.id')
+        .execute()
+    : []
+  const records = await toServices(ctx, b, serviceRows)
+  return rows.map((r) =>
+    toIdentity(
+      b,
+      r,
+      records.filter((_, i) => serviceRows[i]!.identity_id === r.id),
+    ),
+  )
+}
+
+async function identityRecord(ctx: AppContext, b: string, id: number): Promise<Identity> {
+  return (await toIdentities(ctx, b, [(await identityById(ctx.db, id))!]))[0]!
+}
+
+function toIdentity(b: string, r: IdentityRow, serviceRecords: Service[]): Identity {
   return {
     uuid: r.uuid,
     url: urlOf(b, IDENTITY_PATH, r.uuid)!,
@@ -113,6 +141,8 @@ function toIdentity(b: string, r: IdentityRow): Identity {
     last_polled_at: r.last_polled_at,
     created: r.created,
     modified: r.modified,
+    created_by: urlOf(b, 'users', r.created_by_uuid),
+    services: serviceRecords,
   }
 }
 
@@ -150,24 +180,29 @@ export async function listIdentities(
         ).n,
       ),
     async (limit, offset) =>
-      (
+      toIdentities(
+        ctx,
+        b,
         await filtered()
           .select(identityColumns)
           .orderBy('site_agent_identities.created')
           .orderBy('site_agent_identities.id')
           .limit(limit)
           .offset(offset)
-          .execute()
-      ).map((r) => toIdentity(b, r)),
+          .execute(),
+      ),
   )
 }
 
 export async function getIdentity(ctx: AppContext, actor: Actor, uuid: string, b: string) {
-  return toIdentity(b, await visibleIdentity(ctx, actor, uuid))
+  return (await toIdentities(ctx, b, [await visibleIdentity(ctx, actor, uuid)]))[0]!
 }
 
+/** The offering of an identity, given as its URL or as its bare uuid (as agents send it). */
 async function resolveOffering(ctx: AppContext, actor: Actor, value: unknown) {
-  const link = await resolveLink(ctx.db, 'offering', value, 'marketplace-provider-offerings', 'offerings')
+  const link = normalizeUuid(value)
+    ? await resolveUuid(ctx.db, 'offering', value, 'offerings')
+    : await resolveLink(ctx.db, 'offering', value, 'marketplace-provider-offerings', 'offerings')
   const o = await ctx.db
     .selectFrom('offerings')
     .select(['id', 'customer_id', 'type'])
@@ -204,7 +239,7 @@ export async function createIdentity(ctx: AppContext, actor: Actor, body: Identi
     })
     .returning('id')
     .executeTakeFirstOrThrow()
-  return toIdentity(b, (await identityById(ctx.db, r.id))!)
+  return identityRecord(ctx, b, r.id)
 }
 
 export async function updateIdentity(
@@ -222,7 +257,7 @@ export async function updateIdentity(
   if (body.version !== undefined) set.version = body.version
   if (body.last_polled_at !== undefined) set.last_polled_at = checkPolledAt(body.last_polled_at)
   await ctx.db.updateTable('site_agent_identities').set(set).where('id', '=', row.id).execute()
-  return toIdentity(b, (await identityById(ctx.db, row.id))!)
+  return identityRecord(ctx, b, row.id)
 }
 
 export async function deleteIdentity(ctx: AppContext, actor: Actor, uuid: string) {
@@ -319,6 +354,7 @@ const serviceColumns = [
   'site_agent_services.modified',
   'site_agent_identities.uuid as identity_uuid',
   'site_agent_identities.name as identity_name',
+  'site_agent_services.identity_id',
   'site_agent_identities.offering_id',
   'offerings.customer_id as offering_customer_id',
 ] as const
@@ -624,6 +660,128 @@ export async function registerProcessor(
 
 /** The largest `older_than_hours` (about 114 years): beyond it, now − hours is no date at all. */
 export const MAX_OLDER_THAN_HOURS = 1_000_000
+
+// ---- processors ----
+
+function processors(db: Db) {
+  return db
+    .selectFrom('site_agent_processors')
+    .innerJoin('site_agent_services', 'site_agent_services.id', 'site_agent_processors.service_id')
+    .innerJoin('site_agent_identities', 'site_agent_identities.id', 'site_agent_services.identity_id')
+    .innerJoin('offerings', 'offerings.id', 'site_agent_identities.offering_id')
+}
+
+/** GET marketplace-site-agent-processors/: the processors of the services the caller sees. */
+export async function listProcessors(
+  ctx: AppContext,
+  actor: Actor,
+  f: { service_uuid?: string; offering_uuid?: string },
+  b: string,
+  page: Page<Processor>,
+) {
+  const filtered = () => {
+    let q = restrict(processors(ctx.db), actor)
+    if (f.service_uuid) q = q.where('site_agent_services.uuid', '=', f.service_uuid)
+    if (f.offering_uuid) q = q.where('offerings.uuid', '=', f.offering_uuid)
+    return q
+  }
+  return page(
+    async () =>
+      Number(
+        (
+          await filtered()
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    async (limit, offset) =>
+      (
+        await filtered()
+          .selectAll('site_agent_processors')
+          .select(['site_agent_services.uuid as service_uuid', 'site_agent_services.name as service_name'])
+          .orderBy('site_agent_processors.created')
+          .orderBy('site_agent_processors.id')
+          .limit(limit)
+          .offset(offset)
+          .execute()
+      ).map((p) => ({
+        uuid: p.uuid,
+        url: urlOf(b, PROCESSOR_PATH, p.uuid)!,
+        service: p.service_uuid,
+        service_name: p.service_name,
+        name: p.name,
+        last_run: p.last_run,
+        backend_type: p.backend_type,
+        backend_version: p.backend_version,
+        created: p.created,
+        modified: p.modified,
+      })),
+  )
+}
+
+/** A processor whose last run is older than this (or that never ran) counts as stale in the stats. */
+export const PROCESSOR_STALE_MS = 3600 * 1000
+
+/** GET marketplace-site-agent-stats/ (staff and support): counts over every agent. */
+export async function stats(ctx: AppContext, actor: Actor): Promise<Stats> {
+  if (!seesAll(actor)) throw forbidden()
+  const now = ctx.clock().getTime()
+  const staleBefore = new Date(now - STALE_MS).toISOString()
+  const processorStaleBefore = new Date(now - PROCESSOR_STALE_MS).toISOString()
+  const byOffering = await identities(ctx.db)
+    .select(['offerings.uuid as offering_uuid', 'offerings.name as offering_name'])
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .groupBy(['offerings.uuid', 'offerings.name'])
+    .orderBy('offerings.name')
+    .orderBy('offerings.uuid')
+    .execute()
+  const byState = await ctx.db
+    .selectFrom('site_agent_services')
+    .select('state')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .groupBy('state')
+    .execute()
+  const staleServices = await ctx.db
+    .selectFrom('site_agent_services')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('modified', '<', staleBefore)
+    .executeTakeFirstOrThrow()
+  const byType = await ctx.db
+    .selectFrom('site_agent_processors')
+    .select('backend_type')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .groupBy('backend_type')
+    .orderBy('backend_type')
+    .execute()
+  const staleProcessors = await ctx.db
+    .selectFrom('site_agent_processors')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where((eb) => eb.or([eb('last_run', 'is', null), eb('last_run', '<', processorStaleBefore)]))
+    .executeTakeFirstOrThrow()
+  const inState = (code: number) => Number(byState.find((r) => Number(r.state) === code)?.n ?? 0)
+  return {
+    identities: {
+      total: byOffering.reduce((t, r) => t + Number(r.n), 0),
+      by_offering: byOffering.map((r) => ({
+        offering_uuid: r.offering_uuid,
+        offering_name: r.offering_name,
+        count: Number(r.n),
+      })),
+    },
+    services: {
+      total: byState.reduce((t, r) => t + Number(r.n), 0),
+      active: inState(1),
+      idle: inState(2),
+      error: inState(3),
+      stale: Number(staleServices.n),
+    },
+    processors: {
+      total: byType.reduce((t, r) => t + Number(r.n), 0),
+      by_backend_type: Object.fromEntries(byType.map((r) => [r.backend_type, Number(r.n)])),
+      stale: Number(staleProcessors.n),
+    },
+  }
+}
 
 /** Staff only (checked by the route before the body is read). */
 export async function cleanupStale(
