@@ -366,6 +366,12 @@ export interface OrdersTable {
   provider_reviewed_at: string | null
   created_by_id: number | null
   completed_at: string | null
+  consumer_rejection_comment: Generated<string>
+  provider_rejection_comment: Generated<string>
+  /** 1 when consumer review was skipped by a rule at creation. */
+  auto_approved: Generated<Bool>
+  output_updated_at: Generated<string | null>
+  error_updated_at: Generated<string | null>
   created: string
   modified: string
   /** Raised by a trigger on every update of the row (see record-cache.ts). */

@@ -7,7 +7,13 @@ import { sql } from 'kysely'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, type UserRef } from '../support/fixtures.js'
-import { makeCategory, makeOffering, makePlan, makeResource } from '../support/catalog-fixtures.js'
+import {
+  makeCategory,
+  makeOffering,
+  makePlan,
+  makeResource,
+  makeServiceProvider,
+} from '../support/catalog-fixtures.js'
 
 let cached: TestApp
 let fresh: TestApp
@@ -27,6 +33,7 @@ before(async () => {
   const providerOwner = await makeUser(ctx)
   await grant(ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: consumer.id })
   await grant(ctx, providerOwner, 'CUSTOMER.OWNER', { type: 'customer', id: provider.id })
+  await makeServiceProvider(ctx, provider)
   const category = await makeCategory(ctx)
   const offering = await makeOffering(ctx, provider, { type: 'Marketplace.Basic', categoryId: category.id })
   const plan = await makePlan(ctx, offering, { unitPrice: '12.5' })
@@ -56,6 +63,10 @@ before(async () => {
   rows.projects = [project.id]
   rows.resources = resources.map((r) => r.id)
   rows.users = [owner.id, providerOwner.id]
+  rows.service_providers = (await ctx.db.selectFrom('service_providers').select('id').execute()).map(
+    (r) => r.id,
+  )
+  assert.ok(rows.service_providers.length, 'the provider is a service provider')
   rows.orders = (await ctx.db.selectFrom('orders').select('id').execute()).map((r) => r.id)
 })
 
@@ -152,6 +163,7 @@ for (const table of [
   'projects',
   'resources',
   'users',
+  'service_providers',
   'offerings',
   'orders',
 ]) {

@@ -375,7 +375,7 @@ describe('transitions', () => {
     assert.equal((await as(users.admin).post(`${R}/${o.uuid}/approve_by_consumer/`)).status, 403)
     const c = await as(users.owner).post(`${R}/${o.uuid}/approve_by_consumer/`)
     assert.equal(c.status, 200)
-    assert.equal(c.text, '')
+    assert.deepEqual(c.body, { detail: 'Order has been approved.' })
     assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.state, 'pending-provider')
     assert.equal((await as(users.owner).post(`${R}/${o.uuid}/approve_by_provider/`)).status, 403)
     assert.equal((await as(users.provider).post(`${R}/${o.uuid}/approve_by_provider/`)).status, 200)

@@ -341,6 +341,7 @@ function recordJoins(db: Db) {
     .leftJoin('users as consumer_reviewer', 'consumer_reviewer.id', 'orders.consumer_reviewed_by_id')
     .leftJoin('users as provider_reviewer', 'provider_reviewer.id', 'orders.provider_reviewed_by_id')
     .leftJoin('users as creator', 'creator.id', 'orders.created_by_id')
+    .leftJoin('service_providers', 'service_providers.customer_id', 'orders.provider_customer_id')
 }
 
 /** The order row the use cases decide on: its own columns and its offering's type. */
@@ -439,6 +440,22 @@ function recordJson(pg: boolean): string {
     ['created_by_username', j.text('creator.username')],
     ['created_by_full_name', j.text('creator.full_name')],
     ['created_by_civil_number', j.text('creator.civil_number')],
+    ['created_by_email', j.text(`nullif(creator.email, '')`)],
+    // Users carry no organization in this product.
+    ['created_by_organization', `'null'`],
+    ['created_by_organization_registry_code', `'null'`],
+    ['consumer_rejection_comment', j.textOrEmpty('orders.consumer_rejection_comment')],
+    ['provider_rejection_comment', j.textOrEmpty('orders.provider_rejection_comment')],
+    ['auto_approved', j.bool('orders.auto_approved')],
+    // Consumer review is skipped by fixed rules, not by stored rules with a cost limit.
+    ['auto_approved_by_rule_uuid', `'null'`],
+    ['auto_approved_cost_limit_snapshot', `'null'`],
+    ['provider_description', j.text('service_providers.description')],
+    ['output_updated_at', j.text('orders.output_updated_at')],
+    ['error_updated_at', j.text('orders.error_updated_at')],
+    // Orders carry no consumer or provider message texts in this product.
+    ['provider_message_updated_at', `'null'`],
+    ['consumer_message_updated_at', `'null'`],
     ['customer_name', j.textOrEmpty('customers.name')],
     ['customer_uuid', j.text('customers.uuid')],
     ['customer_slug', j.textOrEmpty('customers.slug')],

@@ -1,6 +1,6 @@
 // HTTP for /api/marketplace-orders/ and the order-creating actions of marketplace resources.
 import type { FastifyInstance } from 'fastify'
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { actorOf } from '../../http/auth.js'
@@ -178,7 +178,7 @@ export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
       body: Record<string, string | undefined>,
     ) => Promise<void>,
     code: 200 | 202 = 200,
-    body?: typeof s.ErrorFieldsBody,
+    body?: TSchema,
   ) =>
     app.post(
       `${R}/:uuid/${name}/`,
@@ -199,10 +199,30 @@ export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
         return (reply.code(code) as unknown as { send: () => unknown }).send()
       },
     )
-  emptyAction('approve_by_consumer', (a, u) => svc.approveByConsumer(ctx, a, u))
-  emptyAction('approve_by_provider', (a, u) => svc.approveByProvider(ctx, a, u))
-  emptyAction('reject_by_consumer', (a, u, b) => svc.rejectByConsumer(ctx, a, u, b), 200, s.ErrorFieldsBody)
-  emptyAction('reject_by_provider', (a, u) => svc.rejectByProvider(ctx, a, u))
+  // An approval answers a detail message (the newest clients read it); the rejections have no body.
+  const approval = (name: string, run: (actor: ReturnType<typeof actorOf>, uuid: string) => Promise<void>) =>
+    app.post(
+      `${R}/:uuid/${name}/`,
+      { schema: { tags, params: UuidParams, response: { 200: s.DetailResponse, ...errors, ...err405 } } },
+      async (request) => {
+        await run(actorOf(request), request.params.uuid)
+        return { detail: 'Order has been approved.' }
+      },
+    )
+  approval('approve_by_consumer', (a, u) => svc.approveByConsumer(ctx, a, u))
+  approval('approve_by_provider', (a, u) => svc.approveByProvider(ctx, a, u))
+  emptyAction(
+    'reject_by_consumer',
+    (a, u, b) => svc.rejectByConsumer(ctx, a, u, b),
+    200,
+    s.ConsumerRejectionBody,
+  )
+  emptyAction(
+    'reject_by_provider',
+    (a, u, b) => svc.rejectByProvider(ctx, a, u, b),
+    200,
+    s.ProviderRejectionBody,
+  )
   emptyAction('cancel', (a, u) => svc.cancelOrder(ctx, a, u), 202)
   emptyAction('set_state_executing', (a, u) => svc.setStateExecuting(ctx, a, u))
   emptyAction('set_state_done', (a, u) => svc.setStateDone(ctx, a, u))

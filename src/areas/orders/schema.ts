@@ -94,6 +94,28 @@ export const OrderSchema = Type.Object({
   created_by_username: Username,
   created_by_full_name: Str,
   created_by_civil_number: Str,
+  created_by_email: Str,
+  created_by_organization: Nullable(Type.String(), { description: 'null: users carry no organization' }),
+  created_by_organization_registry_code: Nullable(Type.String(), {
+    description: 'null: users carry no organization',
+  }),
+  // reviews
+  consumer_rejection_comment: Type.String({ description: 'given with reject_by_consumer; empty otherwise' }),
+  provider_rejection_comment: Type.String({ description: 'given with reject_by_provider; empty otherwise' }),
+  auto_approved: Type.Boolean({
+    description: 'consumer review was skipped by a rule when the order was placed',
+  }),
+  auto_approved_by_rule_uuid: Nullable(Uuid, {
+    description: 'null: the skip rules are fixed, not stored rules',
+  }),
+  auto_approved_cost_limit_snapshot: Nullable(Type.String(), {
+    description: 'null: no skip rule has a cost limit',
+  }),
+  provider_description: Str,
+  output_updated_at: Nullable(DateTime, { description: 'when output last changed' }),
+  error_updated_at: Nullable(DateTime, { description: 'when error_message last changed' }),
+  provider_message_updated_at: Nullable(DateTime, { description: 'null: orders carry no provider message' }),
+  consumer_message_updated_at: Nullable(DateTime, { description: 'null: orders carry no consumer message' }),
   // owner
   customer_name: Type.String(),
   customer_uuid: Uuid,
@@ -132,6 +154,15 @@ export const ErrorFieldsBody = Body({
   error_message: Type.Optional(Type.String({ maxLength: 10000 })),
   error_traceback: Type.Optional(Type.String({ maxLength: 100000 })),
 })
+export const ConsumerRejectionBody = Body({
+  error_message: Type.Optional(Type.String({ maxLength: 10000 })),
+  error_traceback: Type.Optional(Type.String({ maxLength: 100000 })),
+  consumer_rejection_comment: Type.Optional(Type.String({ maxLength: 10000 })),
+})
+export const ProviderRejectionBody = Body({
+  provider_rejection_comment: Type.Optional(Type.String({ maxLength: 10000 })),
+})
+export const DetailResponse = Type.Object({ detail: Type.String() })
 export const BackendIdBody = Body({ backend_id: Type.String({ minLength: 1, maxLength: 255 }) })
 export const AttachmentResponse = Type.Object({ attachment: Url })
 export const SwitchPlanBody = Body({ plan: Type.String() })

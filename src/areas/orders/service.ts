@@ -462,6 +462,7 @@ export async function createOrder(
       termination_comment: null,
       consumer_reviewed_by_id: implied ? actor.id : null,
       consumer_reviewed_at: implied ? now : null,
+      auto_approved: implied ? 1 : 0,
       provider_reviewed_by_id: null,
       provider_reviewed_at: null,
       created_by_id: actor.id,
@@ -601,6 +602,23 @@ interface TransitionOptions {
   validate?: (o: OrderRow, trx: Trx) => Promise<void> | void
 }
 
+/** The texts whose changes are timestamped, and the column of each timestamp. */
+const STAMPED_TEXTS = [
+  ['output', 'output_updated_at'],
+  ['error_message', 'error_updated_at'],
+] as const
+
+/** Sets `<text>_updated_at` for each timestamped text these values change. */
+function stampTextChanges(
+  o: { output: string; error_message: string },
+  values: Record<string, unknown>,
+  now: string,
+): void {
+  for (const [text, stamp] of STAMPED_TEXTS) {
+    if (values[text] !== undefined && values[text] !== o[text]) values[stamp] = now
+  }
+}
+
 function typeNotSupported(type: string): AppError {
   return new AppError('not_allowed', `The order's offering type ${type} does not support this action.`)
 }
@@ -625,6 +643,7 @@ async function transition(
     await opts.validate?.(o, trx)
     const now = ctx.clock().toISOString()
     const values: Record<string, unknown> = { state: to, modified: now, ...(opts.values?.(o, now) ?? {}) }
+    stampTextChanges(o, values, now)
     if (TERMINAL_STATES.includes(to)) values.completed_at = now
     const moved = await ordersRepository(trx).updateStateIfCurrent(o.id, from, values)
     if (!moved) throw invalidState(from)
@@ -662,7 +681,7 @@ export function rejectByConsumer(
   ctx: AppContext,
   actor: Actor,
   uuid: string,
-  body: { error_message?: string; error_traceback?: string },
+  body: { error_message?: string; error_traceback?: string; consumer_rejection_comment?: string },
 ) {
   return transition(ctx, actor, uuid, 'reject_by_consumer', {
     permitted: (o) => o.created_by_id === actor.id || can(actor, 'ORDER.REJECT', consumerScopes(o)),
@@ -671,14 +690,28 @@ export function rejectByConsumer(
       consumer_reviewed_at: now,
       ...(body.error_message !== undefined ? { error_message: body.error_message } : {}),
       ...(body.error_traceback !== undefined ? { error_traceback: body.error_traceback } : {}),
+      ...(body.consumer_rejection_comment !== undefined
+        ? { consumer_rejection_comment: body.consumer_rejection_comment }
+        : {}),
     }),
   })
 }
 
-export function rejectByProvider(ctx: AppContext, actor: Actor, uuid: string) {
+export function rejectByProvider(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { provider_rejection_comment?: string } = {},
+) {
   return transition(ctx, actor, uuid, 'reject_by_provider', {
     permitted: (o) => can(actor, 'ORDER.REJECT', providerScopes(o)),
-    values: (_o, now) => ({ provider_reviewed_by_id: actor.id, provider_reviewed_at: now }),
+    values: (_o, now) => ({
+      provider_reviewed_by_id: actor.id,
+      provider_reviewed_at: now,
+      ...(body.provider_rejection_comment !== undefined
+        ? { provider_rejection_comment: body.provider_rejection_comment }
+        : {}),
+    }),
   })
 }
 
@@ -931,6 +964,7 @@ async function resourceOrder(
       termination_comment: null,
       consumer_reviewed_by_id: implied ? actor.id : null,
       consumer_reviewed_at: implied ? now : null,
+      auto_approved: implied ? 1 : 0,
       provider_reviewed_by_id: null,
       provider_reviewed_at: null,
       created_by_id: actor.id,
@@ -992,7 +1026,11 @@ export async function completeOrder(
   const moved = await ctx.db.transaction().execute(async (trx) => {
     const now = ctx.clock().toISOString()
     const values: Record<string, unknown> = { state: outcome, modified: now, completed_at: now }
-    if (outcome === 'erred') Object.assign(values, { error_message: message, error_traceback: traceback })
+    if (outcome === 'erred') {
+      Object.assign(values, { error_message: message, error_traceback: traceback })
+      const before = await ordersRepository(trx).transitionRow(orderId)
+      if (before) stampTextChanges(before, values, now)
+    }
     const ok = await ordersRepository(trx).updateStateIfCurrent(orderId, allowedFrom(action), values)
     if (ok) await afterStateChange(ctx, trx, orderId, outcome)
     return ok

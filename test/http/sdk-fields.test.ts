@@ -1,0 +1,118 @@
+// The fields the newest clients read, asserted one by one with their types and real values.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { buildTestApp, type TestApp } from '../support/app.js'
+import { client } from '../support/client.js'
+import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import { makeOffering, makePlan, makeServiceProvider } from '../support/catalog-fixtures.js'
+
+const R = '/api/marketplace-orders'
+
+describe('order records', () => {
+  let t: TestApp
+  let owner: UserRef
+  let member: UserRef
+  let providerOwner: UserRef
+  let project: Ref
+  let offering: Ref
+  let plan: Ref
+  before(async () => {
+    t = await buildTestApp()
+    const consumer = await makeCustomer(t.ctx)
+    const provider = await makeCustomer(t.ctx)
+    project = await makeProject(t.ctx, consumer)
+    owner = await makeUser(t.ctx, { email: 'owner@example.org' })
+    member = await makeUser(t.ctx, { email: '' })
+    providerOwner = await makeUser(t.ctx)
+    await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: consumer.id })
+    await grant(t.ctx, member, 'PROJECT.MEMBER', { type: 'project', id: project.id })
+    await grant(t.ctx, providerOwner, 'CUSTOMER.OWNER', { type: 'customer', id: provider.id })
+    const sp = await makeServiceProvider(t.ctx, provider)
+    await t.ctx.db
+      .updateTable('service_providers')
+      .set({ description: 'We run clusters.' })
+      .where('id', '=', sp.id)
+      .execute()
+    offering = await makeOffering(t.ctx, provider, { type: 'Marketplace.Basic' })
+    plan = await makePlan(t.ctx, offering, { unitPrice: '3' })
+  })
+  after(async () => {
+    await t.close()
+  })
+
+  const place = async (user: UserRef, name: string) => {
+    const r = await client(t.app, user.token).post(`${R}/`, {
+      offering: offering.url,
+      plan: plan.url,
+      project: project.url,
+      attributes: { name },
+    })
+    assert.equal(r.status, 201, r.text)
+    return r.body as Record<string, unknown> & { uuid: string }
+  }
+
+  test('a new order: creator e-mail, provider description, auto-approval and empty review texts', async () => {
+    const o = await place(owner, 'one')
+    assert.equal(o.created_by_email, 'owner@example.org')
+    assert.equal(o.created_by_organization, null)
+    assert.equal(o.created_by_organization_registry_code, null)
+    assert.equal(o.consumer_rejection_comment, '')
+    assert.equal(o.provider_rejection_comment, '')
+    assert.equal(o.auto_approved, true, 'the owner may approve: consumer review skipped')
+    assert.equal(o.auto_approved_by_rule_uuid, null)
+    assert.equal(o.auto_approved_cost_limit_snapshot, null)
+    assert.equal(o.provider_description, 'We run clusters.')
+    assert.equal(o.output_updated_at, null)
+    assert.equal(o.error_updated_at, null)
+    assert.equal(o.provider_message_updated_at, null)
+    assert.equal(o.consumer_message_updated_at, null)
+    const m = await place(member, 'two')
+    assert.equal(m.state, 'pending-consumer')
+    assert.equal(m.auto_approved, false, 'a member needs consumer review')
+    assert.equal(m.created_by_email, null, 'no e-mail is null')
+  })
+
+  test('approvals answer a detail; rejections store their comments', async () => {
+    const a = await place(member, 'approved')
+    const ok = await client(t.app, owner.token).post(`${R}/${a.uuid}/approve_by_consumer/`)
+    assert.equal(ok.status, 200)
+    assert.deepEqual(ok.body, { detail: 'Order has been approved.' })
+    const pv = await client(t.app, providerOwner.token).post(`${R}/${a.uuid}/approve_by_provider/`)
+    assert.equal(pv.status, 200)
+    assert.deepEqual(pv.body, { detail: 'Order has been approved.' })
+
+    const c = await place(member, 'consumer-rejected')
+    const rc = await client(t.app, owner.token).post(`${R}/${c.uuid}/reject_by_consumer/`, {
+      consumer_rejection_comment: 'Not this quarter.',
+    })
+    assert.equal(rc.status, 200, rc.text)
+    assert.equal(rc.text, '')
+    const cr = (await client(t.app, owner.token).get(`${R}/${c.uuid}/`)).body
+    assert.equal(cr.state, 'rejected')
+    assert.equal(cr.consumer_rejection_comment, 'Not this quarter.')
+    assert.equal(cr.provider_rejection_comment, '')
+
+    const p = await place(owner, 'provider-rejected')
+    assert.equal(p.state, 'pending-provider')
+    const rp = await client(t.app, providerOwner.token).post(`${R}/${p.uuid}/reject_by_provider/`, {
+      provider_rejection_comment: 'No capacity.',
+    })
+    assert.equal(rp.status, 200, rp.text)
+    const pr = (await client(t.app, owner.token).get(`${R}/${p.uuid}/`)).body
+    assert.equal(pr.provider_rejection_comment, 'No capacity.')
+    assert.equal(pr.consumer_rejection_comment, '')
+  })
+
+  test('error_updated_at is set when the error message changes', async () => {
+    const o = await place(owner, 'erring')
+    t.clock.advance(60_000)
+    const r = await client(t.app, providerOwner.token).post(`${R}/${o.uuid}/set_state_erred/`, {
+      error_message: 'Quota exceeded.',
+    })
+    assert.equal(r.status, 200, r.text)
+    const e = (await client(t.app, owner.token).get(`${R}/${o.uuid}/`)).body
+    assert.equal(e.error_message, 'Quota exceeded.')
+    assert.equal(e.error_updated_at, t.clock.now().toISOString())
+    assert.equal(e.output_updated_at, null)
+  })
+})
