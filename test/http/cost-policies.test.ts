@@ -88,6 +88,8 @@ describe('cost policy records', () => {
       period_name: '1 month',
       organization_groups: [],
       apply_to_all: true,
+      affected_resources_count: 0,
+      current_cost: 0,
     })
     const got = await client(t.app, staff.token).get(`${BASE}${r.body.uuid}/`)
     assert.equal(got.status, 200)
@@ -483,6 +485,8 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
     let p = await policy(uuid)
     assert.equal(p.has_fired, false, 'cost 300 equals the limit: no firing')
     assert.equal(p.fired_datetime, null)
+    assert.equal(p.affected_resources_count, 3)
+    assert.equal(p.current_cost, 300)
     assert.deepEqual(await notifications(uuid), [])
     assert.equal(await blocked(s), null)
 
@@ -492,6 +496,8 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
     p = await policy(uuid)
     assert.equal(p.has_fired, true, 'cost 400 is above 300')
     assert.equal(p.fired_datetime, t.clock.now().toISOString())
+    assert.equal(p.affected_resources_count, 4)
+    assert.equal(p.current_cost, 400)
     const sent = await notifications(uuid)
     assert.deepEqual(sent.map((n) => n.recipient_user_id).sort(), [s.p.owner.id, s.owner2.id].sort())
     assert.match(

@@ -242,7 +242,8 @@ export function policiesRepository(db: Db) {
       let q = db
         .selectFrom('resources')
         .innerJoin('customers', 'customers.id', 'resources.customer_id')
-        .innerJoin('plans', 'plans.id', 'resources.plan_id')
+        // Resources without a plan cost nothing but are covered (affected_resources_count).
+        .leftJoin('plans', 'plans.id', 'resources.plan_id')
         .select((eb) => [
           month.as('month'),
           'plans.unit',

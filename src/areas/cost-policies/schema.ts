@@ -38,6 +38,12 @@ export const PolicySchema = Type.Object({
   period_name: Type.String(),
   organization_groups: Type.Array(Url),
   apply_to_all: Type.Boolean(),
+  affected_resources_count: Type.Integer({
+    description: "the offering's resources the policy covers now (not terminated, of the customers in scope)",
+  }),
+  current_cost: Type.Number({
+    description: 'the estimated cost over the period now, as the policy is evaluated',
+  }),
 })
 export type Policy = Static<typeof PolicySchema>
 export const POLICY_FIELDS = Object.keys(PolicySchema.properties)

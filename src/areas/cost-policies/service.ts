@@ -2,6 +2,7 @@
 // job that fires and resets policies, and the two functions other areas call:
 // scheduleCostPolicyEvaluation (whenever something changes an offering's cost) and
 // assertNewResourceAllowed (before a Create order is accepted).
+import type Big from 'big.js'
 import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
@@ -41,7 +42,34 @@ function mayManage(actor: Actor, offering: { id: number; customer_id: number }):
   return can(actor, 'OFFERING.MANAGE_POLICIES', { customerId: offering.customer_id, offeringId: offering.id })
 }
 
-function toPolicy(base: string, r: PolicyRow, groups: string[]): Policy {
+/** What a policy's estimate reads now: the resources it covers and their estimated cost. */
+interface Estimate {
+  resources: number
+  cost: Big
+}
+
+/** The estimate the evaluation fires on (see estimate.ts), for this policy at `now`. */
+async function estimateOf(
+  db: AppContext['db'],
+  p: { id: number; offering_id: number; period: unknown; apply_to_all: unknown },
+  now: Date,
+): Promise<Estimate> {
+  const inputs = await policiesRepository(db).costInputs(p, toBool(p.apply_to_all))
+  const cost = estimatedCost(
+    Number(p.period) as Period,
+    inputs.map((r) => ({
+      created: `${r.month}-01T00:00:00.000Z`,
+      count: Number(r.n),
+      unit: r.unit,
+      unitPrice: decimalText(r.unit_price),
+      fixedPrice: decimalText(r.fixed_price),
+    })),
+    now,
+  )
+  return { resources: inputs.reduce((t, r) => t + Number(r.n), 0), cost }
+}
+
+function toPolicy(base: string, r: PolicyRow, groups: string[], estimate: Estimate): Policy {
   const period = Number(r.period) as Period
   return {
     uuid: r.uuid,
@@ -61,12 +89,16 @@ function toPolicy(base: string, r: PolicyRow, groups: string[]): Policy {
     period_name: PERIODS[period] ?? String(period),
     organization_groups: groups.map((g) => urlOf(base, 'organization-groups', g)!),
     apply_to_all: toBool(r.apply_to_all),
+    affected_resources_count: estimate.resources,
+    current_cost: estimate.cost.toNumber(),
   }
 }
 
 async function toPolicies(ctx: AppContext, base: string, rows: PolicyRow[]): Promise<Policy[]> {
   const groups = await policiesRepository(ctx.db).groupUuids(rows.map((r) => r.id))
-  return rows.map((r) => toPolicy(base, r, groups.get(r.id) ?? []))
+  const now = ctx.clock()
+  const estimates = await Promise.all(rows.map((r) => estimateOf(ctx.db, r, now)))
+  return rows.map((r, i) => toPolicy(base, r, groups.get(r.id) ?? [], estimates[i]!))
 }
 
 // ---- validation ----
@@ -295,6 +327,8 @@ export function availableActions(): Record<string, unknown> {
     period_name: null,
     organization_groups: null,
     apply_to_all: null,
+    affected_resources_count: null,
+    current_cost: null,
   }
 }
 
@@ -360,18 +394,7 @@ export async function evaluateOfferingPolicies(ctx: AppContext, offeringId: numb
   let owners: number[] | null = null
   for (const p of policies) {
     const period = Number(p.period) as Period
-    const inputs = await repo.costInputs(p, toBool(p.apply_to_all))
-    const cost = estimatedCost(
-      period,
-      inputs.map((r) => ({
-        created: `${r.month}-01T00:00:00.000Z`,
-        count: Number(r.n),
-        unit: r.unit,
-        unitPrice: decimalText(r.unit_price),
-        fixedPrice: decimalText(r.fixed_price),
-      })),
-      now,
-    )
+    const { cost } = await estimateOf(ctx.db, p, now)
     const limit = Number(p.limit_cost)
     const above = cost.gt(limit)
     const start = periodStart(period, now)
