@@ -116,3 +116,51 @@ describe('order records', () => {
     assert.equal(e.output_updated_at, null)
   })
 })
+
+describe('permission requests', () => {
+  let t: TestApp
+  before(async () => {
+    t = await buildTestApp()
+  })
+  after(async () => {
+    await t.close()
+  })
+
+  test('carry the reviewer full name, organization, role description and project name template', async () => {
+    const role = await t.ctx.db
+      .selectFrom('roles')
+      .select(['uuid', 'description'])
+      .where('name', '=', 'PROJECT.MEMBER')
+      .executeTakeFirstOrThrow()
+    const c = await makeCustomer(t.ctx, 'Acme')
+    const owner = await makeUser(t.ctx, { fullName: 'Olga Owner' })
+    await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: c.id })
+    const inv = await client(t.app, owner.token).post('/api/user-group-invitations/', {
+      role: role.uuid,
+      scope: c.url,
+      auto_create_project: true,
+      project_name_template: '{username} lab',
+      project_role: role.uuid,
+    })
+    assert.equal(inv.status, 201, inv.text)
+    const user = await makeUser(t.ctx)
+    const sub = await client(t.app, user.token).post(
+      `/api/user-group-invitations/${inv.body.uuid}/submit_request/`,
+    )
+    assert.equal(sub.status, 200, sub.text)
+    const url = `/api/user-permission-requests/${sub.body.uuid}/`
+    const pending = (await client(t.app, user.token).get(url)).body
+    assert.equal(pending.reviewed_by_full_name, null, 'not reviewed yet')
+    assert.equal(pending.customer_uuid, c.uuid)
+    assert.equal(pending.customer_name, 'Acme')
+    assert.equal(typeof pending.role_description, 'string')
+    assert.equal(pending.role_description, role.description)
+    assert.equal(pending.project_name_template, '{username} lab')
+    const ok = await client(t.app, owner.token).post(`${url}approve/`)
+    assert.equal(ok.status, 200, ok.text)
+    const approved = (await client(t.app, user.token).get(url)).body
+    assert.equal(approved.reviewed_by_full_name, 'Olga Owner')
+    const listed = (await client(t.app, owner.token).get('/api/user-permission-requests/')).body
+    assert.equal(listed[0].reviewed_by_full_name, 'Olga Owner')
+  })
+})

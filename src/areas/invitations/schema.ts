@@ -90,6 +90,11 @@ export const PermissionRequestSchema = Type.Object({
   review_comment: Nullable(Type.String()),
   created: DateTime,
   modified: DateTime,
+  reviewed_by_full_name: Nullable(Type.String()),
+  customer_uuid: Uuid,
+  customer_name: Type.String(),
+  role_description: Type.String(),
+  project_name_template: Type.String({ description: "the invitation's template for auto-created projects" }),
 })
 export type PermissionRequest = Static<typeof PermissionRequestSchema>
 export const REQUEST_FIELDS = Object.keys(PermissionRequestSchema.properties)

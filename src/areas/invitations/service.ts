@@ -562,6 +562,9 @@ const reqColumns = [
   'ru.full_name as user_full_name',
   'ru.email as user_email',
   'rv.username as reviewer_username',
+  'rv.full_name as reviewer_full_name',
+  'i.project_name_template',
+  'r.description as role_description',
   'c.uuid as customer_uuid',
   'c.name as customer_name',
   'p.uuid as project_uuid',
@@ -607,6 +610,11 @@ function toRequest(b: string, r: ReqRow): PermissionRequest {
     review_comment: r.review_comment,
     created: r.created,
     modified: r.modified,
+    reviewed_by_full_name: r.reviewer_full_name ?? null,
+    customer_uuid: r.customer_uuid,
+    customer_name: r.customer_name,
+    role_description: r.role_description,
+    project_name_template: r.project_name_template,
   }
 }
 
