@@ -133,6 +133,7 @@ describe('public IP create and lifecycle', () => {
       access_url: null,
       marketplace_offering_uuid: null,
       marketplace_offering_name: null,
+      marketplace_offering_type: null,
       marketplace_offering_plugin_options: null,
       marketplace_category_uuid: null,
       marketplace_category_name: null,
@@ -490,6 +491,7 @@ describe('public IP list and retrieve', () => {
     const category = await makeCategory(t.ctx, 'Networking')
     const offering = await makeOffering(t.ctx, provider, {
       name: 'Public IPs',
+      type: 'cloudA.PublicIP',
       categoryId: category.id,
       pluginOptions: { tier: 'gold' },
     })
@@ -508,6 +510,7 @@ describe('public IP list and retrieve', () => {
     const r = (await as(staff).get(`${IPS}${ip.uuid}/`)).body
     assert.equal(r.marketplace_offering_uuid, offering.uuid)
     assert.equal(r.marketplace_offering_name, 'Public IPs')
+    assert.equal(r.marketplace_offering_type, 'cloudA.PublicIP')
     assert.deepEqual(r.marketplace_offering_plugin_options, { tier: 'gold' })
     assert.equal(r.marketplace_category_uuid, category.uuid)
     assert.equal(r.marketplace_category_name, 'Networking')
@@ -798,5 +801,36 @@ describe('locations and resource groups', () => {
     assert.deepEqual(wrongLoc.body, { location: ['The location must belong to the given service settings.'] })
     assert.equal((await as(manager).delete(`/api/cloudA-resource-groups/${r.body.uuid}/`)).status, 204)
     assert.equal((await as(staff).delete(`/api/cloudA-resource-groups/${group.uuid}/`)).status, 409)
+  })
+})
+
+describe('set_ok and set_erred', () => {
+  test('staff mark a stuck public IP ERRED with an error, then OK clearing it; others get 403', async () => {
+    const ip = await createIp()
+    await t.ctx.db
+      .updateTable('cloud_resources')
+      .set({ state: 'CREATING' })
+      .where('uuid', '=', ip.uuid)
+      .execute()
+    for (const u of [await g.owner(), await g.support()]) {
+      assert.equal((await as(u).post(`${IPS}${ip.uuid}/set_ok/`)).status, 403)
+      assert.equal((await as(u).post(`${IPS}${ip.uuid}/set_erred/`, {})).status, 403)
+    }
+    const e = await as(staff).post(`${IPS}${ip.uuid}/set_erred/`, { error_message: 'Stuck.' })
+    assert.equal(e.status, 200, e.text)
+    assert.deepEqual(e.body, { detail: 'Resource state has been set to ERRED.' })
+    let got = (await as(staff).get(`${IPS}${ip.uuid}/`)).body
+    assert.equal(got.state, 'ERRED')
+    assert.equal(got.error_message, 'Stuck.')
+    const ok = await as(staff).post(`${IPS}${ip.uuid}/set_ok/`)
+    assert.equal(ok.status, 200, ok.text)
+    assert.deepEqual(ok.body, { detail: 'Resource state has been set to OK.' })
+    got = (await as(staff).get(`${IPS}${ip.uuid}/`)).body
+    assert.equal(got.state, 'OK')
+    assert.equal(got.error_message, '')
+    // No body at all is an empty error.
+    assert.equal((await as(staff).post(`${IPS}${ip.uuid}/set_erred/`)).status, 200)
+    assert.equal((await as(staff).post(`${IPS}00000000-0000-4000-8000-000000000000/set_ok/`)).status, 404)
+    await t.ctx.jobs.drain()
   })
 })

@@ -533,3 +533,28 @@ describe('routers', () => {
     assert.equal(got.error_message, 'Emulated failure of create_router.')
   })
 })
+
+describe('set_ok and set_erred', () => {
+  test('staff set floating IPs and routers ERRED and back to OK; owners get 403', async () => {
+    const tenant = await okTenant()
+    const fip = await okFip(tenant)
+    const created = await as(owner).post(ROUTERS, { tenant: tenant.url, name: 'r-state' })
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    await drain()
+    for (const path of [`${FIPS}${fip.uuid}/`, `${ROUTERS}${created.body.uuid}/`]) {
+      assert.equal((await as(owner).post(`${path}set_erred/`, {})).status, 403)
+      assert.equal((await as(owner).post(`${path}set_ok/`)).status, 403)
+      const e = await as(staff).post(`${path}set_erred/`, { error_message: 'Lost.', error_traceback: 'tb' })
+      assert.equal(e.status, 200, JSON.stringify(e.body))
+      assert.deepEqual(e.body, { detail: 'Resource state has been set to ERRED.' })
+      let got = (await as(staff).get(path)).body
+      assert.equal(got.state, 'ERRED', path)
+      assert.equal(got.error_message, 'Lost.')
+      const ok = await as(staff).post(`${path}set_ok/`)
+      assert.deepEqual(ok.body, { detail: 'Resource state has been set to OK.' })
+      got = (await as(staff).get(path)).body
+      assert.equal(got.state, 'OK', path)
+      assert.equal(got.error_message, '')
+    }
+  })
+})

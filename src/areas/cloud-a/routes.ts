@@ -8,7 +8,15 @@ import { fieldErrorsOf } from '../../http/errors.js'
 import { uuidFromLink } from '../../http/links.js'
 import { errors, FieldQuery, NoContent, UuidParams } from '../../http/schemas.js'
 import { pager, parseOrdering, single, uuidFilter, withFields, type Query } from '../../http/query.js'
-import { parseCommonFilters, scheduleDeletion, schedulePull, unlinkResource } from '../cloud/common.js'
+import {
+  parseCommonFilters,
+  scheduleDeletion,
+  schedulePull,
+  SetErredBody,
+  setResourceState,
+  StateDetail,
+  unlinkResource,
+} from '../cloud/common.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
@@ -299,6 +307,35 @@ export async function cloudARoutes(fastify: FastifyInstance, { ctx }: { ctx: App
         await unlinkResource(ctx, actorOf(request), s.PUBLIC_IP_TYPE, request.params.uuid)
         return reply.code(204).send()
       },
+    )
+    app.post(
+      `${base}:uuid/set_ok/`,
+      {
+        schema: {
+          tags,
+          summary: 'Staff only: mark the public IP OK and clear its error',
+          params: UuidParams,
+          response: { 200: StateDetail, ...errors },
+        },
+      },
+      async (request) => setResourceState(ctx, actorOf(request), s.PUBLIC_IP_TYPE, request.params.uuid, 'OK'),
+    )
+    app.post(
+      `${base}:uuid/set_erred/`,
+      {
+        schema: {
+          tags,
+          summary: 'Staff only: mark the public IP ERRED with the error given',
+          params: UuidParams,
+          body: SetErredBody,
+          response: { 200: StateDetail, ...errors },
+        },
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {}
+        },
+      },
+      async (request) =>
+        setResourceState(ctx, actorOf(request), s.PUBLIC_IP_TYPE, request.params.uuid, 'ERRED', request.body),
     )
   }
 }

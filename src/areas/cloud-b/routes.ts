@@ -23,6 +23,9 @@ import {
   scheduleDeletion,
   schedulePull,
   scheduleUpdate,
+  SetErredBody,
+  setResourceState,
+  StateDetail,
   unlinkResource,
 } from '../cloud/common.js'
 import * as mig from './migrations.js'
@@ -96,12 +99,46 @@ export async function cloudBRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
     )
   }
 
+  /** set_ok / set_erred (staff): answer `{"detail": ...}`. */
+  function stateActions(path: string, type: string) {
+    app.post(
+      `/api/${path}/:uuid/set_ok/`,
+      {
+        schema: {
+          tags,
+          summary: 'Staff only: mark the resource OK and clear its error',
+          params: UuidParams,
+          response: { 200: StateDetail, ...errors },
+        },
+      },
+      async (request) => setResourceState(ctx, actorOf(request), type, request.params.uuid, 'OK'),
+    )
+    app.post(
+      `/api/${path}/:uuid/set_erred/`,
+      {
+        schema: {
+          tags,
+          summary: 'Staff only: mark the resource ERRED with the error given',
+          params: UuidParams,
+          body: SetErredBody,
+          response: { 200: StateDetail, ...errors },
+        },
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {}
+        },
+      },
+      async (request) =>
+        setResourceState(ctx, actorOf(request), type, request.params.uuid, 'ERRED', request.body),
+    )
+  }
+
   /** DELETE (204, then a job), pull (202 / 409, no bodies) and unlink (staff, 204). */
   function commonActions(
     path: string,
     type: string,
-    opts: { pull: boolean; unlink?: (uuid: string) => Promise<void> },
+    opts: { pull: boolean; unlink?: (uuid: string) => Promise<void>; setState?: boolean },
   ) {
+    if (opts.setState) stateActions(path, type)
     app.delete(
       `/api/${path}/:uuid/`,
       { schema: { tags, params: UuidParams, response: { 204: NoContent, ...errors } } },
@@ -311,7 +348,7 @@ export async function cloudBRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
       nothing: single(q, 'external_ip') !== undefined,
     }),
   )
-  commonActions(s.PATHS.floatingIp, s.TYPES.floatingIp, { pull: true })
+  commonActions(s.PATHS.floatingIp, s.TYPES.floatingIp, { pull: true, setState: true })
   app.post(
     `/api/${s.PATHS.floatingIp}/:uuid/update_description/`,
     {
@@ -367,7 +404,7 @@ export async function cloudBRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
     async (request, reply) =>
       reply.code(201).send(await svc.createRouter(ctx, actorOf(request), request.body, request.baseUrl)),
   )
-  commonActions(s.PATHS.router, s.TYPES.router, { pull: true })
+  commonActions(s.PATHS.router, s.TYPES.router, { pull: true, setState: true })
   for (const [action, fn] of [
     ['add_router_interface', svc.addRouterInterface],
     ['remove_router_interface', svc.removeRouterInterface],

@@ -19,7 +19,7 @@ import {
   type Actor,
 } from '../../http/permissions.js'
 import { boolFilter, single, uuidFilter, values, type Query } from '../../http/query.js'
-import { DateTime, FreeObject, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+import { Body, DateTime, FreeObject, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { resolveProjectLink } from '../directory/service.js'
 import { BackendError, type DriverCall } from './driver.js'
@@ -120,6 +120,7 @@ export const CloudResourceProps = {
   access_url: NullableString,
   marketplace_offering_uuid: NullableString,
   marketplace_offering_name: NullableString,
+  marketplace_offering_type: NullableString,
   marketplace_offering_plugin_options: Nullable(FreeObject),
   marketplace_category_uuid: NullableString,
   marketplace_category_name: NullableString,
@@ -192,6 +193,7 @@ export interface CommonRecord {
   access_url: string | null
   marketplace_offering_uuid: string | null
   marketplace_offering_name: string | null
+  marketplace_offering_type: string | null
   marketplace_offering_plugin_options: Record<string, unknown> | null
   marketplace_category_uuid: string | null
   marketplace_category_name: string | null
@@ -237,6 +239,7 @@ export function toCommonRecord(base: string, path: string, r: CommonRow): Common
     access_url: r.access_url ?? null,
     marketplace_offering_uuid: r.marketplace_offering_uuid ?? null,
     marketplace_offering_name: r.marketplace_offering_name ?? null,
+    marketplace_offering_type: r.marketplace_offering_type ?? null,
     marketplace_offering_plugin_options: r.marketplace_offering_uuid
       ? parseJson<Record<string, unknown>>(r.marketplace_offering_plugin_options, {})
       : null,
@@ -483,4 +486,37 @@ export async function unlinkResource(
   requireStaff(actor)
   const row = await findVisibleResource(ctx, actor, type, uuid)
   await cloudResourcesRepository(ctx.db).delete(row.id)
+}
+
+/** The body of set_erred: the error to record (both optional, default empty). */
+export const SetErredBody = Body({
+  error_message: Type.Optional(Type.String({ maxLength: 10000 })),
+  error_traceback: Type.Optional(Type.String({ maxLength: 100000 })),
+})
+export const StateDetail = Type.Object({ detail: Type.String() })
+
+/**
+ * POST set_ok / set_erred: staff only (403 before the lookup, as unlink), for a resource stuck in
+ * a transitional state. set_ok moves it to OK and clears the error fields; set_erred moves it to
+ * ERRED with the error given (empty when none). Whatever its state; no backend call.
+ */
+export async function setResourceState(
+  ctx: AppContext,
+  actor: Actor,
+  type: string,
+  uuid: string,
+  to: 'OK' | 'ERRED',
+  error: { error_message?: string; error_traceback?: string } = {},
+): Promise<{ detail: string }> {
+  requireStaff(actor)
+  const row = await findVisibleResource(ctx, actor, type, uuid)
+  await cloudResourcesRepository(ctx.db).update(row.id, {
+    state: to,
+    error_message: to === 'OK' ? '' : (error.error_message ?? ''),
+    error_traceback: to === 'OK' ? '' : (error.error_traceback ?? ''),
+    modified: ctx.clock().toISOString(),
+  })
+  return {
+    detail: to === 'OK' ? 'Resource state has been set to OK.' : 'Resource state has been set to ERRED.',
+  }
 }

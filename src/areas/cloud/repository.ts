@@ -330,6 +330,7 @@ export const COMMON_COLUMNS = [
   'mr.state as marketplace_resource_state',
   'mo.uuid as marketplace_offering_uuid',
   'mo.name as marketplace_offering_name',
+  'mo.type as marketplace_offering_type',
   'mo.plugin_options as marketplace_offering_plugin_options',
   'mp.uuid as marketplace_plan_uuid',
   'mc.uuid as marketplace_category_uuid',
