@@ -163,4 +163,43 @@ describe('permission requests', () => {
     const listed = (await client(t.app, owner.token).get('/api/user-permission-requests/')).body
     assert.equal(listed[0].reviewed_by_full_name, 'Olga Owner')
   })
+
+  test("an invitation's projects/ is paginated like every list", async () => {
+    const role = await t.ctx.db
+      .selectFrom('roles')
+      .select('uuid')
+      .where('name', '=', 'CUSTOMER.SUPPORT')
+      .executeTakeFirstOrThrow()
+    const c = await makeCustomer(t.ctx)
+    const owner = await makeUser(t.ctx)
+    await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: c.id })
+    const projects = [
+      await makeProject(t.ctx, c, { name: 'p1' }),
+      await makeProject(t.ctx, c, { name: 'p2' }),
+      await makeProject(t.ctx, c, { name: 'p3' }),
+    ]
+    const inv = await client(t.app, owner.token).post('/api/user-group-invitations/', {
+      role: role.uuid,
+      scope: c.url,
+    })
+    assert.equal(inv.status, 201, inv.text)
+    const url = `/api/user-group-invitations/${inv.body.uuid}/projects/`
+    const first = await client(t.app, owner.token).get(`${url}?page_size=2`)
+    assert.equal(first.status, 200)
+    assert.equal(first.headers['x-result-count'], '3')
+    assert.deepEqual(
+      first.body.map((p: { uuid: string }) => p.uuid),
+      projects.slice(0, 2).map((p) => p.uuid),
+    )
+    assert.match(String(first.headers.link), /page=2/)
+    assert.match(String(first.headers.link), /rel="next"/)
+    const second = await client(t.app, owner.token).get(`${url}?page_size=2&page=2`)
+    assert.deepEqual(
+      second.body.map((p: { uuid: string }) => p.uuid),
+      [projects[2]!.uuid],
+    )
+    assert.equal((await client(t.app, owner.token).get(`${url}?page=9`)).status, 404)
+    const head = await client(t.app, owner.token).head(url)
+    assert.equal(head.headers['x-result-count'], '3')
+  })
 })

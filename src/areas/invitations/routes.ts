@@ -106,13 +106,20 @@ export async function invitationsRoutes(fastify: FastifyInstance, { ctx }: { ctx
       config: { auth: 'optional' },
       schema: {
         tags,
-        summary: 'Projects of a customer-scoped invitation (not paginated)',
+        summary: 'Projects of a customer-scoped invitation, paginated',
         params: UuidParams,
-        response: { 200: Type.Array(s.ProjectItem), ...errors },
+        querystring: s.ProjectListQuery,
+        response: { 200: Type.Array(Type.Partial(s.ProjectItem)), ...errors },
       },
     },
-    async (request) =>
-      svc.invitationProjects(ctx, request.actor ?? null, request.params.uuid, request.baseUrl),
+    async (request, reply) =>
+      svc.invitationProjects(
+        ctx,
+        request.actor ?? null,
+        request.params.uuid,
+        request.baseUrl,
+        pager(request, reply, s.PROJECT_ITEM_FIELDS),
+      ),
   )
 
   app.post(

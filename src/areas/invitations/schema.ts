@@ -63,6 +63,8 @@ export const InvitationListQuery = ListQuery({
 export const ORDERING = { created: 'user_group_invitations.created' } as const
 
 export const ProjectItem = Type.Object({ uuid: Uuid, url: Url })
+export const PROJECT_ITEM_FIELDS = Object.keys(ProjectItem.properties)
+export const ProjectListQuery = ListQuery({})
 
 export const SubmitResult = Type.Object({
   uuid: Uuid,

@@ -270,16 +270,35 @@ export async function getInvitation(ctx: AppContext, actor: Actor | null, uuid: 
   return toInvitation(b, actor, await readableInvitation(ctx, actor, uuid))
 }
 
-export async function invitationProjects(ctx: AppContext, actor: Actor | null, uuid: string, b: string) {
+/** GET {uuid}/projects/: the projects of the invitation's customer, by creation, a page at a time. */
+export async function invitationProjects(
+  ctx: AppContext,
+  actor: Actor | null,
+  uuid: string,
+  b: string,
+  page: (
+    count: () => Promise<number>,
+    fetch: (limit: number, offset: number) => Promise<{ uuid: string; url: string }[]>,
+  ) => Promise<{ uuid: string; url: string }[]>,
+) {
   const row = await readableInvitation(ctx, actor, uuid)
   if (row.scope_type !== 'customer') throw new AppError('not_found', null)
-  const projects = await ctx.db
-    .selectFrom('projects')
-    .select('uuid')
-    .where('customer_id', '=', row.customer_id)
-    .orderBy('id')
-    .execute()
-  return projects.map((p) => ({ uuid: p.uuid, url: urlOf(b, 'projects', p.uuid)! }))
+  const projects = () => ctx.db.selectFrom('projects').where('customer_id', '=', row.customer_id)
+  return page(
+    async () =>
+      Number(
+        (
+          await projects()
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    async (limit, offset) =>
+      (await projects().select('uuid').orderBy('id').limit(limit).offset(offset).execute()).map((p) => ({
+        uuid: p.uuid,
+        url: urlOf(b, 'projects', p.uuid)!,
+      })),
+  )
 }
 
 // ---- writing invitations ----
