@@ -558,3 +558,37 @@ describe('set_ok and set_erred', () => {
     }
   })
 })
+
+describe('fields the newest clients read', () => {
+  test('routers show their external gateway; networks nest their subnets', async () => {
+    const tenant = await okTenant()
+    const created = await as(owner).post(ROUTERS, { tenant: tenant.url, name: 'r-gw' })
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    await drain()
+    const router = (await as(owner).get(`${ROUTERS}${created.body.uuid}/`)).body
+    assert.equal(router.has_external_gateway, true)
+    assert.equal(router.external_fixed_ips.length, 1)
+    assert.equal(typeof router.external_fixed_ips[0].ip_address, 'string')
+    assert.deepEqual(
+      router.external_fixed_ips.map((f: { ip_address: string }) => f.ip_address),
+      router.offering_external_ips,
+    )
+    assert.equal(router.external_network_name, tenant.external_network_id)
+    assert.equal(router.external_network_uuid, null)
+    const nets = await list(`/api/cloudB-networks/?tenant_uuid=${tenant.uuid}`)
+    const subnets = await list(`/api/cloudB-subnets/?tenant_uuid=${tenant.uuid}`)
+    assert.deepEqual(nets[0].subnets, [
+      {
+        uuid: subnets[0].uuid,
+        url: subnets[0].url,
+        name: subnets[0].name,
+        description: subnets[0].description,
+        cidr: '192.168.42.0/24',
+        gateway_ip: '192.168.42.1',
+        allocation_pools: subnets[0].allocation_pools,
+        ip_version: 4,
+        enable_dhcp: subnets[0].enable_dhcp,
+      },
+    ])
+  })
+})

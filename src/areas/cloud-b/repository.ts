@@ -309,7 +309,17 @@ export function cloudBRepository(db: Db) {
       return db
         .selectFrom('cloud_b_subnets')
         .innerJoin('cloud_resources', 'cloud_resources.id', 'cloud_b_subnets.resource_id')
-        .select(['cloud_b_subnets.network_id', 'cloud_resources.uuid'])
+        .select([
+          'cloud_b_subnets.network_id',
+          'cloud_resources.uuid',
+          'cloud_resources.name',
+          'cloud_resources.description',
+          'cloud_b_subnets.cidr',
+          'cloud_b_subnets.gateway_ip',
+          'cloud_b_subnets.allocation_pools',
+          'cloud_b_subnets.ip_version',
+          'cloud_b_subnets.enable_dhcp',
+        ])
         .where('cloud_b_subnets.network_id', 'in', networkIds)
         .orderBy('cloud_resources.id')
         .execute()

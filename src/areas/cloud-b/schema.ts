@@ -84,7 +84,19 @@ export const NetworkSchema = Type.Object({
   type: Type.String(),
   segmentation_id: Nullable(Type.Integer()),
   mtu: Nullable(Type.Integer()),
-  subnets: Type.Array(Url),
+  subnets: Type.Array(
+    Type.Object({
+      uuid: Uuid,
+      url: Url,
+      name: Type.String(),
+      description: Type.String(),
+      cidr: Type.String(),
+      gateway_ip: Nullable(AnyValue),
+      allocation_pools: Type.Array(Type.Object({ start: AnyValue, end: AnyValue })),
+      ip_version: Type.Integer(),
+      enable_dhcp: Type.Boolean(),
+    }),
+  ),
 })
 export type Network = Static<typeof NetworkSchema>
 export const NETWORK_FIELDS = Object.keys(NetworkSchema.properties)
@@ -247,6 +259,12 @@ export const RouterSchema = Type.Object({
   fixed_ips: Type.Array(FixedIpSchema),
   ports: Type.Array(PortRecordSchema),
   offering_external_ips: Type.Array(Type.String()),
+  has_external_gateway: Type.Boolean(),
+  external_fixed_ips: Type.Array(FixedIpSchema, { description: "the router's external gateway addresses" }),
+  external_network_uuid: Nullable(Uuid, { description: 'null: the external network is not a record here' }),
+  external_network_name: Nullable(Type.String(), {
+    description: "the external network's backend name; null without a gateway",
+  }),
 })
 export type Router = Static<typeof RouterSchema>
 export const ROUTER_FIELDS = Object.keys(RouterSchema.properties)

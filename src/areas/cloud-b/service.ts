@@ -652,7 +652,19 @@ async function toNetworks(_ctx: AppContext, db: Db, base: string, rows: ExtRow[]
       type: r.type,
       segmentation_id: r.segmentation_id,
       mtu: r.mtu,
-      subnets: subnets.filter((s) => s.network_id === r.id).map((s) => urlOf(base, PATHS.subnet, s.uuid)!),
+      subnets: subnets
+        .filter((s) => s.network_id === r.id)
+        .map((s) => ({
+          uuid: s.uuid,
+          url: urlOf(base, PATHS.subnet, s.uuid)!,
+          name: s.name,
+          description: s.description,
+          cidr: s.cidr,
+          gateway_ip: s.gateway_ip,
+          allocation_pools: parseJson(s.allocation_pools, []),
+          ip_version: s.ip_version,
+          enable_dhcp: toBool(s.enable_dhcp),
+        })),
     }),
   )
 }
@@ -733,16 +745,31 @@ async function toRouters(ctx: AppContext, db: Db, base: string, rows: ExtRow[]):
     base,
     links.map((l) => l.port_id),
   )
+  const tenantIds = [...new Set(rows.map((r) => r.tenant_id as number))]
+  const externals = tenantIds.length
+    ? await db
+        .selectFrom('cloud_b_tenants')
+        .select(['resource_id', 'external_network_id'])
+        .where('resource_id', 'in', tenantIds)
+        .execute()
+    : []
   return rows.map((r) => {
     const own = links.filter((l) => l.router_id === r.id).map((l) => ports.get(l.port_id)!)
-    const fixed = [...parseJson<{ ip_address: string; subnet_id: string }[]>(r.fixed_ips, [])]
+    const gateway = parseJson<{ ip_address: string; subnet_id: string }[]>(r.fixed_ips, [])
+    const external = externals.find((e) => e.resource_id === r.tenant_id)?.external_network_id || null
+    const fixed = [...gateway]
     for (const p of own) fixed.push(...(p.fixed_ips as { ip_address: string; subnet_id: string }[]))
     return Object.assign(toCommonRecord(base, PATHS.router, r), {
       ...tenantLink(base, r),
       routes: parseJson<Route[]>(r.routes, []),
       fixed_ips: fixed,
       ports: own,
-      offering_external_ips: parseJson<{ ip_address: string }[]>(r.fixed_ips, []).map((f) => f.ip_address),
+      offering_external_ips: gateway.map((f) => f.ip_address),
+      has_external_gateway: gateway.length > 0,
+      external_fixed_ips: gateway,
+      // The provider's external network is not a record here: its backend name, no uuid.
+      external_network_uuid: null,
+      external_network_name: gateway.length ? external : null,
     })
   })
 }
