@@ -591,4 +591,19 @@ describe('fields the newest clients read', () => {
       },
     ])
   })
+
+  test('ports list their floating IPs, admin state and status', async () => {
+    const tenant = await okTenant()
+    const port = await okPort(tenant)
+    assert.deepEqual(port.floating_ips, [])
+    assert.equal(port.admin_state_up, true)
+    assert.equal(port.status, port.runtime_state)
+    const fip = await okFip(tenant)
+    const r = await as(owner).post(`${FIPS}${fip.uuid}/attach_to_port/`, { port: port.url })
+    assert.equal(r.status, 200, r.text)
+    await drain()
+    const got = (await as(owner).get(pathOf(port.url))).body
+    assert.deepEqual(got.floating_ips, [fip.url])
+    assert.equal(got.status, got.runtime_state)
+  })
 })

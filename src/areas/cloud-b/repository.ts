@@ -304,6 +304,17 @@ export function cloudBRepository(db: Db) {
         .execute()
       return rows.map((r) => r.resource_id)
     },
+    /** The floating IPs attached to these ports, oldest first. */
+    async floatingIpsOfPorts(portIds: number[]) {
+      if (!portIds.length) return []
+      return db
+        .selectFrom('cloud_b_floating_ips')
+        .innerJoin('cloud_resources', 'cloud_resources.id', 'cloud_b_floating_ips.resource_id')
+        .select(['cloud_b_floating_ips.port_id', 'cloud_resources.uuid'])
+        .where('cloud_b_floating_ips.port_id', 'in', portIds)
+        .orderBy('cloud_resources.id')
+        .execute()
+    },
     async subnetsOfNetworks(networkIds: number[]) {
       if (!networkIds.length) return []
       return db

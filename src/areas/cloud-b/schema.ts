@@ -204,6 +204,9 @@ export const PortSchema = Type.Object({
   network_uuid: Nullable(Uuid),
   network_name: NullableString,
   runtime_state: Type.String(),
+  floating_ips: Type.Array(Url, { description: 'the floating IPs attached to the port' }),
+  admin_state_up: Type.Boolean({ description: 'always true: the backend has no disabled ports' }),
+  status: Type.String({ description: "the backend's port status (as runtime_state)" }),
 })
 export type Port = Static<typeof PortSchema>
 export const PORT_FIELDS = Object.keys(PortSchema.properties)

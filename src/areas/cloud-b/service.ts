@@ -700,6 +700,7 @@ async function toPorts(ctx: AppContext, db: Db, base: string, rows: ExtRow[]): P
     rows.map((r) => r.id),
   )
   const repo = cloudBRepository(db)
+  const floating = await repo.floatingIpsOfPorts(rows.map((r) => r.id))
   const out: Port[] = []
   for (const r of rows) {
     const net = r.network_id ? await repo.resource(r.network_id) : undefined
@@ -711,6 +712,12 @@ async function toPorts(ctx: AppContext, db: Db, base: string, rows: ExtRow[]): P
         network_uuid: net?.uuid ?? null,
         network_name: net?.name ?? null,
         runtime_state: r.runtime_state,
+        floating_ips: floating
+          .filter((f) => f.port_id === r.id)
+          .map((f) => urlOf(base, PATHS.floatingIp, f.uuid)!),
+        // The backend has no administratively disabled ports.
+        admin_state_up: true,
+        status: r.runtime_state,
       }),
     )
   }
