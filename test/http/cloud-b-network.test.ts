@@ -606,4 +606,18 @@ describe('fields the newest clients read', () => {
     assert.deepEqual(got.floating_ips, [fip.url])
     assert.equal(got.status, got.runtime_state)
   })
+
+  test('tenants show their quotas with real usage', async () => {
+    const tenant = await okTenant()
+    await okFip(tenant)
+    const got = (await as(owner).get(pathOf(tenant.url))).body
+    const q = Object.fromEntries(
+      got.quotas.map((x: { name: string; limit: number; usage: number }) => [x.name, [x.limit, x.usage]]),
+    )
+    assert.deepEqual(q.cores, [10, 0])
+    assert.deepEqual(q.network_count, [-1, 1])
+    assert.deepEqual(q.subnet_count, [-1, 1])
+    assert.deepEqual(q.floating_ip_count, [-1, 1])
+    assert.deepEqual(q.router_count, [-1, 0])
+  })
 })

@@ -55,6 +55,9 @@ export const TenantSchema = Type.Object({
   limits: Type.Record(Type.String(), Type.Number()),
   external_network_id: Type.String(),
   internal_network_id: Type.String(),
+  quotas: Type.Array(Type.Object({ name: Type.String(), limit: Type.Number(), usage: Type.Integer() }), {
+    description: 'each limit, and the object counts (limit -1: unlimited), with their usage',
+  }),
 })
 export type Tenant = Static<typeof TenantSchema>
 export const TENANT_FIELDS = Object.keys(TenantSchema.properties)

@@ -633,12 +633,54 @@ async function portRecords(
   return out
 }
 
-async function toTenants(_ctx: AppContext, _db: Db, base: string, rows: ExtRow[]): Promise<Tenant[]> {
+/** The quotas whose usage is the number of the tenant's objects of a kind, and the kind's table. */
+const COUNTED_QUOTAS = [
+  ['network_count', 'cloud_b_networks'],
+  ['subnet_count', 'cloud_b_subnets'],
+  ['security_group_count', 'cloud_b_security_groups'],
+  ['port_count', 'cloud_b_ports'],
+  ['floating_ip_count', 'cloud_b_floating_ips'],
+  ['router_count', 'cloud_b_routers'],
+] as const
+
+/**
+ * A tenant's quotas: each of its limits, and each counted quota (unlimited, -1, unless a limit
+ * names it), with its usage: the number of the tenant's objects for a counted quota, else 0 (the
+ * service runs no instances or volumes that would use cores, RAM or storage).
+ */
+async function tenantQuotas(db: Db, rows: ExtRow[]) {
+  const ids = rows.map((r) => r.id)
+  const usage = new Map<string, number>()
+  if (ids.length) {
+    for (const [name, table] of COUNTED_QUOTAS) {
+      const counts = await db
+        .selectFrom(table)
+        .select(['tenant_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+        .where('tenant_id', 'in', ids)
+        .groupBy('tenant_id')
+        .execute()
+      for (const c of counts) usage.set(`${c.tenant_id}/${name}`, Number(c.n))
+    }
+  }
+  return (r: ExtRow) => {
+    const limits = parseJson<Record<string, number>>(r.limits, {})
+    const names = [...Object.keys(limits), ...COUNTED_QUOTAS.map(([n]) => n).filter((n) => !(n in limits))]
+    return names.map((name) => ({
+      name,
+      limit: limits[name] ?? -1,
+      usage: usage.get(`${r.id}/${name}`) ?? 0,
+    }))
+  }
+}
+
+async function toTenants(_ctx: AppContext, db: Db, base: string, rows: ExtRow[]): Promise<Tenant[]> {
+  const quotas = await tenantQuotas(db, rows)
   return rows.map((r) =>
     Object.assign(toCommonRecord(base, PATHS.tenant, r), {
       limits: parseJson<Record<string, number>>(r.limits, {}),
       external_network_id: r.external_network_id,
       internal_network_id: r.internal_network_id,
+      quotas: quotas(r),
     }),
   )
 }
