@@ -6,29 +6,9 @@ import { isPostgres } from './_helpers.js'
 // changed. The record also shows its creator's e-mail and its provider's description, so changes of
 // those columns must invalidate kept records too (see 2026-11-24T1000_order_record_versions.ts).
 
-const USERS_BEFORE = ['username', 'full_name', 'civil_number']
-const USERS_NOW = [...USERS_BEFORE, 'email']
-const PROVIDERS = ['description']
-
-async function usersTrigger(db: Kysely<any>, columns: string[]): Promise<void> {
-  if (isPostgres(db)) {
-    await sql`drop trigger if exists users_order_records on users`.execute(db)
-    await sql
-      .raw(
-        `create trigger users_order_records after update of ${columns.join(', ')} or delete on users
-         for each statement execute function order_records_changed()`,
-      )
-      .execute(db)
-    return
-  }
-  await sql`drop trigger if exists users_order_records_update`.execute(db)
-  await sql
-    .raw(
-      `create trigger users_order_records_update after update of ${columns.join(', ')} on users begin
-       update record_epochs set n = n + 1 where name = 'orders'; end`,
-    )
-    .execute(db)
-}
+/** The columns of other tables the record now shows besides those watched already. */
+const NEWLY_SHOWN: Record<string, string[]> = { users: ['email'], service_providers: ['description'] }
+const trigger = (table: string) => `${table}_order_records_more`
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
@@ -45,38 +25,41 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
   await db.schema.alterTable('orders').addColumn('output_updated_at', 'varchar(32)').execute()
   await db.schema.alterTable('orders').addColumn('error_updated_at', 'varchar(32)').execute()
-  await usersTrigger(db, USERS_NOW)
-  if (isPostgres(db)) {
-    await sql
-      .raw(
-        `create trigger service_providers_order_records after update of ${PROVIDERS.join(', ')} or delete
-         on service_providers for each statement execute function order_records_changed()`,
-      )
-      .execute(db)
-  } else {
+  for (const [table, columns] of Object.entries(NEWLY_SHOWN)) {
+    // A delete of a service provider is watched here too; users' deletes are watched already.
+    const del = table === 'service_providers'
+    if (isPostgres(db)) {
+      await sql
+        .raw(
+          `create trigger ${trigger(table)} after update of ${columns.join(', ')}${del ? ' or delete' : ''}
+           on ${table} for each statement execute function order_records_changed()`,
+        )
+        .execute(db)
+      continue
+    }
     const bump = `update record_epochs set n = n + 1 where name = 'orders';`
     await sql
       .raw(
-        `create trigger service_providers_order_records_update after update of ${PROVIDERS.join(', ')}
-         on service_providers begin ${bump} end`,
+        `create trigger ${trigger(table)}_update after update of ${columns.join(', ')} on ${table} begin ${bump} end`,
       )
       .execute(db)
-    await sql
-      .raw(
-        `create trigger service_providers_order_records_delete after delete on service_providers begin ${bump} end`,
-      )
-      .execute(db)
+    if (del) {
+      await sql
+        .raw(`create trigger ${trigger(table)}_delete after delete on ${table} begin ${bump} end`)
+        .execute(db)
+    }
   }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  if (isPostgres(db)) {
-    await sql`drop trigger if exists service_providers_order_records on service_providers`.execute(db)
-  } else {
-    await sql`drop trigger if exists service_providers_order_records_update`.execute(db)
-    await sql`drop trigger if exists service_providers_order_records_delete`.execute(db)
+  for (const table of Object.keys(NEWLY_SHOWN)) {
+    if (isPostgres(db)) {
+      await sql.raw(`drop trigger if exists ${trigger(table)} on ${table}`).execute(db)
+    } else {
+      await sql.raw(`drop trigger if exists ${trigger(table)}_update`).execute(db)
+      await sql.raw(`drop trigger if exists ${trigger(table)}_delete`).execute(db)
+    }
   }
-  await usersTrigger(db, USERS_BEFORE)
   for (const column of [
     'error_updated_at',
     'output_updated_at',
