@@ -43,6 +43,26 @@ export interface DatabaseOptions {
 // int8 (count(*), sum of integers) comes back as a string by default; our counts fit in a double.
 pg.types.setTypeParser(20, (v) => Number(v))
 
+const TIMESTAMPTZ = 1184
+const parseDate = pg.types.getTypeParser(TIMESTAMPTZ) as (v: string) => Date | number
+
+/**
+ * Values read back in the shapes SQLite gives and the repositories expect: a `timestamptz` as
+ * the ISO-8601 UTC text stored there (milliseconds, `Z`; the session's time zone does not
+ * matter). Booleans stay booleans (`toBool` reads 0/1 and true/false alike), uuids text.
+ */
+export const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === TIMESTAMPTZ) {
+      return (v: string) => {
+        const d = parseDate(v)
+        return d instanceof Date && Number.isFinite(d.getTime()) ? d.toISOString() : v
+      }
+    }
+    return pg.types.getTypeParser(oid, format as 'text')
+  }) as pg.CustomTypesConfig['getTypeParser'],
+}
+
 /** The SQLite dialect with the group-commit driver (see sqlite-driver.ts). */
 class GroupCommitSqliteDialect extends SqliteDialect {
   readonly #driver: GroupCommitDriver
@@ -167,6 +187,7 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolSize ?? 10,
+    types: typeParsers,
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
   })
   pool.on('connect', (client) => namedStatements(client))

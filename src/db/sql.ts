@@ -42,6 +42,14 @@ export function inAnyOf(
 }
 
 /**
+ * A PostgreSQL `timestamptz` expression as ISO-8601 UTC text with milliseconds and `Z`, the form
+ * SQLite stores and the API shows (`isoNow`).
+ */
+export function isoText(expr: string): string {
+  return `to_char((${expr}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+}
+
+/**
  * Builders for a record rendered as JSON text by the database: each returns a SQL expression whose
  * value is one JSON value (never SQL NULL), so a record is the concatenation of `"key":value`
  * pairs. Strings are quoted by the database (`json_quote` on SQLite, `to_json` on PostgreSQL).
@@ -53,8 +61,10 @@ export function jsonSql(pg: boolean) {
     text: quote,
     /** A text column the schema declares non-null: null renders as "". */
     textOrEmpty: (expr: string) => quote(`coalesce(${expr}, '')`),
-    /** A 0/1 integer column as true/false. */
-    bool: (expr: string) => `(case when ${expr} = 1 then 'true' else 'false' end)`,
+    /** A flag column (boolean on PostgreSQL, 0/1 on SQLite) as true/false; null is false. */
+    bool: (expr: string) => `(case when ${pg ? expr : `${expr} = 1`} then 'true' else 'false' end)`,
+    /** A timestamp column as the ISO-8601 UTC text the API shows; null stays null. */
+    time: (expr: string) => quote(pg ? isoText(expr) : expr),
     /** A condition as true/false. */
     check: (cond: string) => `(case when ${cond} then 'true' else 'false' end)`,
     /** A JSON column, embedded as is (`fallback` when null or, on SQLite, not valid JSON). */

@@ -1,7 +1,7 @@
 // All SQL of offering cost policies, including the inputs of their cost estimate.
 import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { inAnyOf } from '../../db/sql.js'
+import { inAnyOf, isoText, isPostgres } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -237,8 +237,10 @@ export function policiesRepository(db: Db) {
      */
     costInputs(policy: { id: number; offering_id: number }, applyToAll: boolean) {
       // Aggregated by plan and creation month, so the estimate reads a row per (plan, month),
-      // not per resource. substr() on the ISO text reads the same on both dialects.
-      const month = sql<string>`substr(resources.created, 1, 7)`
+      // not per resource: the month is the first 7 characters of the ISO text.
+      const month = isPostgres(db)
+        ? sql<string>`${sql.raw(isoText('resources.created'))}::varchar(7)`
+        : sql<string>`substr(resources.created, 1, 7)`
       let q = db
         .selectFrom('resources')
         .innerJoin('customers', 'customers.id', 'resources.customer_id')

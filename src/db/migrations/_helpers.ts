@@ -1,6 +1,9 @@
 // Column helpers shared by migrations so both dialects get the same logical schema.
-// Conventions: timestamps are ISO-8601 UTC text (fixed width, so they sort), dates are
-// YYYY-MM-DD text, booleans are integers 0/1, JSON is text on SQLite and jsonb on PostgreSQL.
+// SQLite: timestamps are ISO-8601 UTC text (fixed width, so they sort), uuids text, booleans
+// integers 0/1, JSON text. PostgreSQL: `timestamptz`, `uuid`, `boolean`, `jsonb` and `numeric`.
+// Dates are YYYY-MM-DD text on both. A new column takes its type from `types(db)`, so it is
+// native on PostgreSQL from the start; the repositories read every type back in the shape they
+// expect on both dialects (see `database.ts`, `typeParsers`).
 import { PostgresAdapter, type CreateTableBuilder, type Kysely } from 'kysely'
 
 export function isPostgres(db: Kysely<any>): boolean {
@@ -16,10 +19,25 @@ export function withId<T extends string>(
     : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
 }
 
+/**
+ * The column type of each kind of value, per dialect. A flag's default is written `false`/`true`
+ * (`defaultTo(false)`): SQLite stores it as 0/1.
+ */
+export function types(db: Kysely<any>) {
+  const pg = isPostgres(db)
+  return {
+    uuid: pg ? 'uuid' : 'varchar(36)',
+    timestamp: pg ? 'timestamptz' : 'varchar(32)',
+    flag: pg ? 'boolean' : 'integer',
+    json: pg ? 'jsonb' : 'text',
+    decimal: pg ? 'numeric(22, 10)' : 'numeric',
+  } as const
+}
+
 export function jsonType(db: Kysely<any>): 'jsonb' | 'text' {
-  return isPostgres(db) ? 'jsonb' : 'text'
+  return types(db).json
 }
 
 export function decimalType(db: Kysely<any>): 'numeric(22, 10)' | 'numeric' {
-  return isPostgres(db) ? 'numeric(22, 10)' : 'numeric'
+  return types(db).decimal
 }
