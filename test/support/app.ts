@@ -58,7 +58,7 @@ export async function buildTestApp(
   instrument?: (app: FastifyInstance) => void,
   deps: Pick<AppDeps, 'lookupHost'> = {},
 ): Promise<TestApp> {
-  const url = TEST_DATABASE_URL
+  const url = overrides.databaseUrl ?? TEST_DATABASE_URL
   const dialect = dialectOf(url)
   const schema = sharing || dialect !== 'postgres' ? undefined : `t_${randomBytes(6).toString('hex')}`
   const database = sharing?.database ?? (await createDatabase(url, { schema, poolSize: 5 }))

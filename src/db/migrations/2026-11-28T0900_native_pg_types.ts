@@ -21,32 +21,32 @@ export const isFlagColumn = (name: string) =>
   ['shared', 'billable', 'archived', 'blocked', 'resolved', 'apply_to_all'].includes(name)
 
 interface Column {
-  table_name: string
-  column_name: string
-  data_type: string
-  column_default: string | null
+  table: string
+  oid: number
+  name: string
+  num: number
+  /** `varchar` or `int4`. */
+  type: string
 }
 
 interface Conversion {
   column: string
   type: 'uuid' | 'timestamptz' | 'boolean'
   using: string
-  /** The default to set again after the change (flags only). */
-  default?: string
+  /** Flags: the column's number, to read its default and set it again after the change. */
+  num?: number
 }
 
 function conversionOf(c: Column): Conversion | undefined {
-  const col = `"${c.column_name}"`
-  if (c.data_type === 'character varying' && isUuidColumn(c.column_name)) {
-    return { column: c.column_name, type: 'uuid', using: `nullif(${col}, '')::uuid` }
+  const col = `"${c.name}"`
+  if (c.type === 'varchar' && isUuidColumn(c.name)) {
+    return { column: c.name, type: 'uuid', using: `nullif(${col}, '')::uuid` }
   }
-  if (c.data_type === 'character varying' && isTimestampColumn(c.column_name)) {
-    return { column: c.column_name, type: 'timestamptz', using: `nullif(${col}, '')::timestamptz` }
+  if (c.type === 'varchar' && isTimestampColumn(c.name)) {
+    return { column: c.name, type: 'timestamptz', using: `nullif(${col}, '')::timestamptz` }
   }
-  if (c.data_type === 'integer' && isFlagColumn(c.column_name)) {
-    const old = c.column_default?.replace(/::integer$/, '')
-    const dflt = old === undefined ? undefined : old === '0' ? 'false' : 'true'
-    return { column: c.column_name, type: 'boolean', using: `${col} <> 0`, ...(dflt ? { default: dflt } : {}) }
+  if (c.type === 'int4' && isFlagColumn(c.name)) {
+    return { column: c.name, type: 'boolean', using: `${col} <> 0`, num: c.num }
   }
   return undefined
 }
@@ -62,39 +62,59 @@ export function booleanPredicate(def: string, flags: readonly string[]): string 
   return out
 }
 
+// The catalog is read without its formatting functions (pg_get_*def) except on rows of this
+// schema already picked out by oid: other schemas may be dropped meanwhile (tests run in parallel
+// schemas), and such a function evaluated on a vanished relation's row fails.
 export async function up(db: Kysely<any>): Promise<void> {
   if (!isPostgres(db)) return
   const { rows: columns } = await sql<Column>`
-    select table_name, column_name, data_type, column_default from information_schema.columns
-    where table_schema = current_schema() and table_name not like 'kysely\\_%'
-    order by table_name, ordinal_position`.execute(db)
-  const byTable = new Map<string, Conversion[]>()
+    select c.relname as "table", c.oid::bigint as oid, a.attname as name, a.attnum as num, t.typname as type
+    from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace
+    join pg_attribute a on a.attrelid = c.oid
+    join pg_type t on t.oid = a.atttypid
+    where n.nspname = current_schema() and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped
+      and c.relname not like 'kysely\\_%'
+    order by c.relname, a.attnum`.execute(db)
+  const byTable = new Map<string, { oid: number; convs: Conversion[] }>()
   for (const c of columns) {
     const conv = conversionOf(c)
     if (!conv) continue
-    byTable.set(c.table_name, [...(byTable.get(c.table_name) ?? []), conv])
+    const entry = byTable.get(c.table) ?? { oid: c.oid, convs: [] }
+    entry.convs.push(conv)
+    byTable.set(c.table, entry)
   }
-  for (const [table, convs] of byTable) {
+  for (const [table, { oid, convs }] of byTable) {
     const t = `"${table}"`
-    const flags = convs.filter((c) => c.type === 'boolean').map((c) => c.column)
+    const flags = convs.filter((c) => c.type === 'boolean')
     // Triggers naming a column (`after update of ...`) and partial indexes on a flag block the
     // change: they are dropped and made again from their own definitions.
     const { rows: triggers } = await sql<{ name: string; def: string }>`
       select tgname as name, pg_get_triggerdef(oid) as def from pg_trigger
-      where tgrelid = ${sql.lit(t)}::regclass and not tgisinternal`.execute(db)
+      where tgrelid = ${oid} and not tgisinternal`.execute(db)
     const { rows: indexes } = await sql<{ name: string; def: string }>`
-      select indexname as name, indexdef as def from pg_indexes
-      where schemaname = current_schema() and tablename = ${table} and indexdef like '% WHERE %'`.execute(db)
-    const partial = indexes.filter((i) => flags.some((f) => i.def.includes(f)))
+      select c.relname as name, pg_get_indexdef(i.indexrelid) as def
+      from pg_index i join pg_class c on c.oid = i.indexrelid
+      where i.indrelid = ${oid} and i.indpred is not null`.execute(db)
+    const partial = indexes.filter((i) => flags.some((f) => i.def.includes(f.column)))
+    const defaults = new Map<string, string>()
+    for (const f of flags) {
+      const { rows } = await sql<{ def: string }>`
+        select pg_get_expr(adbin, adrelid) as def from pg_attrdef where adrelid = ${oid} and adnum = ${f.num}`.execute(
+        db,
+      )
+      if (rows[0]) defaults.set(f.column, rows[0].def.replace(/::integer$/, '') === '0' ? 'false' : 'true')
+    }
     for (const tr of triggers) await sql.raw(`drop trigger "${tr.name}" on ${t}`).execute(db)
     for (const i of partial) await sql.raw(`drop index "${i.name}"`).execute(db)
     const clauses = convs.flatMap((c) => [
-      ...(c.type === 'boolean' ? [`alter column "${c.column}" drop default`] : []),
+      ...(defaults.has(c.column) ? [`alter column "${c.column}" drop default`] : []),
       `alter column "${c.column}" type ${c.type} using ${c.using}`,
-      ...(c.default ? [`alter column "${c.column}" set default ${c.default}`] : []),
+      ...(defaults.has(c.column) ? [`alter column "${c.column}" set default ${defaults.get(c.column)}`] : []),
     ])
     await sql.raw(`alter table ${t} ${clauses.join(', ')}`).execute(db)
-    for (const i of partial) await sql.raw(booleanPredicate(i.def, flags)).execute(db)
+    const flagNames = flags.map((f) => f.column)
+    for (const i of partial) await sql.raw(booleanPredicate(i.def, flagNames)).execute(db)
     for (const tr of triggers) await sql.raw(tr.def).execute(db)
   }
 }
