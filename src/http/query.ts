@@ -252,6 +252,8 @@ export function parseDateTime(v: string): string | null {
   const m = DATE_TIME_RE.exec(v.trim())
   if (!m) return null
   const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '0', tz = 'Z'] = m
+  // Year 0 does not exist (nor in PostgreSQL).
+  if (Number(y) < 1) return null
   const iso = `${y}-${mo}-${d}T${h}:${mi}:${s}.${frac.padEnd(3, '0').slice(0, 3)}${tz === 'Z' ? 'Z' : tz.length === 5 ? `${tz.slice(0, 3)}:${tz.slice(3)}` : tz}`
   const t = Date.parse(iso)
   if (Number.isNaN(t)) return null

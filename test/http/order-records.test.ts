@@ -134,6 +134,7 @@ function changed(table: string, column: Column, v: unknown): unknown {
   if (name === 'uuid') return cached.ctx.newUuid()
   const choices = CHOICES[`${table}.${name}`]
   if (choices) return choices.find((c) => c !== v)
+  if (type === 'boolean') return !v
   const numeric = /int|numeric|real|double/.test(type)
   if (v === null || v === undefined) {
     if (numeric) return 7
