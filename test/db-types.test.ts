@@ -4,8 +4,11 @@
 // of db/migrations/_helpers.ts fails here.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { sql } from 'kysely'
-import { buildTestApp, type TestApp } from './support/app.js'
+import { randomBytes } from 'node:crypto'
+import { Migrator, sql, type Kysely } from 'kysely'
+import { buildTestApp, TEST_DATABASE_URL, type TestApp } from './support/app.js'
+import { createDatabase, dropSchema } from '../src/db/database.js'
+import { DirectoryProvider } from '../src/db/migrate.js'
 import {
   isFlagColumn,
   isTimestampColumn,
@@ -96,3 +99,47 @@ test('every column named as a uuid, a timestamp or a flag has its kind of column
   }
   assert.ok(seen > 100, `${seen} columns checked`)
 })
+
+test(
+  'on PostgreSQL the type change keeps every row, and the partial index on a flag',
+  { skip: TEST_DATABASE_URL.startsWith('postgres') ? false : 'PostgreSQL only' },
+  async () => {
+    const schema = `t_${randomBytes(6).toString('hex')}`
+    const database = await createDatabase(TEST_DATABASE_URL, { schema, poolSize: 2 })
+    try {
+      const db = database.db as Kysely<any>
+      const migrator = new Migrator({ db, provider: new DirectoryProvider(), migrationTableSchema: schema })
+      const names = (await migrator.getMigrations()).map((m) => m.name)
+      const at = names.indexOf('2026-11-28T0900_native_pg_types')
+      assert.ok(at > 0)
+      assert.equal((await migrator.migrateTo(names[at - 1]!)).error, undefined)
+      const uuid = '0199aabb-ccdd-7eef-8001-123456789abc'
+      const created = '2026-01-15T10:00:00.123Z'
+      await db
+        .insertInto('users')
+        .values({
+          uuid,
+          username: 'kept',
+          is_staff: 1,
+          is_active: 0,
+          affiliations: '[]',
+          created,
+          modified: created,
+        })
+        .execute()
+      assert.equal((await migrator.migrateToLatest()).error, undefined)
+      const row = await db
+        .selectFrom('users')
+        .select(['uuid', 'created', 'is_staff', 'is_active', 'is_support'])
+        .executeTakeFirstOrThrow()
+      assert.deepEqual(row, { uuid, created, is_staff: true, is_active: false, is_support: false })
+      const { rows } = await sql<{ def: string }>`
+        select pg_get_indexdef(indexrelid) as def from pg_index
+        where indexrelid = 'payment_profiles_one_active_idx'::regclass`.execute(db)
+      assert.match(rows[0]!.def, /WHERE is_active$/)
+    } finally {
+      await database.close()
+      await dropSchema(TEST_DATABASE_URL, schema)
+    }
+  },
+)

@@ -12,7 +12,7 @@ import {
 const dir = fileURLToPath(new URL('./migrations/', import.meta.url))
 
 /** Every file in db/migrations/ (not starting with "_"), ordered by its timestamped name. */
-class DirectoryProvider implements MigrationProvider {
+export class DirectoryProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     const out: Record<string, Migration> = {}
     const files = readdirSync(dir)
