@@ -52,18 +52,18 @@ export class DatabaseRateLimitStore {
     const now = this.clock().getTime()
     if (now >= this.nextPurge) {
       this.nextPurge = now + PURGE_EVERY_MS
-      await sql`delete from rate_limits where reset_at <= cast(${now} as bigint)`.execute(this.db)
+      await sql`delete from rate_limits where window_end_ms <= cast(${now} as bigint)`.execute(this.db)
     }
     const reset = now + timeWindow
-    const { rows } = await sql<{ count: number | string; reset_at: number | string }>`
-      insert into rate_limits (key, count, reset_at) values (${key}, 1, cast(${reset} as bigint))
+    const { rows } = await sql<{ count: number | string; window_end_ms: number | string }>`
+      insert into rate_limits (key, count, window_end_ms) values (${key}, 1, cast(${reset} as bigint))
       on conflict (key) do update set
-        count = case when rate_limits.reset_at <= cast(${now} as bigint) then 1 else rate_limits.count + 1 end,
-        reset_at = case when rate_limits.reset_at <= cast(${now} as bigint) then cast(${reset} as bigint)
-                   else rate_limits.reset_at end
-      returning count, reset_at`.execute(this.db)
+        count = case when rate_limits.window_end_ms <= cast(${now} as bigint) then 1 else rate_limits.count + 1 end,
+        window_end_ms = case when rate_limits.window_end_ms <= cast(${now} as bigint) then cast(${reset} as bigint)
+                   else rate_limits.window_end_ms end
+      returning count, window_end_ms`.execute(this.db)
     const row = rows[0]!
-    return { current: Number(row.count), ttl: Math.max(0, Number(row.reset_at) - now) }
+    return { current: Number(row.count), ttl: Math.max(0, Number(row.window_end_ms) - now) }
   }
 }
 

@@ -1,7 +1,7 @@
 // All SQL of the directory area.
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { icontains, iexact } from '../../db/sql.js'
+import { icontains, iexact, isPostgres } from '../../db/sql.js'
 import { reusable, reusableByForm, slot, slottedLists } from '../../db/compiled.js'
 import type { OrderTerm } from '../../http/query.js'
 
@@ -597,7 +597,8 @@ export function grantsRepository(db: Db) {
         .onConflict((oc) =>
           oc
             .columns(['user_id', 'role_id', 'scope_type', 'scope_id'])
-            .where('is_active', '=', sql.lit(1))
+            // The index's own predicate, as each dialect stores the flag.
+            .where(sql.ref('is_active'), '=', sql.lit(isPostgres(db) ? true : 1))
             .doNothing(),
         )
         .returning('id')

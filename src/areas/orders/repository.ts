@@ -451,8 +451,8 @@ function recordJson(pg: boolean): string {
     ['auto_approved_by_rule_uuid', `'null'`],
     ['auto_approved_cost_limit_snapshot', `'null'`],
     ['provider_description', j.text('service_providers.description')],
-    ['output_updated_at', j.text('orders.output_updated_at')],
-    ['error_updated_at', j.text('orders.error_updated_at')],
+    ['output_updated_at', j.time('orders.output_updated_at')],
+    ['error_updated_at', j.time('orders.error_updated_at')],
     // Orders carry no consumer or provider message texts in this product.
     ['provider_message_updated_at', `'null'`],
     ['consumer_message_updated_at', `'null'`],
