@@ -1,4 +1,4 @@
-// Security headers (@fastify/helmet), the docs UI under its own policy, and CORS (@fastify/cors).
+// Security headers (helmet), the docs UI under its own policy, and CORS (@fastify/cors).
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
