@@ -12,9 +12,7 @@ import {
   parseCommonFilters,
   scheduleDeletion,
   schedulePull,
-  SetErredBody,
-  setResourceState,
-  StateDetail,
+  registerStateActions,
   unlinkResource,
 } from '../cloud/common.js'
 import * as svc from './service.js'
@@ -308,34 +306,11 @@ export async function cloudARoutes(fastify: FastifyInstance, { ctx }: { ctx: App
         return reply.code(204).send()
       },
     )
-    app.post(
-      `${base}:uuid/set_ok/`,
-      {
-        schema: {
-          tags,
-          summary: 'Staff only: mark the public IP OK and clear its error',
-          params: UuidParams,
-          response: { 200: StateDetail, ...errors },
-        },
-      },
-      async (request) => setResourceState(ctx, actorOf(request), s.PUBLIC_IP_TYPE, request.params.uuid, 'OK'),
-    )
-    app.post(
-      `${base}:uuid/set_erred/`,
-      {
-        schema: {
-          tags,
-          summary: 'Staff only: mark the public IP ERRED with the error given',
-          params: UuidParams,
-          body: SetErredBody,
-          response: { 200: StateDetail, ...errors },
-        },
-        preValidation: async (request) => {
-          if (request.body === undefined || request.body === null) request.body = {}
-        },
-      },
-      async (request) =>
-        setResourceState(ctx, actorOf(request), s.PUBLIC_IP_TYPE, request.params.uuid, 'ERRED', request.body),
-    )
+    registerStateActions(app, ctx, {
+      path: 'cloudA-public-ips',
+      type: s.PUBLIC_IP_TYPE,
+      tags,
+      noun: 'public IP',
+    })
   }
 }

@@ -23,9 +23,7 @@ import {
   scheduleDeletion,
   schedulePull,
   scheduleUpdate,
-  SetErredBody,
-  setResourceState,
-  StateDetail,
+  registerStateActions,
   unlinkResource,
 } from '../cloud/common.js'
 import * as mig from './migrations.js'
@@ -99,46 +97,13 @@ export async function cloudBRoutes(fastify: FastifyInstance, { ctx }: { ctx: App
     )
   }
 
-  /** set_ok / set_erred (staff): answer `{"detail": ...}`. */
-  function stateActions(path: string, type: string) {
-    app.post(
-      `/api/${path}/:uuid/set_ok/`,
-      {
-        schema: {
-          tags,
-          summary: 'Staff only: mark the resource OK and clear its error',
-          params: UuidParams,
-          response: { 200: StateDetail, ...errors },
-        },
-      },
-      async (request) => setResourceState(ctx, actorOf(request), type, request.params.uuid, 'OK'),
-    )
-    app.post(
-      `/api/${path}/:uuid/set_erred/`,
-      {
-        schema: {
-          tags,
-          summary: 'Staff only: mark the resource ERRED with the error given',
-          params: UuidParams,
-          body: SetErredBody,
-          response: { 200: StateDetail, ...errors },
-        },
-        preValidation: async (request) => {
-          if (request.body === undefined || request.body === null) request.body = {}
-        },
-      },
-      async (request) =>
-        setResourceState(ctx, actorOf(request), type, request.params.uuid, 'ERRED', request.body),
-    )
-  }
-
   /** DELETE (204, then a job), pull (202 / 409, no bodies) and unlink (staff, 204). */
   function commonActions(
     path: string,
     type: string,
     opts: { pull: boolean; unlink?: (uuid: string) => Promise<void>; setState?: boolean },
   ) {
-    if (opts.setState) stateActions(path, type)
+    if (opts.setState) registerStateActions(app, ctx, { path, type, tags, noun: 'resource' })
     app.delete(
       `/api/${path}/:uuid/`,
       { schema: { tags, params: UuidParams, response: { 204: NoContent, ...errors } } },

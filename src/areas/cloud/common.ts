@@ -2,7 +2,9 @@
 // and marketplace block (schema and rendering), the common list filters, visibility, and the
 // generic operations: create/update/delete scheduling, pull and unlink. The cloud areas
 // (cloudA, cloudB) build their resource endpoints from these pieces.
+import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
@@ -19,7 +21,18 @@ import {
   type Actor,
 } from '../../http/permissions.js'
 import { boolFilter, single, uuidFilter, values, type Query } from '../../http/query.js'
-import { Body, DateTime, FreeObject, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+import {
+  Body,
+  DateTime,
+  errors,
+  FreeObject,
+  Nullable,
+  StringList,
+  Url,
+  Uuid,
+  UuidParams,
+} from '../../http/schemas.js'
+import { actorOf } from '../../http/auth.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { resolveProjectLink } from '../directory/service.js'
 import { BackendError, type DriverCall } from './driver.js'
@@ -519,4 +532,46 @@ export async function setResourceState(
   return {
     detail: to === 'OK' ? 'Resource state has been set to OK.' : 'Resource state has been set to ERRED.',
   }
+}
+
+/**
+ * POST `/api/<path>/{uuid}/set_ok/` and `.../set_erred/` (staff only) for one kind of cloud
+ * resource: both answer `{"detail": ...}`; set_erred's body is optional.
+ */
+export function registerStateActions(
+  fastify: FastifyInstance,
+  ctx: AppContext,
+  kind: { path: string; type: string; tags: string[]; noun: string },
+): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const { path, type, tags, noun } = kind
+  app.post(
+    `/api/${path}/:uuid/set_ok/`,
+    {
+      schema: {
+        tags,
+        summary: `Staff only: mark the ${noun} OK and clear its error`,
+        params: UuidParams,
+        response: { 200: StateDetail, ...errors },
+      },
+    },
+    async (request) => setResourceState(ctx, actorOf(request), type, request.params.uuid, 'OK'),
+  )
+  app.post(
+    `/api/${path}/:uuid/set_erred/`,
+    {
+      schema: {
+        tags,
+        summary: `Staff only: mark the ${noun} ERRED with the error given`,
+        params: UuidParams,
+        body: SetErredBody,
+        response: { 200: StateDetail, ...errors },
+      },
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {}
+      },
+    },
+    async (request) =>
+      setResourceState(ctx, actorOf(request), type, request.params.uuid, 'ERRED', request.body),
+  )
 }
