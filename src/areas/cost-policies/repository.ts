@@ -235,33 +235,50 @@ export function policiesRepository(db: Db) {
      * Terminated, of customers in the policy's scope (all active customers, or the customers of
      * its organization groups), with their plan prices.
      */
-    costInputs(policy: { id: number; offering_id: number }, applyToAll: boolean) {
-      // Aggregated by plan and creation month, so the estimate reads a row per (plan, month),
-      // not per resource: the month is the first 7 characters of the ISO text.
+    /**
+     * The cost inputs of several policies in one query: per policy, the resources it covers
+     * aggregated by plan and creation month (a row per (policy, plan, month), not per resource;
+     * the month is the first 7 characters of the ISO text). A policy with `apply_to_all` covers
+     * every customer not blocked or archived, else the customers of its organization groups.
+     */
+    costInputs(policyIds: readonly number[]) {
+      if (!policyIds.length) return Promise.resolve([])
       const month = isPostgres(db)
         ? sql<string>`${sql.raw(isoText('resources.created'))}::varchar(7)`
         : sql<string>`substr(resources.created, 1, 7)`
-      let q = db
-        .selectFrom('resources')
-        .innerJoin('customers', 'customers.id', 'resources.customer_id')
-        // Resources without a plan cost nothing but are covered (affected_resources_count).
-        .leftJoin('plans', 'plans.id', 'resources.plan_id')
-        .select((eb) => [
-          month.as('month'),
-          'plans.unit',
-          'plans.unit_price',
-          'plans.fixed_price',
-          eb.fn.countAll<number>().as('n'),
-        ])
-        .where('resources.offering_id', '=', policy.offering_id)
-        .where('resources.state', '!=', 'Terminated')
-        .groupBy(['plans.id', 'plans.unit', 'plans.unit_price', 'plans.fixed_price', month])
-      if (applyToAll) q = q.where('customers.blocked', '=', 0).where('customers.archived', '=', 0)
-      else
-        q = q.where('resources.customer_id', 'in', (eb) =>
-          groupCustomers(eb).where('pg.policy_id', '=', policy.id),
-        )
-      return q.execute()
+      return (
+        db
+          .selectFrom('cost_policies as cp')
+          .innerJoin('resources', 'resources.offering_id', 'cp.offering_id')
+          .innerJoin('customers', 'customers.id', 'resources.customer_id')
+          // Resources without a plan cost nothing but are covered (affected_resources_count).
+          .leftJoin('plans', 'plans.id', 'resources.plan_id')
+          .select((eb) => [
+            'cp.id as policy_id',
+            month.as('month'),
+            'plans.unit',
+            'plans.unit_price',
+            'plans.fixed_price',
+            eb.fn.countAll<number>().as('n'),
+          ])
+          .where('cp.id', 'in', policyIds)
+          .where('resources.state', '!=', 'Terminated')
+          .where((eb) =>
+            eb.or([
+              eb.and([
+                eb('cp.apply_to_all', '=', 1),
+                eb('customers.blocked', '=', 0),
+                eb('customers.archived', '=', 0),
+              ]),
+              eb.and([
+                eb('cp.apply_to_all', '=', 0),
+                eb('resources.customer_id', 'in', groupCustomers(eb).whereRef('pg.policy_id', '=', 'cp.id')),
+              ]),
+            ]),
+          )
+          .groupBy(['cp.id', 'plans.id', 'plans.unit', 'plans.unit_price', 'plans.fixed_price', month])
+          .execute()
+      )
     },
     /** The first policy that refuses the customer new resources of the offering (compiled once). */
     async blockingPolicy(offeringId: number, customerId: number) {

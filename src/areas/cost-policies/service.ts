@@ -48,25 +48,31 @@ interface Estimate {
   cost: Big
 }
 
-/** The estimate the evaluation fires on (see estimate.ts), for this policy at `now`. */
-async function estimateOf(
+/**
+ * The estimates the evaluation fires on (see estimate.ts), for these policies at `now`, from one
+ * query: the resources each covers and their estimated cost over its period.
+ */
+async function estimatesOf(
   db: AppContext['db'],
-  p: { id: number; offering_id: number; period: unknown; apply_to_all: unknown },
+  policies: readonly { id: number; period: unknown }[],
   now: Date,
-): Promise<Estimate> {
-  const inputs = await policiesRepository(db).costInputs(p, toBool(p.apply_to_all))
-  const cost = estimatedCost(
-    Number(p.period) as Period,
-    inputs.map((r) => ({
-      created: `${r.month}-01T00:00:00.000Z`,
-      count: Number(r.n),
-      unit: r.unit,
-      unitPrice: decimalText(r.unit_price),
-      fixedPrice: decimalText(r.fixed_price),
-    })),
-    now,
-  )
-  return { resources: inputs.reduce((t, r) => t + Number(r.n), 0), cost }
+): Promise<Estimate[]> {
+  const inputs = await policiesRepository(db).costInputs(policies.map((p) => p.id))
+  return policies.map((p) => {
+    const own = inputs.filter((r) => Number(r.policy_id) === p.id)
+    const cost = estimatedCost(
+      Number(p.period) as Period,
+      own.map((r) => ({
+        created: `${r.month}-01T00:00:00.000Z`,
+        count: Number(r.n),
+        unit: r.unit,
+        unitPrice: decimalText(r.unit_price),
+        fixedPrice: decimalText(r.fixed_price),
+      })),
+      now,
+    )
+    return { resources: own.reduce((t, r) => t + Number(r.n), 0), cost }
+  })
 }
 
 function toPolicy(base: string, r: PolicyRow, groups: string[], estimate: Estimate): Policy {
@@ -97,7 +103,7 @@ function toPolicy(base: string, r: PolicyRow, groups: string[], estimate: Estima
 async function toPolicies(ctx: AppContext, base: string, rows: PolicyRow[]): Promise<Policy[]> {
   const groups = await policiesRepository(ctx.db).groupUuids(rows.map((r) => r.id))
   const now = ctx.clock()
-  const estimates = await Promise.all(rows.map((r) => estimateOf(ctx.db, r, now)))
+  const estimates = await estimatesOf(ctx.db, rows, now)
   return rows.map((r, i) => toPolicy(base, r, groups.get(r.id) ?? [], estimates[i]!))
 }
 
@@ -392,9 +398,10 @@ export async function evaluateOfferingPolicies(ctx: AppContext, offeringId: numb
   const now = ctx.clock()
   const nowIso = now.toISOString()
   let owners: number[] | null = null
-  for (const p of policies) {
+  const estimates = await estimatesOf(ctx.db, policies, now)
+  for (const [i, p] of policies.entries()) {
     const period = Number(p.period) as Period
-    const { cost } = await estimateOf(ctx.db, p, now)
+    const { cost } = estimates[i]!
     const limit = Number(p.limit_cost)
     const above = cost.gt(limit)
     const start = periodStart(period, now)
