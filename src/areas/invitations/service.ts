@@ -5,6 +5,7 @@
 // the requester's project and grants project_role there. State changes are conditional UPDATEs.
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
+import { countRows, pageRows } from '../../db/listing.js'
 import type { DB } from '../../db/tables.js'
 import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
 import { isPostgres } from '../../db/sql.js'
@@ -285,16 +286,9 @@ export async function invitationProjects(
   if (row.scope_type !== 'customer') throw new AppError('not_found', null)
   const projects = () => ctx.db.selectFrom('projects').where('customer_id', '=', row.customer_id)
   return page(
-    async () =>
-      Number(
-        (
-          await projects()
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      ),
+    () => countRows(projects()),
     async (limit, offset) =>
-      (await projects().select('uuid').orderBy('id').limit(limit).offset(offset).execute()).map((p) => ({
+      (await pageRows(projects().select('uuid'), [], 'projects.id', limit, offset)).map((p) => ({
         uuid: p.uuid,
         url: urlOf(b, 'projects', p.uuid)!,
       })),

@@ -4,6 +4,7 @@
 // identities of offerings they manage; consumers see nothing.
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
+import { countRows, pageRows } from '../../db/listing.js'
 import {
   anyOf,
   applyConditions,
@@ -686,24 +687,18 @@ export async function listProcessors(
     return q
   }
   return page(
-    async () =>
-      Number(
-        (
-          await filtered()
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      ),
+    () => countRows(filtered()),
     async (limit, offset) =>
       (
-        await filtered()
-          .selectAll('site_agent_processors')
-          .select(['site_agent_services.uuid as service_uuid', 'site_agent_services.name as service_name'])
-          .orderBy('site_agent_processors.created')
-          .orderBy('site_agent_processors.id')
-          .limit(limit)
-          .offset(offset)
-          .execute()
+        await pageRows(
+          filtered()
+            .selectAll('site_agent_processors')
+            .select(['site_agent_services.uuid as service_uuid', 'site_agent_services.name as service_name']),
+          [{ column: 'site_agent_processors.created', desc: false }],
+          'site_agent_processors.id',
+          limit,
+          offset,
+        )
       ).map((p) => ({
         uuid: p.uuid,
         url: urlOf(b, PROCESSOR_PATH, p.uuid)!,
