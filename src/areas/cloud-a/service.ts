@@ -2,7 +2,7 @@
 // groups (managed by those who manage the project) and public IPs (the common cloud resource
 // lifecycle: create, PUT/PATCH, delete and pull run as jobs against the driver).
 import type { AppContext } from '../../context.js'
-import { AppError, conflict, FieldErrorSet, fieldError, forbidden, notFound } from '../../http/errors.js'
+import { conflict, FieldErrorSet, fieldError, forbidden, notFound } from '../../http/errors.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import { requireStaff, type Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
@@ -116,18 +116,10 @@ export function registerScopes(): void {
 async function collect<T extends Record<string, () => Promise<unknown>>>(
   checks: T,
 ): Promise<{ [K in keyof T]: Awaited<ReturnType<T[K]>> }> {
+  const errors = new FieldErrorSet()
   const out: Record<string, unknown> = {}
-  const errors: Record<string, unknown> = {}
-  for (const [k, check] of Object.entries(checks)) {
-    try {
-      out[k] = await check()
-    } catch (e) {
-      if (e instanceof AppError && e.kind === 'invalid' && e.body && typeof e.body === 'object') {
-        Object.assign(errors, e.body)
-      } else throw e
-    }
-  }
-  if (Object.keys(errors).length) throw new AppError('invalid', errors)
+  for (const [k, check] of Object.entries(checks)) out[k] = await errors.check([], check)
+  errors.throwIfAny()
   return out as { [K in keyof T]: Awaited<ReturnType<T[K]>> }
 }
 
