@@ -154,10 +154,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   installBodyDrain(app)
   await installCors(app, config)
   installUrlLimit(app, config)
-  installAuth(app, database.db, tokenCache, clock)
+  // With a request limit, an authentication failure is answered after the limit has counted it
+  // (callers rotating bogus tokens are counted by address); without one, at once.
   const { requestHook } = await installRateLimit(app, config, database.db, clock)
-  if (requestHook) app.addHook('onRequest', requestHook)
-  installAuthCheck(app)
+  installAuth(app, database.db, tokenCache, clock, { deferFailure: !!requestHook })
+  if (requestHook) {
+    app.addHook('onRequest', requestHook)
+    installAuthCheck(app)
+  }
   installMetrics(app, database, orderRecordCounters(ctx), jobs)
   const routes = collectRoutes(app)
   // Before the docs UI's static files, so that they are compressed too.

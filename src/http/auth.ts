@@ -140,40 +140,55 @@ declare module 'fastify' {
 
 /**
  * Reads `Authorization: Token <key>` (or the `x-auth-token` query parameter) and sets
- * request.actor. A failure is kept in request.authError and answered by `installAuthCheck`'s
- * hook, so that hooks between the two (the rate limit) see who the caller is, or that it is not
- * authenticated.
+ * request.actor. With `deferFailure` (a rate limit counts requests between the two), a failure is
+ * kept in request.authError and answered by `installAuthCheck`'s hook, so that the hooks between
+ * see who the caller is, or that it is not authenticated; without it, the failure is answered
+ * at once. A token already in the cache is checked without a promise: the hook runs on every
+ * request.
  */
 export function installAuth(
   app: FastifyInstance,
   db: Kysely<DB>,
   cache: TokenCache,
   clock: () => Date,
+  { deferFailure = false }: { deferFailure?: boolean } = {},
 ): void {
   app.decorateRequest('actor', null)
   app.decorateRequest('authError', null)
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    try {
-      await authenticate(request, db, cache, clock)
-    } catch (e) {
+  app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
+    const fail = (e: unknown) => {
+      if (!deferFailure) return done(e as Error)
       request.authError = e as Error
+      done()
     }
+    let lookup: Promise<void> | undefined
+    try {
+      lookup = authenticate(request, db, cache, clock)
+    } catch (e) {
+      return fail(e)
+    }
+    if (lookup) lookup.then(() => done(), fail)
+    else done()
   })
 }
 
-/** Answers the authentication failure found by `installAuth`'s hook. */
+/** Answers the authentication failure found by `installAuth`'s hook (with `deferFailure`). */
 export function installAuthCheck(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
     done(request.authError ?? undefined)
   })
 }
 
-async function authenticate(
+/**
+ * Sets request.actor from the presented token, or throws the 401. Answers a promise only when the
+ * token is not in the cache and has to be looked up.
+ */
+function authenticate(
   request: FastifyRequest,
   db: Kysely<DB>,
   cache: TokenCache,
   clock: () => Date,
-): Promise<void> {
+): Promise<void> | undefined {
   const mode: AuthMode | 'none' = request.routeOptions.config.auth ?? (request.is404 ? 'none' : 'required')
   if (mode === 'none') return
   const key = presentedKey(request)
@@ -183,24 +198,39 @@ async function authenticate(
   }
   const now = clock()
   const keyHash = hashToken(key)
-  let entry = cache.get(keyHash, now.getTime())
-  if (!entry) {
-    const row = await db
-      .selectFrom('tokens')
-      .select(['user_id', 'key_hash'])
-      .where('key_hash', '=', keyHash)
-      .executeTakeFirst()
-    if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) {
-      throw unauthenticated('Invalid token.')
-    }
-    const actor = await loadActor(db, row.user_id, now.toISOString())
-    if (!actor) throw unauthenticated('Invalid token.')
-    const value = (actor as Actor & { inactive?: boolean }).inactive ? 'inactive' : actor
-    cache.set(keyHash, value, now.getTime())
-    entry = { actor: value, keyHash, expires: 0, generation: 0 }
+  const entry = cache.get(keyHash, now.getTime())
+  if (entry) {
+    setActor(request, entry.actor)
+    return
   }
-  if (entry.actor === 'inactive') throw unauthenticated('User inactive or deleted.')
-  request.actor = entry.actor
+  return lookUpToken(db, cache, keyHash, now).then((actor) => setActor(request, actor))
+}
+
+function setActor(request: FastifyRequest, actor: Actor | 'inactive'): void {
+  if (actor === 'inactive') throw unauthenticated('User inactive or deleted.')
+  request.actor = actor
+}
+
+/** The token's user (or 'inactive'), read from the database and kept in the cache. */
+async function lookUpToken(
+  db: Kysely<DB>,
+  cache: TokenCache,
+  keyHash: string,
+  now: Date,
+): Promise<Actor | 'inactive'> {
+  const row = await db
+    .selectFrom('tokens')
+    .select(['user_id', 'key_hash'])
+    .where('key_hash', '=', keyHash)
+    .executeTakeFirst()
+  if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) {
+    throw unauthenticated('Invalid token.')
+  }
+  const actor = await loadActor(db, row.user_id, now.toISOString())
+  if (!actor) throw unauthenticated('Invalid token.')
+  const value = (actor as Actor & { inactive?: boolean }).inactive ? 'inactive' : actor
+  cache.set(keyHash, value, now.getTime())
+  return value
 }
 
 function presentedKey(request: FastifyRequest): string | undefined {

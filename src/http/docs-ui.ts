@@ -24,6 +24,11 @@ const ICON =
  */
 export async function installCompression(app: FastifyInstance, config: Config): Promise<void> {
   if (!config.compression) return
+  // Requests without a body have nothing to decompress: no decompression hook on their routes.
+  app.addHook('onRoute', (route) => {
+    const methods = ([] as string[]).concat(route.method)
+    if (methods.every((m) => m === 'GET' || m === 'HEAD')) route.decompress = false
+  })
   await app.register(compress, {
     global: true,
     threshold: 1024,
