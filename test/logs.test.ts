@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto'
 import { describeDatabaseUrl, dialectOf, dropSchema } from '../src/db/database.js'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { childDatabase, freePort } from './support/server.js'
+import { childDatabase, freePort, SERVER_START_MS } from './support/server.js'
 
 test('tokens and passwords never reach the logs; every line has a request id', async () => {
   let captured = ''
@@ -105,7 +105,7 @@ function spawnServer(args: string[], env: Record<string, string>): Running {
     child,
     exited,
     async waitFor(match, what) {
-      const deadline = Date.now() + 90_000
+      const deadline = Date.now() + SERVER_START_MS
       for (;;) {
         const found = lines.map(parse).find((e) => e && match(e))
         if (found) return found

@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { request } from 'node:http'
-import { childDatabase, freePort } from './support/server.js'
+import { childDatabase, freePort, SERVER_START_MS } from './support/server.js'
 
 /** One request on a connection of its own, so the cluster spreads requests over its processes. */
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -41,7 +41,7 @@ test('serve --workers 2: /metrics sums both processes, scrape after scrape', asy
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   try {
     // Both processes up: each logs that it listens.
-    const deadline = Date.now() + 90_000
+    const deadline = Date.now() + SERVER_START_MS
     while ((stdout.match(/Server listening/g) ?? []).length < 2) {
       assert.equal(child.exitCode, null, stderr)
       assert.ok(Date.now() < deadline, `two processes did not start: ${stdout}${stderr}`)

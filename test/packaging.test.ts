@@ -7,7 +7,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { childDatabase, freePort } from './support/server.js'
+import { childDatabase, freePort, SERVER_START_MS } from './support/server.js'
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 
@@ -73,7 +73,7 @@ test('a built tree installed without dev dependencies runs under npm start and s
     child.stdout.on('data', (d: Buffer) => (output += d.toString()))
     child.stderr.on('data', (d: Buffer) => (output += d.toString()))
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-    const deadline = Date.now() + 90_000
+    const deadline = Date.now() + SERVER_START_MS
     let health: { status: string } | null = null
     while (!health) {
       assert.equal(child.exitCode, null, `npm start exited: ${output}`)

@@ -11,6 +11,12 @@ import { contract } from './contract-watch.js'
 import { formatViolation } from '../contract/contract.js'
 import { dialectOf, dropSchema } from '../../src/db/database.js'
 
+/**
+ * How long a spawned server may take to answer: tsx compiles it on start, which takes long on
+ * a machine busy with other work.
+ */
+export const SERVER_START_MS = 180_000
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer()
@@ -51,7 +57,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
   const url = `http://127.0.0.1:${port}`
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  const deadline = Date.now() + 90_000
+  const deadline = Date.now() + SERVER_START_MS
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early: ${stderr}`)
     try {
