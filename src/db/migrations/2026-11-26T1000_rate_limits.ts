@@ -9,5 +9,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('count', 'integer', (c) => c.notNull())
     .addColumn('window_end_ms', 'bigint', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('rate_limits_window_end_ms_idx').on('rate_limits').column('window_end_ms').execute()
+  await db.schema
+    .createIndex('rate_limits_window_end_ms_idx')
+    .on('rate_limits')
+    .column('window_end_ms')
+    .execute()
 }
