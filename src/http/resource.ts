@@ -262,11 +262,14 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
     handler: RouteOptions['handler'],
     extra: Parameters<typeof add>[6] = {},
   ) => {
-    const base = name ? `${name}_` : ''
+    // An action's url already ends with its name: its ids are `<path>_<name>_count` and
+    // `<path>_<name>_list` (or `_retrieve` when it answers one object), as the list's are.
+    const response = (schema.response as Record<number, TSchema | null> | undefined)?.[200] ?? null
+    const getSuffix = name && !isArraySchema(response) ? 'retrieve' : 'list'
     add(
       'HEAD',
       url,
-      `${base}count`,
+      'count',
       `Count ${name ? `the results of ${name}` : many}: headers only, no body`,
       {
         ...schema,
@@ -276,7 +279,7 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
       handler,
       extra,
     )
-    add('GET', url, `${base}list`, summary, schema, handler, { ...extra, exposeHeadRoute: false })
+    add('GET', url, getSuffix, summary, schema, handler, { ...extra, exposeHeadRoute: false })
   }
 
   if (spec.list) {

@@ -3,6 +3,7 @@ import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kyse
 import type { DB } from '../../db/tables.js'
 import { inAnyOf, isoText, isPostgres } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
+import { scopedList } from '../../db/listing.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -50,11 +51,6 @@ const blockingPolicyOf = reusable((db: Db) =>
  */
 export type PolicyVisibility = { all: true } | { all: false; customerIds: number[]; offeringIds: number[] }
 
-export interface PolicyFilters {
-  /** null: matches nothing (a scope URL of another kind). */
-  scope_uuid?: string | null
-}
-
 export function policiesRepository(db: Db) {
   function base() {
     return db
@@ -62,19 +58,16 @@ export function policiesRepository(db: Db) {
       .innerJoin('offerings', 'offerings.id', 'cost_policies.offering_id')
       .leftJoin('users as creator', 'creator.id', 'cost_policies.created_by_id')
   }
-  function filtered(vis: PolicyVisibility, f: PolicyFilters) {
-    let q = base()
-    if (!vis.all) {
-      q = q.where((eb) =>
-        inAnyOf(eb, [
-          ['offerings.customer_id', vis.customerIds],
-          ['offerings.id', vis.offeringIds],
-        ]),
-      )
-    }
-    if (f.scope_uuid === null) q = q.where(sql<boolean>`1 = 0`)
-    else if (f.scope_uuid) q = q.where('offerings.uuid', '=', f.scope_uuid)
-    return q
+  /** The policies the caller may see. */
+  function visible(vis: PolicyVisibility) {
+    const q = base()
+    if (vis.all) return q
+    return q.where((eb) =>
+      inAnyOf(eb, [
+        ['offerings.customer_id', vis.customerIds],
+        ['offerings.id', vis.offeringIds],
+      ]),
+    )
   }
   const columns = [
     'cost_policies.id',
@@ -94,24 +87,12 @@ export function policiesRepository(db: Db) {
     'creator.full_name as created_by_full_name',
     'creator.username as created_by_username',
   ] as const
+  const { count, list } = scopedList(visible, (q) => q.select(columns), 'cost_policies.id')
   return {
-    async count(vis: PolicyVisibility, f: PolicyFilters): Promise<number> {
-      const r = await filtered(vis, f)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
-    },
-    list(vis: PolicyVisibility, f: PolicyFilters, limit: number, offset: number) {
-      return filtered(vis, f)
-        .select(columns)
-        .orderBy('cost_policies.created', 'desc')
-        .orderBy('cost_policies.id', 'desc')
-        .limit(limit)
-        .offset(offset)
-        .execute()
-    },
+    count,
+    list,
     findVisibleByUuid(vis: PolicyVisibility, uuid: string) {
-      return filtered(vis, {}).select(columns).where('cost_policies.uuid', '=', uuid).executeTakeFirst()
+      return visible(vis).select(columns).where('cost_policies.uuid', '=', uuid).executeTakeFirst()
     },
     findById(id: number) {
       return base().select(columns).where('cost_policies.id', '=', id).executeTakeFirstOrThrow()
@@ -213,6 +194,19 @@ export function policiesRepository(db: Db) {
         .executeTakeFirst()
       return Number(r.numUpdatedRows) === 1
     },
+    /** One event per user (a notification addressed to each), uuids from `newUuid`. */
+    async notifyUsers(
+      userIds: readonly number[],
+      event: { newUuid: () => string; event_type: string; message: string; context: string; created: string },
+    ): Promise<void> {
+      const { newUuid, ...values } = event
+      for (const userId of userIds) {
+        await db
+          .insertInto('events')
+          .values({ uuid: newUuid(), ...values, recipient_user_id: userId })
+          .execute()
+      }
+    },
     async setRecheck(offeringId: number, at: string): Promise<void> {
       await db
         .updateTable('cost_policies')
@@ -230,11 +224,6 @@ export function policiesRepository(db: Db) {
         .executeTakeFirst()
       return !r
     },
-    /**
-     * The resources a policy's estimate covers: the offering's resources that are not
-     * Terminated, of customers in the policy's scope (all active customers, or the customers of
-     * its organization groups), with their plan prices.
-     */
     /**
      * The cost inputs of several policies in one query: per policy, the resources it covers
      * aggregated by plan and creation month (a row per (policy, plan, month), not per resource;

@@ -1,6 +1,6 @@
 // Offering estimated cost policies (spec 2.3 / 4.2, reference §2).
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { Body, DateTime, FixedOrderListQuery, Nullable, Url, Uuid } from '../../http/schemas.js'
+import { Body, DateTime, Nullable, Url, Uuid } from '../../http/schemas.js'
 import { PERIODS } from './estimate.js'
 
 export const PATH = 'marketplace-offering-estimated-cost-policies'
@@ -46,7 +46,6 @@ export const PolicySchema = Type.Object({
   }),
 })
 export type Policy = Static<typeof PolicySchema>
-export const POLICY_FIELDS = Object.keys(PolicySchema.properties)
 
 /** `actions/`: the policy record's shape, every field nullable (only actions and options are set). */
 export const PolicyActionsSchema = Type.Object(
@@ -92,9 +91,3 @@ export interface PolicyWrite {
   organization_groups?: string[]
   apply_to_all?: boolean
 }
-
-// A fixed order: the list takes no `o`.
-export const PolicyListQuery = FixedOrderListQuery({
-  scope: Type.Optional(Type.String({ description: 'offering URL' })),
-  scope_uuid: Type.Optional(Type.String()),
-})

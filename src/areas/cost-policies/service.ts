@@ -2,7 +2,6 @@
 // job that fires and resets policies, and the two functions other areas call:
 // scheduleCostPolicyEvaluation (whenever something changes an offering's cost) and
 // assertNewResourceAllowed (before a Create order is accepted).
-import type Big from 'big.js'
 import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
@@ -10,29 +9,21 @@ import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, forbidden, nonFieldError, notFound } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
+import type { Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
-import { resolveOrganizationGroups, userIdsWithRole } from '../directory/service.js'
-import { estimatedCost, nextMonthStart, periodStart, PERIODS, type Period } from './estimate.js'
-import {
-  policiesRepository,
-  type PolicyFilters,
-  type PolicyRow,
-  type PolicyVisibility,
-} from './repository.js'
+import type { Listing } from '../../db/listing.js'
+import { resolveOrganizationGroups } from '../directory/service.js'
+import { PERIODS, type Period } from './estimate.js'
+import { EVALUATE_JOB, estimatesOf, type Estimate } from './evaluation.js'
+import { policiesRepository, type PolicyRow, type PolicyVisibility } from './repository.js'
 import { ACTION_NAMES, ACTIONS, OFFERINGS_PATH, PATH, type Policy, type PolicyWrite } from './schema.js'
 
 type Db = Kysely<DB> | Transaction<DB>
-type Page = (
-  count: () => Promise<number>,
-  fetch: (limit: number, offset: number) => Promise<Policy[]>,
-) => Promise<Policy[]>
-
-export const EVALUATE_JOB = 'cost-policy.evaluate'
 const NOT_FOUND = 'No OfferingEstimatedCostPolicy matches the given query.'
 const BOTH =
   'Cannot set apply_to_all=True when organization_groups are specified. Choose one approach: either apply_to_all or specific organization_groups.'
 
-function visibility(actor: Actor): PolicyVisibility {
+export function visibility(actor: Actor): PolicyVisibility {
   if (seesAll(actor)) return { all: true }
   return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
 }
@@ -40,39 +31,6 @@ function visibility(actor: Actor): PolicyVisibility {
 /** Staff, owners of the provider organization and the offering's managers manage its policies. */
 function mayManage(actor: Actor, offering: { id: number; customer_id: number }): boolean {
   return can(actor, 'OFFERING.MANAGE_POLICIES', { customerId: offering.customer_id, offeringId: offering.id })
-}
-
-/** What a policy's estimate reads now: the resources it covers and their estimated cost. */
-interface Estimate {
-  resources: number
-  cost: Big
-}
-
-/**
- * The estimates the evaluation fires on (see estimate.ts), for these policies at `now`, from one
- * query: the resources each covers and their estimated cost over its period.
- */
-async function estimatesOf(
-  db: AppContext['db'],
-  policies: readonly { id: number; period: unknown }[],
-  now: Date,
-): Promise<Estimate[]> {
-  const inputs = await policiesRepository(db).costInputs(policies.map((p) => p.id))
-  return policies.map((p) => {
-    const own = inputs.filter((r) => Number(r.policy_id) === p.id)
-    const cost = estimatedCost(
-      Number(p.period) as Period,
-      own.map((r) => ({
-        created: `${r.month}-01T00:00:00.000Z`,
-        count: Number(r.n),
-        unit: r.unit,
-        unitPrice: decimalText(r.unit_price),
-        fixedPrice: decimalText(r.fixed_price),
-      })),
-      now,
-    )
-    return { resources: own.reduce((t, r) => t + Number(r.n), 0), cost }
-  })
 }
 
 function toPolicy(base: string, r: PolicyRow, groups: string[], estimate: Estimate): Policy {
@@ -217,30 +175,35 @@ async function validate(
 
 // ---- CRUD ----
 
-export async function listPolicies(
+/** A page of the policies the caller may see, with their estimates read in one query. */
+export function listPolicies(
   ctx: AppContext,
-  actor: Actor,
-  f: PolicyFilters,
+  vis: PolicyVisibility,
+  listing: Listing,
   base: string,
-  page: Page,
+  page: Pager<Policy>,
 ): Promise<Policy[]> {
   const repo = policiesRepository(ctx.db)
-  const vis = visibility(actor)
   return page(
-    () => repo.count(vis, f),
-    async (l, o) => toPolicies(ctx, base, await repo.list(vis, f, l, o)),
+    () => repo.count(vis, listing),
+    async (limit, offset) => toPolicies(ctx, base, await repo.list(vis, listing, limit, offset)),
   )
 }
 
-async function findVisible(ctx: AppContext, actor: Actor, uuid: string) {
+async function findVisible(ctx: AppContext, vis: PolicyVisibility, uuid: string) {
   const u = normalizeUuid(uuid)
-  const row = u ? await policiesRepository(ctx.db).findVisibleByUuid(visibility(actor), u) : undefined
+  const row = u ? await policiesRepository(ctx.db).findVisibleByUuid(vis, u) : undefined
   if (!row) throw notFound(NOT_FOUND)
   return row
 }
 
-export async function getPolicy(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<Policy> {
-  return (await toPolicies(ctx, base, [await findVisible(ctx, actor, uuid)]))[0]!
+export async function getPolicy(
+  ctx: AppContext,
+  vis: PolicyVisibility,
+  uuid: string,
+  base: string,
+): Promise<Policy> {
+  return (await toPolicies(ctx, base, [await findVisible(ctx, vis, uuid)]))[0]!
 }
 
 /** POST: staff, the provider's owners or the offering's managers (else 400 on scope, as the reference). */
@@ -281,7 +244,7 @@ export async function updatePolicy(
   body: PolicyWrite,
   base: string,
 ): Promise<Policy> {
-  const current = await findVisible(ctx, actor, uuid)
+  const current = await findVisible(ctx, visibility(actor), uuid)
   if (!mayManage(actor, { id: current.offering_id, customer_id: current.offering_customer_id }))
     throw forbidden()
   const storedGroups = await policiesRepository(ctx.db).groupIds(current.id)
@@ -307,7 +270,7 @@ export async function updatePolicy(
 }
 
 export async function deletePolicy(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
-  const current = await findVisible(ctx, actor, uuid)
+  const current = await findVisible(ctx, visibility(actor), uuid)
   if (!mayManage(actor, { id: current.offering_id, customer_id: current.offering_customer_id }))
     throw forbidden()
   await policiesRepository(ctx.db).delete(current.id)
@@ -369,86 +332,5 @@ export async function assertNewResourceAllowed(
     throw nonFieldError(
       `Creation of new resources for this offering is not available due to the policy ${p.uuid} (limit ${Number(p.limit_cost)}).`,
     )
-  }
-}
-
-// ---- evaluation ----
-
-/** A price as the database gives it (numeric text, or a number on SQLite) for big.js; none is 0. */
-function decimalText(v: unknown): string | number {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : 0
-  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return v.trim()
-  return 0
-}
-
-/**
- * The evaluation job: for each policy of the offering, the estimated cost over its period
- * (see estimate.ts) against limit_cost. Strictly above the limit fires a policy that has not
- * fired (once per period: has_fired, fired_datetime, then the immediate actions); a policy that
- * fired in an earlier period, or whose cost is no longer above the limit, is reset first
- * (has_fired false, fired_datetime kept). A re-evaluation is queued for the next month start,
- * when every period's window moves.
- */
-export async function evaluateOfferingPolicies(ctx: AppContext, offeringId: number): Promise<void> {
-  const repo = policiesRepository(ctx.db)
-  const offering = await repo.findOffering(offeringId)
-  if (!offering) return
-  const policies = await repo.listForOffering(offeringId)
-  if (!policies.length) return
-  const now = ctx.clock()
-  const nowIso = now.toISOString()
-  let owners: number[] | null = null
-  const estimates = await estimatesOf(ctx.db, policies, now)
-  for (const [i, p] of policies.entries()) {
-    const period = Number(p.period) as Period
-    const { cost } = estimates[i]!
-    const limit = Number(p.limit_cost)
-    const above = cost.gt(limit)
-    const start = periodStart(period, now)
-    const stale = start !== null && p.fired_datetime !== null && p.fired_datetime < start.toISOString()
-    const actions = p.actions.split(',')
-    if (actions.includes('notify_organization_owners') && above && owners === null) {
-      owners = await userIdsWithRole(ctx, 'customer', offering.customer_id, ['CUSTOMER.OWNER'])
-    }
-    await ctx.db.transaction().execute(async (trx) => {
-      const tx = policiesRepository(trx)
-      let fired = toBool(p.has_fired)
-      if (fired && (!above || stale)) {
-        await tx.markReset(p.id, nowIso)
-        fired = false
-      }
-      if (!fired && above && (await tx.markFired(p.id, nowIso))) {
-        if (actions.includes('notify_organization_owners')) {
-          const message = `Policy ${p.uuid} of offering "${offering.name}" has fired: the estimated cost ${cost.toFixed(2)} exceeds the limit ${limit}.`
-          for (const userId of owners ?? []) {
-            await trx
-              .insertInto('events')
-              .values({
-                uuid: ctx.newUuid(),
-                event_type: 'policy_notification',
-                message,
-                recipient_user_id: userId,
-                context: toJson({
-                  policy_uuid: p.uuid,
-                  offering_uuid: offering.uuid,
-                  estimated_cost: cost.toNumber(),
-                  limit_cost: limit,
-                  period: PERIODS[period],
-                }),
-                created: nowIso,
-              })
-              .execute()
-          }
-        }
-        ctx.log.info({ policy: p.uuid, cost: cost.toNumber(), limit }, 'cost policy fired')
-      }
-    })
-  }
-  const recheck = nextMonthStart(now).toISOString()
-  if (!(await repo.recheckPending(offeringId, recheck))) {
-    await ctx.db.transaction().execute(async (trx) => {
-      await policiesRepository(trx).setRecheck(offeringId, recheck)
-      await ctx.jobs.enqueue(trx, EVALUATE_JOB, { offeringId }, { runAt: new Date(recheck) })
-    })
   }
 }
