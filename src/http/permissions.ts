@@ -55,26 +55,8 @@ export const PERMISSIONS = [
 export type Permission = (typeof PERMISSIONS)[number]
 
 export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
-  'CUSTOMER.OWNER': [
-    'CUSTOMER.UPDATE',
-    'CUSTOMER.CREATE_PERMISSION',
-    'PROJECT.CREATE',
-    'PROJECT.UPDATE',
-    'PROJECT.DELETE',
-    'PROJECT.CREATE_PERMISSION',
-    'ORDER.LIST',
-    'ORDER.CREATE',
-    'ORDER.APPROVE',
-    'ORDER.APPROVE_PRIVATE',
-    'ORDER.REJECT',
-    'ORDER.CANCEL',
-    'ORDER.DESTROY',
-    'OFFERING.CREATE',
-    'OFFERING.UPDATE',
-    'OFFERING.MANAGE_BACKEND_RESOURCES',
-    'OFFERING.MANAGE_POLICIES',
-    'RESOURCE.MANAGE',
-  ],
+  // The organization's owner holds every permission.
+  'CUSTOMER.OWNER': PERMISSIONS,
   // The service provider manager: runs the provider side of the organization's offerings.
   'CUSTOMER.MANAGER': [
     'ORDER.LIST',
