@@ -54,11 +54,23 @@ async function insertMany(db: Kysely<DB> | Transaction<DB>, table: keyof DB, row
   }
 }
 
-async function refs(
-  db: Kysely<DB>,
-  table: 'customers' | 'projects' | 'offerings' | 'plans' | 'users',
-): Promise<Ref[]> {
+type RecordTable = 'customers' | 'projects' | 'offerings' | 'plans' | 'users' | 'service_providers'
+
+async function refs(db: Kysely<DB>, table: RecordTable): Promise<Ref[]> {
   return db.selectFrom(table).select(['id', 'uuid']).orderBy('id').execute()
+}
+
+/**
+ * Inserts records, each with a new uuid and `at` as its creation and modification time, and
+ * answers every record of the table (id and uuid, in id order).
+ */
+async function insertRecords(db: Kysely<DB>, table: RecordTable, at: string, rows: Row[]): Promise<Ref[]> {
+  await insertMany(
+    db,
+    table,
+    rows.map((r) => ({ uuid: randomUUID(), ...r, created: at, modified: at })),
+  )
+  return refs(db, table)
 }
 
 /** The seeded records' clock: every seeded row was created before it. */
@@ -99,11 +111,11 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
     ['bench-member', 0],
     ['bench-owner', 0],
   ]
-  await insertMany(
+  const users = await insertRecords(
     db,
     'users',
+    iso,
     people.map(([username, staff]) => ({
-      uuid: randomUUID(),
       username,
       email: `${username}@example.com`,
       full_name: username,
@@ -115,11 +127,8 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
       civil_number: null,
       image: null,
       password_hash: null,
-      created: iso,
-      modified: iso,
     })),
   )
-  const users = await refs(db, 'users')
   const userId = (name: string) => users[people.findIndex(([u]) => u === name)]!.id
   await insertMany(db, 'tokens', [
     { user_id: userId('bench-staff'), key_hash: hashToken(tokens.staff), created: iso },
@@ -127,61 +136,49 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
     { user_id: userId('bench-owner'), key_hash: hashToken(tokens.owner), created: iso },
   ])
 
-  await insertMany(
+  const customers = await insertRecords(
     db,
     'customers',
+    iso,
     Array.from({ length: CUSTOMERS }, (_, i) => ({
-      uuid: randomUUID(),
       name: `Customer ${i}`,
       slug: `customer-${i}`,
       abbreviation: `C${i}`,
       native_name: '',
       email: '',
       image: null,
-      created: iso,
-      modified: iso,
     })),
   )
-  const customers = await refs(db, 'customers')
-  await insertMany(
+  const projects = await insertRecords(
     db,
     'projects',
+    iso,
     Array.from({ length: PROJECTS }, (_, i) => ({
-      uuid: randomUUID(),
       name: `project-${i}`,
       slug: `project-${i}`,
       customer_id: customers[i % CUSTOMERS]!.id,
       description: '',
       start_date: null,
       end_date: null,
-      created: iso,
-      modified: iso,
     })),
   )
-  const projects = await refs(db, 'projects')
   const providers = customers.slice(0, PROVIDERS)
-  await insertMany(
+  await insertRecords(
     db,
     'service_providers',
-    providers.map((c) => ({
-      uuid: randomUUID(),
-      customer_id: c.id,
-      description: '',
-      image: null,
-      created: iso,
-      modified: iso,
-    })),
+    iso,
+    providers.map((c) => ({ customer_id: c.id, description: '', image: null })),
   )
   await insertMany(db, 'categories', [
     { uuid: randomUUID(), title: 'Compute', description: '', icon: null, created: iso, modified: iso },
   ])
   const category = (await db.selectFrom('categories').select('id').executeTakeFirstOrThrow()).id
   const types = ['Marketplace.Basic', 'Marketplace.Slurm', 'Support.OfferingTemplate']
-  await insertMany(
+  const offerings = await insertRecords(
     db,
     'offerings',
+    iso,
     Array.from({ length: OFFERINGS }, (_, i) => ({
-      uuid: randomUUID(),
       name: `Offering ${i}`,
       slug: `offering-${i}`,
       description: '',
@@ -198,16 +195,13 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
       thumbnail: null,
       service_settings_id: null,
       project_id: null,
-      created: iso,
-      modified: iso,
     })),
   )
-  const offerings = await refs(db, 'offerings')
-  await insertMany(
+  const plans = await insertRecords(
     db,
     'plans',
+    iso,
     offerings.map((o, i) => ({
-      uuid: randomUUID(),
       offering_id: o.id,
       name: `Plan ${i}`,
       description: '',
@@ -216,11 +210,8 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
       fixed_price: 0,
       activation_price: 0,
       archived: 0,
-      created: iso,
-      modified: iso,
     })),
   )
-  const plans = await refs(db, 'plans')
 
   // The member sees one project; the owner owns one consumer customer.
   const roleId = async (name: string) =>

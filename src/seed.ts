@@ -1,4 +1,5 @@
 // Users with tokens from the command line, and a small demo data set for trying the API.
+import type { Kysely } from 'kysely'
 import type { AppContext } from './context.js'
 import { hashPassword } from './http/auth.js'
 import { toJson } from './db/values.js'
@@ -50,28 +51,37 @@ async function ensureUser(ctx: AppContext, u: NewUser): Promise<number> {
   return row.id
 }
 
-async function ensureCustomer(ctx: AppContext, name: string): Promise<{ id: number; uuid: string }> {
-  const existing = await ctx.db
-    .selectFrom('customers')
-    .select(['id', 'uuid'])
-    .where('name', '=', name)
-    .executeTakeFirst()
+/**
+ * The row of `table` matching `match` (its id and uuid), inserted with `match`, `values`, a new
+ * uuid and timestamps when there is none: the demo data is created once and reused after.
+ */
+async function findOrInsert(
+  ctx: AppContext,
+  table: 'customers' | 'service_providers' | 'categories' | 'offerings' | 'plans',
+  match: Record<string, string | number>,
+  values: Record<string, unknown>,
+): Promise<{ id: number; uuid: string }> {
+  const db = ctx.db as unknown as Kysely<any>
+  let q = db.selectFrom(table).select(['id', 'uuid'])
+  for (const [column, value] of Object.entries(match)) q = q.where(column, '=', value)
+  const existing = await q.executeTakeFirst()
   if (existing) return existing
   const now = ctx.clock().toISOString()
   const uuid = ctx.newUuid()
-  const row = await ctx.db
-    .insertInto('customers')
-    .values({
-      uuid,
-      name,
-      slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
-      created: now,
-      modified: now,
-      image: null,
-    })
+  const row = await db
+    .insertInto(table)
+    .values({ uuid, ...match, ...values, created: now, modified: now })
     .returning('id')
     .executeTakeFirstOrThrow()
   return { id: row.id, uuid }
+}
+
+function ensureCustomer(ctx: AppContext, name: string): Promise<{ id: number; uuid: string }> {
+  return findOrInsert(ctx, 'customers', { name }, { slug: slugOf(name), image: null })
+}
+
+function slugOf(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-')
 }
 
 async function grant(
@@ -135,96 +145,45 @@ export async function seedDemo(ctx: AppContext): Promise<Record<string, unknown>
  * Idempotent: rows found by name are reused.
  */
 async function seedCatalog(ctx: AppContext, providerId: number) {
-  const now = ctx.clock().toISOString()
-  let sp = await ctx.db
-    .selectFrom('service_providers')
-    .select('uuid')
-    .where('customer_id', '=', providerId)
-    .executeTakeFirst()
-  if (!sp) {
-    sp = { uuid: ctx.newUuid() }
-    await ctx.db
-      .insertInto('service_providers')
-      .values({
-        uuid: sp.uuid,
-        customer_id: providerId,
-        description: 'Demo provider',
-        image: null,
-        created: now,
-        modified: now,
-      })
-      .execute()
-  }
-  let category = await ctx.db
-    .selectFrom('categories')
-    .select(['id', 'uuid'])
-    .where('title', '=', 'Demo services')
-    .executeTakeFirst()
-  if (!category) {
-    const uuid = ctx.newUuid()
-    const row = await ctx.db
-      .insertInto('categories')
-      .values({ uuid, title: 'Demo services', description: '', icon: null, created: now, modified: now })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    category = { id: row.id, uuid }
-  }
+  const sp = await findOrInsert(
+    ctx,
+    'service_providers',
+    { customer_id: providerId },
+    { description: 'Demo provider', image: null },
+  )
+  const category = await findOrInsert(
+    ctx,
+    'categories',
+    { title: 'Demo services' },
+    { description: '', icon: null },
+  )
   const offering = async (name: string, type: string, planName: string, unitPrice: string) => {
-    let o = await ctx.db
-      .selectFrom('offerings')
-      .select(['id', 'uuid'])
-      .where('name', '=', name)
-      .where('customer_id', '=', providerId)
-      .executeTakeFirst()
-    if (!o) {
-      const uuid = ctx.newUuid()
-      const row = await ctx.db
-        .insertInto('offerings')
-        .values({
-          uuid,
-          name,
-          description: `${name} (demo)`,
-          slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
-          category_id: category.id,
-          customer_id: providerId,
-          parent_id: null,
-          type,
-          state: 'Active',
-          shared: 1,
-          billable: 1,
-          plugin_options: toJson({}),
-          image: null,
-          thumbnail: null,
-          service_settings_id: null,
-          project_id: null,
-          created: now,
-          modified: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      o = { id: row.id, uuid }
-    }
-    let plan = await ctx.db
-      .selectFrom('plans')
-      .select('uuid')
-      .where('offering_id', '=', o.id)
-      .where('name', '=', planName)
-      .executeTakeFirst()
-    if (!plan) {
-      plan = { uuid: ctx.newUuid() }
-      await ctx.db
-        .insertInto('plans')
-        .values({
-          uuid: plan.uuid,
-          offering_id: o.id,
-          name: planName,
-          unit: 'month',
-          unit_price: unitPrice,
-          created: now,
-          modified: now,
-        })
-        .execute()
-    }
+    const o = await findOrInsert(
+      ctx,
+      'offerings',
+      { name, customer_id: providerId },
+      {
+        description: `${name} (demo)`,
+        slug: slugOf(name),
+        category_id: category.id,
+        parent_id: null,
+        type,
+        state: 'Active',
+        shared: 1,
+        billable: 1,
+        plugin_options: toJson({}),
+        image: null,
+        thumbnail: null,
+        service_settings_id: null,
+        project_id: null,
+      },
+    )
+    const plan = await findOrInsert(
+      ctx,
+      'plans',
+      { offering_id: o.id, name: planName },
+      { unit: 'month', unit_price: unitPrice },
+    )
     return { offering: o.uuid, plan: plan.uuid }
   }
   return {
