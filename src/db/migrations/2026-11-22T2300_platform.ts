@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { withId, jsonType } from './_helpers.js'
+import { clearedWith, createRecordTable, jsonType, ownedBy, timestamps, withId } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
 
-  await withId(db, db.schema.createTable('users'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'users')
     .addColumn('username', 'varchar(128)', (c) => c.notNull().unique())
     .addColumn('email', 'varchar(320)', (c) => c.notNull().defaultTo(''))
     .addColumn('full_name', 'varchar(200)', (c) => c.notNull().defaultTo(''))
@@ -18,27 +17,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('identity_source', 'varchar(100)', (c) => c.notNull().defaultTo(''))
     .addColumn('image', 'varchar(500)')
     .addColumn('password_hash', 'varchar(300)')
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .execute()
 
   await withId(db, db.schema.createTable('tokens'))
-    .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .addColumn('user_id', 'integer', ownedBy('users'))
     .addColumn('key_hash', 'varchar(64)', (c) => c.notNull().unique())
     .addColumn('created', 'varchar(32)', (c) => c.notNull())
     .execute()
   await db.schema.createIndex('tokens_user_idx').on('tokens').column('user_id').execute()
 
-  await withId(db, db.schema.createTable('organization_groups'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'organization_groups')
     .addColumn('name', 'varchar(150)', (c) => c.notNull())
-    .addColumn('parent_id', 'integer', (c) => c.references('organization_groups.id').onDelete('set null'))
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .addColumn('parent_id', 'integer', clearedWith('organization_groups'))
+    .$call(timestamps)
     .execute()
 
-  await withId(db, db.schema.createTable('customers'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'customers')
     .addColumn('name', 'varchar(150)', (c) => c.notNull())
     .addColumn('abbreviation', 'varchar(20)', (c) => c.notNull().defaultTo(''))
     .addColumn('native_name', 'varchar(160)', (c) => c.notNull().defaultTo(''))
@@ -47,34 +42,28 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('image', 'varchar(500)')
     .addColumn('blocked', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('archived', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .execute()
 
   await db.schema
     .createTable('customer_organization_groups')
-    .addColumn('customer_id', 'integer', (c) => c.notNull().references('customers.id').onDelete('cascade'))
-    .addColumn('organization_group_id', 'integer', (c) =>
-      c.notNull().references('organization_groups.id').onDelete('cascade'),
-    )
+    .addColumn('customer_id', 'integer', ownedBy('customers'))
+    .addColumn('organization_group_id', 'integer', ownedBy('organization_groups'))
     .addPrimaryKeyConstraint('customer_organization_groups_pk', ['customer_id', 'organization_group_id'])
     .execute()
 
-  await withId(db, db.schema.createTable('projects'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'projects')
     .addColumn('name', 'varchar(500)', (c) => c.notNull())
-    .addColumn('customer_id', 'integer', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+    .addColumn('customer_id', 'integer', ownedBy('customers'))
     .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('slug', 'varchar(150)', (c) => c.notNull())
     .addColumn('start_date', 'varchar(10)')
     .addColumn('end_date', 'varchar(10)')
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .execute()
   await db.schema.createIndex('projects_customer_idx').on('projects').column('customer_id').execute()
 
-  await withId(db, db.schema.createTable('roles'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'roles')
     .addColumn('name', 'varchar(150)', (c) => c.notNull().unique())
     .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('content_type', 'varchar(20)', (c) => c.notNull())
@@ -83,15 +72,14 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   // A grant of a role on a scope (customer, project or offering). scope_id points into the
   // table named by scope_type; only active, unexpired rows count.
-  await withId(db, db.schema.createTable('user_roles'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
-    .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
-    .addColumn('role_id', 'integer', (c) => c.notNull().references('roles.id').onDelete('cascade'))
+  await createRecordTable(db, 'user_roles')
+    .addColumn('user_id', 'integer', ownedBy('users'))
+    .addColumn('role_id', 'integer', ownedBy('roles'))
     .addColumn('scope_type', 'varchar(20)', (c) => c.notNull())
     .addColumn('scope_id', 'integer', (c) => c.notNull())
     .addColumn('expiration_time', 'varchar(32)')
     .addColumn('is_active', 'integer', (c) => c.notNull().defaultTo(1))
-    .addColumn('created_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('created_by_id', 'integer', clearedWith('users'))
     .addColumn('created', 'varchar(32)', (c) => c.notNull())
     .execute()
   await db.schema
@@ -121,8 +109,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('jobs_claim_idx').on('jobs').columns(['state', 'run_at', 'id']).execute()
 
   // Notification and audit events (policy notifications, state changes worth telling a user).
-  await withId(db, db.schema.createTable('events'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'events')
     .addColumn('event_type', 'varchar(100)', (c) => c.notNull())
     .addColumn('message', 'text', (c) => c.notNull())
     .addColumn('recipient_user_id', 'integer', (c) => c.references('users.id').onDelete('cascade'))

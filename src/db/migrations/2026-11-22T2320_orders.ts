@@ -1,22 +1,21 @@
 import type { Kysely } from 'kysely'
-import { decimalType, jsonType, withId } from './_helpers.js'
+import { clearedWith, createRecordTable, decimalType, jsonType, ownedBy, timestamps } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
   // Visibility and filter columns are denormalized (customer, provider customer) so a caller's
   // list is served by an index, never by per-row joins.
-  await withId(db, db.schema.createTable('orders'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'orders')
     .addColumn('slug', 'varchar(150)', (c) => c.notNull().defaultTo(''))
     .addColumn('type', 'varchar(20)', (c) => c.notNull())
     .addColumn('state', 'varchar(30)', (c) => c.notNull())
-    .addColumn('offering_id', 'integer', (c) => c.notNull().references('offerings.id').onDelete('cascade'))
+    .addColumn('offering_id', 'integer', ownedBy('offerings'))
     .addColumn('provider_customer_id', 'integer', (c) => c.notNull())
-    .addColumn('plan_id', 'integer', (c) => c.references('plans.id').onDelete('set null'))
-    .addColumn('old_plan_id', 'integer', (c) => c.references('plans.id').onDelete('set null'))
-    .addColumn('project_id', 'integer', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+    .addColumn('plan_id', 'integer', clearedWith('plans'))
+    .addColumn('old_plan_id', 'integer', clearedWith('plans'))
+    .addColumn('project_id', 'integer', ownedBy('projects'))
     .addColumn('customer_id', 'integer', (c) => c.notNull())
-    .addColumn('resource_id', 'integer', (c) => c.references('resources.id').onDelete('set null'))
+    .addColumn('resource_id', 'integer', clearedWith('resources'))
     .addColumn('attributes', json, (c) => c.notNull())
     .addColumn('limits', json, (c) => c.notNull())
     .addColumn('cost', decimalType(db))
@@ -29,14 +28,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('backend_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
     .addColumn('attachment', 'varchar(500)')
     .addColumn('termination_comment', 'text')
-    .addColumn('consumer_reviewed_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('consumer_reviewed_by_id', 'integer', clearedWith('users'))
     .addColumn('consumer_reviewed_at', 'varchar(32)')
-    .addColumn('provider_reviewed_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('provider_reviewed_by_id', 'integer', clearedWith('users'))
     .addColumn('provider_reviewed_at', 'varchar(32)')
-    .addColumn('created_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('created_by_id', 'integer', clearedWith('users'))
     .addColumn('completed_at', 'varchar(32)')
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .execute()
   const idx = (name: string, cols: string[]) =>
     db.schema.createIndex(name).on('orders').columns(cols).execute()

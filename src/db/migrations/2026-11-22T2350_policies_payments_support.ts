@@ -1,21 +1,17 @@
 import { sql, type Kysely } from 'kysely'
-import { jsonType, withId } from './_helpers.js'
+import { clearedWith, createRecordTable, jsonType, ownedBy, timestamps } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
 
   // ---- payment profiles ----
-  await withId(db, db.schema.createTable('payment_profiles'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'payment_profiles')
     .addColumn('name', 'varchar(150)', (c) => c.notNull())
-    .addColumn('organization_id', 'integer', (c) =>
-      c.notNull().references('customers.id').onDelete('cascade'),
-    )
+    .addColumn('organization_id', 'integer', ownedBy('customers'))
     .addColumn('attributes', json, (c) => c.notNull())
     .addColumn('payment_type', 'varchar(30)', (c) => c.notNull())
     .addColumn('is_active', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .execute()
   await db.schema
     .createIndex('payment_profiles_organization_idx')
@@ -30,19 +26,17 @@ export async function up(db: Kysely<any>): Promise<void> {
   )
 
   // ---- support issues and feedback ----
-  await withId(db, db.schema.createTable('support_issues'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'support_issues')
     .addColumn('key', 'varchar(64)', (c) => c.notNull().unique())
     .addColumn('summary', 'varchar(255)', (c) => c.notNull())
     .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
-    .addColumn('caller_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('reporter_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('customer_id', 'integer', (c) => c.references('customers.id').onDelete('set null'))
-    .addColumn('project_id', 'integer', (c) => c.references('projects.id').onDelete('set null'))
+    .addColumn('caller_id', 'integer', clearedWith('users'))
+    .addColumn('reporter_id', 'integer', clearedWith('users'))
+    .addColumn('customer_id', 'integer', clearedWith('customers'))
+    .addColumn('project_id', 'integer', clearedWith('projects'))
     .addColumn('state', 'varchar(100)', (c) => c.notNull().defaultTo('new'))
     .addColumn('resolved', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .execute()
   await db.schema.createIndex('support_issues_caller_idx').on('support_issues').column('caller_id').execute()
   await db.schema
@@ -62,8 +56,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
   await db.schema.createIndex('support_issues_created_idx').on('support_issues').column('created').execute()
 
-  await withId(db, db.schema.createTable('support_feedbacks'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'support_feedbacks')
     // One feedback per issue: the unique index makes a racing second submission fail.
     .addColumn('issue_id', 'integer', (c) =>
       c.notNull().unique().references('support_issues.id').onDelete('cascade'),
@@ -71,8 +64,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('evaluation', 'integer', (c) => c.notNull())
     .addColumn('comment', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('state', 'varchar(30)', (c) => c.notNull().defaultTo('OK'))
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .execute()
   await db.schema
     .createIndex('support_feedbacks_created_idx')
@@ -86,9 +78,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
 
   // ---- offering estimated cost policies ----
-  await withId(db, db.schema.createTable('cost_policies'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
-    .addColumn('offering_id', 'integer', (c) => c.notNull().references('offerings.id').onDelete('cascade'))
+  await createRecordTable(db, 'cost_policies')
+    .addColumn('offering_id', 'integer', ownedBy('offerings'))
     .addColumn('actions', 'varchar(500)', (c) => c.notNull())
     .addColumn('options', json, (c) => c.notNull())
     .addColumn('limit_cost', 'bigint', (c) => c.notNull())
@@ -98,9 +89,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('fired_datetime', 'varchar(32)')
     // When a re-evaluation at the next period start has been scheduled (dedupes those jobs).
     .addColumn('recheck_at', 'varchar(32)')
-    .addColumn('created_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .addColumn('created_by_id', 'integer', clearedWith('users'))
+    .$call(timestamps)
     .execute()
   await db.schema
     .createIndex('cost_policies_offering_idx')
@@ -111,10 +101,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('cost_policy_organization_groups')
-    .addColumn('policy_id', 'integer', (c) => c.notNull().references('cost_policies.id').onDelete('cascade'))
-    .addColumn('organization_group_id', 'integer', (c) =>
-      c.notNull().references('organization_groups.id').onDelete('cascade'),
-    )
+    .addColumn('policy_id', 'integer', ownedBy('cost_policies'))
+    .addColumn('organization_group_id', 'integer', ownedBy('organization_groups'))
     .addPrimaryKeyConstraint('cost_policy_organization_groups_pk', ['policy_id', 'organization_group_id'])
     .execute()
   await db.schema

@@ -1,28 +1,26 @@
 // Cloud resources: the common record every cloud kind shares, the emulator's durable state, and
 // the cloudA objects (locations, resource groups, public IPs).
 import type { Kysely } from 'kysely'
-import { jsonType, withId } from './_helpers.js'
+import { createRecordTable, jsonType, ownedBy, timestamps, withId } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
 
   // One row per cloud resource of any kind; kind-specific columns live in extension tables
   // keyed by resource_id. `resource_type` is also the marketplace resources' scope_type.
-  await withId(db, db.schema.createTable('cloud_resources'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'cloud_resources')
     .addColumn('resource_type', 'varchar(50)', (c) => c.notNull())
     .addColumn('name', 'varchar(150)', (c) => c.notNull())
     .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('service_settings_id', 'integer', (c) => c.notNull().references('service_settings.id'))
-    .addColumn('project_id', 'integer', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+    .addColumn('project_id', 'integer', ownedBy('projects'))
     .addColumn('state', 'varchar(30)', (c) => c.notNull().defaultTo('CREATION_SCHEDULED'))
     .addColumn('error_message', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('error_traceback', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('backend_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
     .addColumn('access_url', 'varchar(500)')
     .addColumn('runtime_state', 'varchar(150)', (c) => c.notNull().defaultTo(''))
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .execute()
   await db.schema
     .createIndex('cloud_resources_type_name_idx')
@@ -43,47 +41,34 @@ export async function up(db: Kysely<any>): Promise<void> {
   // The emulator driver's own backend state: objects it "provisioned" and id counters, per
   // service settings, so it survives restarts and is shared by every process.
   await withId(db, db.schema.createTable('cloud_emulator_objects'))
-    .addColumn('service_settings_id', 'integer', (c) =>
-      c.notNull().references('service_settings.id').onDelete('cascade'),
-    )
+    .addColumn('service_settings_id', 'integer', ownedBy('service_settings'))
     .addColumn('kind', 'varchar(50)', (c) => c.notNull())
     .addColumn('backend_id', 'varchar(255)', (c) => c.notNull())
     .addColumn('data', json, (c) => c.notNull())
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .addUniqueConstraint('cloud_emulator_objects_key', ['service_settings_id', 'kind', 'backend_id'])
     .execute()
   await db.schema
     .createTable('cloud_emulator_counters')
-    .addColumn('service_settings_id', 'integer', (c) =>
-      c.notNull().references('service_settings.id').onDelete('cascade'),
-    )
+    .addColumn('service_settings_id', 'integer', ownedBy('service_settings'))
     .addColumn('name', 'varchar(50)', (c) => c.notNull())
     .addColumn('value', 'integer', (c) => c.notNull().defaultTo(0))
     .addPrimaryKeyConstraint('cloud_emulator_counters_pk', ['service_settings_id', 'name'])
     .execute()
 
   // ---- cloudA ----
-  await withId(db, db.schema.createTable('cloud_a_locations'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'cloud_a_locations')
     .addColumn('name', 'varchar(150)', (c) => c.notNull())
-    .addColumn('service_settings_id', 'integer', (c) =>
-      c.notNull().references('service_settings.id').onDelete('cascade'),
-    )
+    .addColumn('service_settings_id', 'integer', ownedBy('service_settings'))
     .addColumn('backend_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .execute()
-  await withId(db, db.schema.createTable('cloud_a_resource_groups'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'cloud_a_resource_groups')
     .addColumn('name', 'varchar(150)', (c) => c.notNull())
     .addColumn('location_id', 'integer', (c) => c.notNull().references('cloud_a_locations.id'))
-    .addColumn('service_settings_id', 'integer', (c) =>
-      c.notNull().references('service_settings.id').onDelete('cascade'),
-    )
-    .addColumn('project_id', 'integer', (c) => c.notNull().references('projects.id').onDelete('cascade'))
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .addColumn('service_settings_id', 'integer', ownedBy('service_settings'))
+    .addColumn('project_id', 'integer', ownedBy('projects'))
+    .$call(timestamps)
     .execute()
   await db.schema
     .createTable('cloud_a_public_ips')

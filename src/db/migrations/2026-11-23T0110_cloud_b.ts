@@ -3,7 +3,7 @@
 // each kind keeps its own columns in an extension table keyed by resource_id. Migrations between
 // tenants have a table of their own.
 import type { ColumnDefinitionBuilder, Kysely } from 'kysely'
-import { jsonType, withId } from './_helpers.js'
+import { clearedWith, createRecordTable, jsonType, ownedBy, timestamps, withId } from './_helpers.js'
 
 const resourceKey = (c: ColumnDefinitionBuilder) =>
   c.primaryKey().references('cloud_resources.id').onDelete('cascade')
@@ -40,9 +40,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable('cloud_b_subnets')
     .addColumn('resource_id', 'integer', resourceKey)
     .addColumn('tenant_id', 'integer', tenantRef)
-    .addColumn('network_id', 'integer', (c) =>
-      c.notNull().references('cloud_resources.id').onDelete('cascade'),
-    )
+    .addColumn('network_id', 'integer', ownedBy('cloud_resources'))
     .addColumn('cidr', 'varchar(64)', (c) => c.notNull())
     .addColumn('gateway_ip', 'varchar(64)')
     .addColumn('ip_version', 'integer', (c) => c.notNull().defaultTo(4))
@@ -61,9 +59,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await index(db, 'cloud_b_security_groups', 'tenant_id')
 
   await withId(db, db.schema.createTable('cloud_b_security_group_rules'))
-    .addColumn('security_group_id', 'integer', (c) =>
-      c.notNull().references('cloud_resources.id').onDelete('cascade'),
-    )
+    .addColumn('security_group_id', 'integer', ownedBy('cloud_resources'))
     .addColumn('ethertype', 'varchar(8)', (c) => c.notNull().defaultTo('IPv4'))
     .addColumn('direction', 'varchar(8)', (c) => c.notNull().defaultTo('ingress'))
     .addColumn('protocol', 'varchar(8)', (c) => c.notNull().defaultTo(''))
@@ -72,7 +68,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('to_port', 'integer')
     .addColumn('cidr', 'varchar(64)', (c) => c.notNull().defaultTo(''))
     .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
-    .addColumn('remote_group_id', 'integer', (c) => c.references('cloud_resources.id').onDelete('set null'))
+    .addColumn('remote_group_id', 'integer', clearedWith('cloud_resources'))
     .addColumn('backend_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
     .execute()
   await index(db, 'cloud_b_security_group_rules', 'security_group_id')
@@ -81,8 +77,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable('cloud_b_ports')
     .addColumn('resource_id', 'integer', resourceKey)
     .addColumn('tenant_id', 'integer', tenantRef)
-    .addColumn('network_id', 'integer', (c) => c.references('cloud_resources.id').onDelete('set null'))
-    .addColumn('subnet_id', 'integer', (c) => c.references('cloud_resources.id').onDelete('set null'))
+    .addColumn('network_id', 'integer', clearedWith('cloud_resources'))
+    .addColumn('subnet_id', 'integer', clearedWith('cloud_resources'))
     .addColumn('fixed_ips', json, (c) => c.notNull())
     .addColumn('mac_address', 'varchar(32)', (c) => c.notNull().defaultTo(''))
     .addColumn('device_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
@@ -94,10 +90,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('cloud_b_port_security_groups')
-    .addColumn('port_id', 'integer', (c) => c.notNull().references('cloud_resources.id').onDelete('cascade'))
-    .addColumn('security_group_id', 'integer', (c) =>
-      c.notNull().references('cloud_resources.id').onDelete('cascade'),
-    )
+    .addColumn('port_id', 'integer', ownedBy('cloud_resources'))
+    .addColumn('security_group_id', 'integer', ownedBy('cloud_resources'))
     .addPrimaryKeyConstraint('cloud_b_port_security_groups_pk', ['port_id', 'security_group_id'])
     .execute()
 
@@ -107,7 +101,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('tenant_id', 'integer', tenantRef)
     .addColumn('address', 'varchar(64)')
     .addColumn('backend_network_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
-    .addColumn('port_id', 'integer', (c) => c.references('cloud_resources.id').onDelete('set null'))
+    .addColumn('port_id', 'integer', clearedWith('cloud_resources'))
     .addColumn('external_address', 'varchar(64)')
     .execute()
   await index(db, 'cloud_b_floating_ips', 'tenant_id')
@@ -126,34 +120,26 @@ export async function up(db: Kysely<any>): Promise<void> {
   // A router interface is a port of the router; a port serves at most one router.
   await db.schema
     .createTable('cloud_b_router_interfaces')
-    .addColumn('router_id', 'integer', (c) =>
-      c.notNull().references('cloud_resources.id').onDelete('cascade'),
-    )
+    .addColumn('router_id', 'integer', ownedBy('cloud_resources'))
     .addColumn('port_id', 'integer', (c) =>
       c.notNull().unique().references('cloud_resources.id').onDelete('cascade'),
     )
     .addPrimaryKeyConstraint('cloud_b_router_interfaces_pk', ['router_id', 'port_id'])
     .execute()
 
-  await withId(db, db.schema.createTable('cloud_b_migrations'))
-    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+  await createRecordTable(db, 'cloud_b_migrations')
     .addColumn('name', 'varchar(255)', (c) => c.notNull().defaultTo(''))
     .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('mappings', json, (c) => c.notNull())
-    .addColumn('created_by_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('src_resource_id', 'integer', (c) =>
-      c.notNull().references('resources.id').onDelete('cascade'),
-    )
-    .addColumn('dst_offering_id', 'integer', (c) =>
-      c.notNull().references('offerings.id').onDelete('cascade'),
-    )
-    .addColumn('dst_plan_id', 'integer', (c) => c.references('plans.id').onDelete('set null'))
-    .addColumn('dst_resource_id', 'integer', (c) => c.references('resources.id').onDelete('set null'))
+    .addColumn('created_by_id', 'integer', clearedWith('users'))
+    .addColumn('src_resource_id', 'integer', ownedBy('resources'))
+    .addColumn('dst_offering_id', 'integer', ownedBy('offerings'))
+    .addColumn('dst_plan_id', 'integer', clearedWith('plans'))
+    .addColumn('dst_resource_id', 'integer', clearedWith('resources'))
     .addColumn('state', 'varchar(32)', (c) => c.notNull().defaultTo('CREATION_SCHEDULED'))
     .addColumn('error_message', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('error_traceback', 'text', (c) => c.notNull().defaultTo(''))
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+    .$call(timestamps)
     .execute()
   for (const col of ['src_resource_id', 'dst_resource_id', 'created_by_id', 'created']) {
     await index(db, 'cloud_b_migrations', col)

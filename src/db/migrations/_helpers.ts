@@ -4,7 +4,7 @@
 // Dates are YYYY-MM-DD text on both. A new column takes its type from `types(db)`, so it is
 // native on PostgreSQL from the start; the repositories read every type back in the shape they
 // expect on both dialects (see `database.ts`, `typeParsers`).
-import { PostgresAdapter, type CreateTableBuilder, type Kysely } from 'kysely'
+import { PostgresAdapter, type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely } from 'kysely'
 
 export function isPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter
@@ -40,4 +40,29 @@ export function jsonType(db: Kysely<any>): 'jsonb' | 'text' {
 
 export function decimalType(db: Kysely<any>): 'numeric(22, 10)' | 'numeric' {
   return types(db).decimal
+}
+
+/**
+ * A table of records: the `id` key, then the record's unique `uuid` (its identifier in the API).
+ * The record's other columns follow, and its timestamps last (`.$call(timestamps)`).
+ */
+export function createRecordTable<T extends string>(db: Kysely<any>, name: T) {
+  return withId(db, db.schema.createTable(name)).addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+}
+
+/** The record's `created` and `modified` times (ISO text; `timestamptz` once native_pg_types ran). */
+export function timestamps<T extends string, C extends string>(t: CreateTableBuilder<T, C>) {
+  return t
+    .addColumn('created', 'varchar(32)', (c) => c.notNull())
+    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+}
+
+/** A required reference to `table`'s row, whose deletion deletes this row. */
+export function ownedBy(table: string) {
+  return (c: ColumnDefinitionBuilder) => c.notNull().references(`${table}.id`).onDelete('cascade')
+}
+
+/** An optional reference to `table`'s row, cleared when that row is deleted. */
+export function clearedWith(table: string) {
+  return (c: ColumnDefinitionBuilder) => c.references(`${table}.id`).onDelete('set null')
 }
