@@ -54,6 +54,16 @@ export const PERMISSIONS = [
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
+/** The project admin: grants project roles, orders and manages the project's resources. */
+const PROJECT_ADMIN: readonly Permission[] = [
+  'PROJECT.CREATE_PERMISSION',
+  'ORDER.LIST',
+  'ORDER.CREATE',
+  'ORDER.CANCEL',
+  'ORDER.DESTROY',
+  'RESOURCE.MANAGE',
+]
+
 export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
   // The organization's owner holds every permission.
   'CUSTOMER.OWNER': PERMISSIONS,
@@ -67,23 +77,9 @@ export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
     'OFFERING.MANAGE_BACKEND_RESOURCES',
   ],
   'CUSTOMER.SUPPORT': ['ORDER.LIST'],
-  'PROJECT.ADMIN': [
-    'PROJECT.CREATE_PERMISSION',
-    'ORDER.LIST',
-    'ORDER.CREATE',
-    'ORDER.CANCEL',
-    'ORDER.DESTROY',
-    'RESOURCE.MANAGE',
-  ],
-  'PROJECT.MANAGER': [
-    'PROJECT.UPDATE',
-    'PROJECT.CREATE_PERMISSION',
-    'ORDER.LIST',
-    'ORDER.CREATE',
-    'ORDER.CANCEL',
-    'ORDER.DESTROY',
-    'RESOURCE.MANAGE',
-  ],
+  'PROJECT.ADMIN': PROJECT_ADMIN,
+  // The project manager: what the project admin may do, and update the project.
+  'PROJECT.MANAGER': ['PROJECT.UPDATE', ...PROJECT_ADMIN],
   'PROJECT.MEMBER': ['ORDER.LIST', 'ORDER.CREATE'],
   'OFFERING.MANAGER': [
     'ORDER.LIST',
