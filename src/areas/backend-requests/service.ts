@@ -6,7 +6,7 @@ import type { Listing } from '../../db/listing.js'
 import { fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import { requireStaff, can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
-import { pageOf, type Pager } from '../../http/resource.js'
+import { pageOf, rowOr404, type Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { backendRequestsRepository, type RequestRow, type RequestVisibility } from './repository.js'
 import { PATH, type BackendRequest } from './schema.js'
@@ -58,10 +58,8 @@ export async function get(
   uuid: string,
   b: string,
 ): Promise<BackendRequest> {
-  const u = normalizeUuid(uuid)
-  const row = u ? await backendRequestsRepository(ctx.db).findVisibleByUuid(vis, u) : undefined
-  if (!row) throw notFound(NOT_FOUND)
-  return toRecord(b, row)
+  const find = (u: string) => backendRequestsRepository(ctx.db).findVisibleByUuid(vis, u)
+  return toRecord(b, await rowOr404(find, uuid, NOT_FOUND))
 }
 
 export async function create(

@@ -6,11 +6,10 @@ import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
-import { AppError, forbidden, nonFieldError, notFound } from '../../http/errors.js'
+import { AppError, forbidden, nonFieldError } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
-import type { Pager } from '../../http/resource.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { rowOr404, type Pager } from '../../http/resource.js'
 import type { Listing } from '../../db/listing.js'
 import { resolveOrganizationGroups } from '../directory/service.js'
 import { PERIODS, type Period } from './estimate.js'
@@ -190,11 +189,8 @@ export function listPolicies(
   )
 }
 
-async function findVisible(ctx: AppContext, vis: PolicyVisibility, uuid: string) {
-  const u = normalizeUuid(uuid)
-  const row = u ? await policiesRepository(ctx.db).findVisibleByUuid(vis, u) : undefined
-  if (!row) throw notFound(NOT_FOUND)
-  return row
+function findVisible(ctx: AppContext, vis: PolicyVisibility, uuid: string) {
+  return rowOr404((u) => policiesRepository(ctx.db).findVisibleByUuid(vis, u), uuid, NOT_FOUND)
 }
 
 export async function getPolicy(

@@ -4,11 +4,10 @@
 // guarantees at most one active profile per organization.
 import type { AppContext } from '../../context.js'
 import { parseJson, toBool, toJson } from '../../db/values.js'
-import { AppError, notFound } from '../../http/errors.js'
+import { AppError } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { requireStaff, customerIds, seesAll, type Actor } from '../../http/permissions.js'
-import { pageOf, type Pager } from '../../http/resource.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { pageOf, rowOr404, type Pager } from '../../http/resource.js'
 import type { Listing } from '../../db/listing.js'
 import { paymentProfilesRepository, type ProfileRow, type ProfileVisibility } from './repository.js'
 import {
@@ -106,11 +105,8 @@ export async function listPaymentProfiles(
   return pageOf(page, paymentProfilesRepository(ctx.db), vis, listing, (r) => toPaymentProfile(base, r))
 }
 
-async function findVisible(ctx: AppContext, vis: ProfileVisibility, uuid: string) {
-  const u = normalizeUuid(uuid)
-  const row = u ? await paymentProfilesRepository(ctx.db).findVisibleByUuid(vis, u) : undefined
-  if (!row) throw notFound(NOT_FOUND)
-  return row
+function findVisible(ctx: AppContext, vis: ProfileVisibility, uuid: string) {
+  return rowOr404((u) => paymentProfilesRepository(ctx.db).findVisibleByUuid(vis, u), uuid, NOT_FOUND)
 }
 
 export async function getPaymentProfile(

@@ -3,12 +3,11 @@
 // a signed token that staff or support obtained for the issue; one feedback per issue.
 import type { AppContext } from '../../context.js'
 import { fromBool, toBool } from '../../db/values.js'
-import { AppError, fieldError, forbidden, nonFieldError, notFound } from '../../http/errors.js'
+import { AppError, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { customerIds, seesAll, type Actor } from '../../http/permissions.js'
 import type { Listing } from '../../db/listing.js'
-import { pageOf, type Pager } from '../../http/resource.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { pageOf, rowOr404, type Pager } from '../../http/resource.js'
 import { findProjectById } from '../directory/service.js'
 import { signFeedbackToken, verifyFeedbackToken } from './feedback-token.js'
 import {
@@ -89,11 +88,8 @@ export async function listIssues(
   return pageOf(page, issuesRepository(ctx.db), vis, listing, (r) => toIssue(base, r))
 }
 
-async function findVisibleIssue(ctx: AppContext, vis: IssueVisibility, uuid: string) {
-  const u = normalizeUuid(uuid)
-  const row = u ? await issuesRepository(ctx.db).findVisibleByUuid(vis, u) : undefined
-  if (!row) throw notFound(ISSUE_NOT_FOUND)
-  return row
+function findVisibleIssue(ctx: AppContext, vis: IssueVisibility, uuid: string) {
+  return rowOr404((u) => issuesRepository(ctx.db).findVisibleByUuid(vis, u), uuid, ISSUE_NOT_FOUND)
 }
 
 export async function getIssue(
@@ -288,8 +284,6 @@ export async function listFeedbacks(
 
 export async function getFeedback(ctx: AppContext, actor: Actor, uuid: string): Promise<Feedback> {
   requireSupportDesk(actor)
-  const u = normalizeUuid(uuid)
-  const row = u ? await feedbacksRepository(ctx.db).findByUuid(u) : undefined
-  if (!row) throw notFound(FEEDBACK_NOT_FOUND)
-  return toFeedback(row)
+  const find = (u: string) => feedbacksRepository(ctx.db).findByUuid(u)
+  return toFeedback(await rowOr404(find, uuid, FEEDBACK_NOT_FOUND))
 }
