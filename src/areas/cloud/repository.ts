@@ -366,6 +366,16 @@ export function applyCommonFilters(q: CloudResourcesQuery, f: CommonFilters): Cl
   return q
 }
 
+/** The resources of one type this scope may see, with the common filters applied. */
+export function visibleResources(
+  db: Db,
+  resourceType: string,
+  vis: ResourceVisibility,
+  f: CommonFilters,
+): CloudResourcesQuery {
+  return applyCommonFilters(applyResourceVisibility(cloudResourcesBase(db, resourceType), vis), f)
+}
+
 /**
  * One resource of a type, by id or uuid, if visible: the shape of a query compiled once by
  * `reusable` (variant: `oneResourceVariant`; parameters: `oneResourceParams`). The parameters are
