@@ -91,6 +91,11 @@ export interface WriteSpec<T, B extends TSchema, C> extends OperationOptions {
   body: B
   /** Checked before the body is read (e.g. staff only: 403 whatever the body holds). */
   permission?: (actor: Actor) => void
+  /**
+   * The body's schema errors do not answer at once: the call gathers them with its field rules in
+   * one 400, running the service in `fieldErrorsOf(c.request).guard(...)`.
+   */
+  attachValidation?: boolean
   run: (c: C & BodyCall<Static<B>>) => Answer<T>
 }
 
@@ -366,7 +371,12 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
       create.summary ?? `Create ${one}`,
       { body: create.body, response: { [status]: create.response ?? spec.record } },
       writeHandler(ctx, create.run, status, create.render === 'json' ? 'json' : 'object'),
-      { errors: create.errors, public: create.public, ...permissionHook(create.permission) },
+      {
+        errors: create.errors,
+        public: create.public,
+        ...permissionHook(create.permission),
+        ...(create.attachValidation ? { attachValidation: true } : {}),
+      },
     )
   }
 

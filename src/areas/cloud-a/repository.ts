@@ -1,25 +1,20 @@
 // All SQL of cloudA: locations, resource groups and the public IPs' own columns.
-import { sql, type Kysely, type Transaction } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { icontains } from '../../db/sql.js'
-import type { OrderTerm } from '../../http/query.js'
+import { scopedList } from '../../db/listing.js'
 import {
   COMMON_COLUMNS,
   inScopes,
   settingsVisibleTo,
   type CloudResourcesQuery,
+  type CommonFilters,
   type ResourceVisibility,
   type SettingsVisibility,
+  visibleResources,
 } from '../cloud/common.js'
+import { PUBLIC_IP_TYPE } from './schema.js'
 
 type Db = Kysely<DB> | Transaction<DB>
-
-export interface LocationFilters {
-  name?: string
-  name_exact?: string
-  service_settings_uuid?: string
-  uuid?: string
-}
 
 export function locationsRepository(db: Db) {
   function base() {
@@ -27,15 +22,10 @@ export function locationsRepository(db: Db) {
       .selectFrom('cloud_a_locations')
       .innerJoin('service_settings', 'service_settings.id', 'cloud_a_locations.service_settings_id')
   }
-  function filtered(vis: SettingsVisibility, f: LocationFilters) {
-    let q = base()
-    // Locations are visible with their service settings.
-    if (!vis.all) q = q.where((eb) => settingsVisibleTo(eb, vis.customerIds))
-    if (f.name) q = q.where(icontains('cloud_a_locations.name', f.name))
-    if (f.name_exact !== undefined) q = q.where('cloud_a_locations.name', '=', f.name_exact)
-    if (f.service_settings_uuid) q = q.where('service_settings.uuid', '=', f.service_settings_uuid)
-    if (f.uuid) q = q.where('cloud_a_locations.uuid', '=', f.uuid)
-    return q
+  /** Locations are visible with their service settings. */
+  function visible(vis: SettingsVisibility) {
+    const q = base()
+    return vis.all ? q : q.where((eb) => settingsVisibleTo(eb, vis.customerIds))
   }
   const columns = [
     'cloud_a_locations.id',
@@ -48,26 +38,15 @@ export function locationsRepository(db: Db) {
     'service_settings.uuid as service_settings_uuid',
     'service_settings.name as service_settings_name',
   ] as const
+  const { count, list } = scopedList(visible, (q) => q.select(columns), 'cloud_a_locations.id')
   return {
-    async count(vis: SettingsVisibility, f: LocationFilters): Promise<number> {
-      const r = await filtered(vis, f)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
-    },
-    list(vis: SettingsVisibility, f: LocationFilters, order: OrderTerm[], limit: number, offset: number) {
-      let q = filtered(vis, f).select(columns)
-      for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
-      return q.orderBy('cloud_a_locations.id', 'asc').limit(limit).offset(offset).execute()
-    },
+    count,
+    list,
     findVisibleByUuid(vis: SettingsVisibility, uuid: string) {
-      return filtered(vis, {}).select(columns).where('cloud_a_locations.uuid', '=', uuid).executeTakeFirst()
+      return visible(vis).select(columns).where('cloud_a_locations.uuid', '=', uuid).executeTakeFirst()
     },
     findById(id: number) {
       return base().select(columns).where('cloud_a_locations.id', '=', id).executeTakeFirst()
-    },
-    findByUuid(uuid: string) {
-      return base().select(columns).where('cloud_a_locations.uuid', '=', uuid).executeTakeFirst()
     },
     async insert(values: {
       uuid: string
@@ -113,16 +92,6 @@ export function locationsRepository(db: Db) {
 
 export type LocationRow = NonNullable<Awaited<ReturnType<ReturnType<typeof locationsRepository>['findById']>>>
 
-export interface ResourceGroupFilters {
-  name?: string
-  name_exact?: string
-  location_uuid?: string
-  service_settings_uuid?: string
-  project_uuid?: string
-  customer_uuid?: string
-  uuid?: string
-}
-
 export function resourceGroupsRepository(db: Db) {
   function base() {
     return db
@@ -132,18 +101,10 @@ export function resourceGroupsRepository(db: Db) {
       .innerJoin('projects', 'projects.id', 'cloud_a_resource_groups.project_id')
       .innerJoin('customers', 'customers.id', 'projects.customer_id')
   }
-  function filtered(vis: ResourceVisibility, f: ResourceGroupFilters) {
-    let q = base()
-    // Resource groups are visible like resources.
-    if (!vis.all) q = q.where((eb) => inScopes(eb, vis, 'cloud_a_resource_groups.project_id'))
-    if (f.name) q = q.where(icontains('cloud_a_resource_groups.name', f.name))
-    if (f.name_exact !== undefined) q = q.where('cloud_a_resource_groups.name', '=', f.name_exact)
-    if (f.location_uuid) q = q.where('cloud_a_locations.uuid', '=', f.location_uuid)
-    if (f.service_settings_uuid) q = q.where('service_settings.uuid', '=', f.service_settings_uuid)
-    if (f.project_uuid) q = q.where('projects.uuid', '=', f.project_uuid)
-    if (f.customer_uuid) q = q.where('customers.uuid', '=', f.customer_uuid)
-    if (f.uuid) q = q.where('cloud_a_resource_groups.uuid', '=', f.uuid)
-    return q
+  /** Resource groups are visible like resources. */
+  function visible(vis: ResourceVisibility) {
+    const q = base()
+    return vis.all ? q : q.where((eb) => inScopes(eb, vis, 'cloud_a_resource_groups.project_id'))
   }
   const columns = [
     'cloud_a_resource_groups.id',
@@ -163,35 +124,15 @@ export function resourceGroupsRepository(db: Db) {
     'projects.customer_id',
     'customers.uuid as customer_uuid',
   ] as const
+  const { count, list } = scopedList(visible, (q) => q.select(columns), 'cloud_a_resource_groups.id')
   return {
-    async count(vis: ResourceVisibility, f: ResourceGroupFilters): Promise<number> {
-      const r = await filtered(vis, f)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
-    },
-    list(
-      vis: ResourceVisibility,
-      f: ResourceGroupFilters,
-      order: OrderTerm[],
-      limit: number,
-      offset: number,
-    ) {
-      let q = filtered(vis, f).select(columns)
-      for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
-      return q.orderBy('cloud_a_resource_groups.id', 'asc').limit(limit).offset(offset).execute()
-    },
+    count,
+    list,
     findVisibleByUuid(vis: ResourceVisibility, uuid: string) {
-      return filtered(vis, {})
-        .select(columns)
-        .where('cloud_a_resource_groups.uuid', '=', uuid)
-        .executeTakeFirst()
+      return visible(vis).select(columns).where('cloud_a_resource_groups.uuid', '=', uuid).executeTakeFirst()
     },
     findById(id: number) {
       return base().select(columns).where('cloud_a_resource_groups.id', '=', id).executeTakeFirst()
-    },
-    findByUuid(uuid: string) {
-      return base().select(columns).where('cloud_a_resource_groups.uuid', '=', uuid).executeTakeFirst()
     },
     async insert(values: {
       uuid: string
@@ -234,15 +175,9 @@ export type ResourceGroupRow = NonNullable<
   Awaited<ReturnType<ReturnType<typeof resourceGroupsRepository>['findById']>>
 >
 
-export interface PublicIpFilters {
-  external_ip?: string
-  /** null: matches nothing (a URL of another kind). */
-  resource_group_uuid?: string | null
-}
-
-/** The public IP's own columns, joined onto the common record query. */
-export function withPublicIpColumns(q: CloudResourcesQuery, f: PublicIpFilters = {}) {
-  let r = q
+/** The public IP's own tables, joined onto the common record query. */
+function withPublicIpTables(q: CloudResourcesQuery) {
+  return q
     .innerJoin('cloud_a_public_ips', 'cloud_a_public_ips.resource_id', 'cloud_resources.id')
     .innerJoin('cloud_a_locations', 'cloud_a_locations.id', 'cloud_a_public_ips.location_id')
     .innerJoin(
@@ -250,10 +185,12 @@ export function withPublicIpColumns(q: CloudResourcesQuery, f: PublicIpFilters =
       'cloud_a_resource_groups.id',
       'cloud_a_public_ips.resource_group_id',
     )
-  if (f.resource_group_uuid === null) r = r.where(sql<boolean>`1 = 0`)
-  else if (f.resource_group_uuid) r = r.where('cloud_a_resource_groups.uuid', '=', f.resource_group_uuid)
-  if (f.external_ip !== undefined) r = r.where('cloud_a_public_ips.ip_address', '=', f.external_ip)
-  return r
+}
+
+/** What a public IP list sees: the caller's visibility and the common filters' values. */
+export interface PublicIpScope {
+  vis: ResourceVisibility
+  common: CommonFilters
 }
 
 export const PUBLIC_IP_COLUMNS = [
@@ -269,18 +206,21 @@ export const PUBLIC_IP_COLUMNS = [
 ] as const
 
 export function publicIpsRepository(db: Db) {
+  const visible = (scope: PublicIpScope) =>
+    withPublicIpTables(visibleResources(db, PUBLIC_IP_TYPE, scope.vis, scope.common))
+  const { count, list } = scopedList(visible, (q) => q.select(PUBLIC_IP_COLUMNS), 'cloud_resources.id')
   return {
-    async count(q: ReturnType<typeof withPublicIpColumns>): Promise<number> {
-      const r = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-      return Number(r.n)
+    count,
+    list,
+    findVisibleByUuid(vis: ResourceVisibility, uuid: string) {
+      return visible({ vis, common: { uuid } }).select(PUBLIC_IP_COLUMNS).executeTakeFirst()
     },
-    list(q: ReturnType<typeof withPublicIpColumns>, order: OrderTerm[], limit: number, offset: number) {
-      let s = q.select(PUBLIC_IP_COLUMNS)
-      for (const t of order) s = s.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
-      return s.orderBy('cloud_resources.id', 'asc').limit(limit).offset(offset).execute()
-    },
-    findOne(q: ReturnType<typeof withPublicIpColumns>) {
-      return q.select(PUBLIC_IP_COLUMNS).executeTakeFirst()
+    /** Reads after a write: no visibility check. */
+    findById(id: number) {
+      return visible({ vis: { all: true }, common: {} })
+        .select(PUBLIC_IP_COLUMNS)
+        .where('cloud_resources.id', '=', id)
+        .executeTakeFirst()
     },
     async insert(values: { resource_id: number; location_id: number; resource_group_id: number }) {
       await db.insertInto('cloud_a_public_ips').values(values).execute()
@@ -317,4 +257,4 @@ export function publicIpsRepository(db: Db) {
   }
 }
 
-export type PublicIpRow = NonNullable<Awaited<ReturnType<ReturnType<typeof publicIpsRepository>['findOne']>>>
+export type PublicIpRow = NonNullable<Awaited<ReturnType<ReturnType<typeof publicIpsRepository>['findById']>>>

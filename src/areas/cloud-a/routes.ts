@@ -1,316 +1,123 @@
 // HTTP for /api/cloudA-locations/, /api/cloudA-resource-groups/ and /api/cloudA-public-ips/.
-import type { FastifyInstance } from 'fastify'
-import { Type } from '@sinclair/typebox'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { AppContext } from '../../context.js'
-import { actorOf } from '../../http/auth.js'
 import { fieldErrorsOf } from '../../http/errors.js'
-import { uuidFromLink } from '../../http/links.js'
-import { errors, FieldQuery, NoContent, UuidParams } from '../../http/schemas.js'
-import { pager, parseOrdering, single, uuidFilter, withFields, type Query } from '../../http/query.js'
+import { filter } from '../../http/filters.js'
+import { defineResource, resourceRoutes } from '../../http/resource.js'
 import {
-  parseCommonFilters,
-  scheduleDeletion,
-  schedulePull,
-  registerStateActions,
-  unlinkResource,
+  commonFilters,
+  lifecycleActions,
+  resourceVisibility,
+  scheduledDestroy,
+  settingsVisibility,
 } from '../cloud/common.js'
+import * as ips from './public-ips.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
-export async function cloudARoutes(fastify: FastifyInstance, { ctx }: { ctx: AppContext }) {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  svc.registerScopes()
+export const locations = defineResource({
+  path: s.PATHS.locations,
+  noun: 'location',
+  record: s.LocationSchema,
+  visibility: settingsVisibility,
+  list: {
+    filters: {
+      name: filter.contains('cloud_a_locations.name'),
+      name_exact: filter.exact('cloud_a_locations.name'),
+      service_settings_uuid: filter.uuid('service_settings.uuid'),
+      uuid: filter.uuid('cloud_a_locations.uuid'),
+    },
+    ordering: {
+      fields: s.LOCATION_ORDERING,
+      default: [{ column: 'cloud_a_locations.name', desc: false }],
+    },
+    run: (c) => svc.listLocations(c.ctx, c.scope, c.listing, c.base, c.page),
+  },
+  retrieve: { run: (c) => svc.getLocation(c.ctx, c.actor, c.uuid, c.base) },
+  create: {
+    body: s.LocationCreateBody,
+    run: (c) => svc.createLocation(c.ctx, c.actor, c.body, c.base),
+  },
+  update: {
+    body: s.LocationCreateBody,
+    patch: s.LocationPatchBody,
+    run: (c) => svc.updateLocation(c.ctx, c.actor, c.uuid, c.body, c.base),
+  },
+  destroy: { run: (c) => svc.deleteLocation(c.ctx, c.actor, c.uuid) },
+})
 
-  // ---- locations ----
-  {
-    const tags = ['cloudA-locations']
-    const base = '/api/cloudA-locations/'
-    const Record = Type.Partial(s.LocationSchema)
-    app.get(
-      base,
-      {
-        schema: { tags, querystring: s.LocationListQuery, response: { 200: Type.Array(Record), ...errors } },
-      },
-      async (request, reply) => {
-        const q = request.query as Query
-        const order = parseOrdering(q, s.LOCATION_ORDERING, [
-          { column: 'cloud_a_locations.name', desc: false },
-        ])
-        const f = {
-          name: single(q, 'name'),
-          name_exact: single(q, 'name_exact'),
-          service_settings_uuid: uuidFilter(q, 'service_settings_uuid'),
-          uuid: uuidFilter(q, 'uuid'),
-        }
-        return svc.listLocations(
-          ctx,
-          actorOf(request),
-          f,
-          order,
-          request.baseUrl,
-          pager(request, reply, s.LOCATION_FIELDS),
-        )
-      },
-    )
-    app.get(
-      `${base}:uuid/`,
-      { schema: { tags, params: UuidParams, querystring: FieldQuery, response: { 200: Record, ...errors } } },
-      async (request) =>
-        withFields(
-          request,
-          s.LOCATION_FIELDS,
-          await svc.getLocation(ctx, actorOf(request), request.params.uuid, request.baseUrl),
-        ),
-    )
-    app.post(
-      base,
-      { schema: { tags, body: s.LocationCreateBody, response: { 201: s.LocationSchema, ...errors } } },
-      async (request, reply) =>
-        reply.code(201).send(await svc.createLocation(ctx, actorOf(request), request.body, request.baseUrl)),
-    )
-    for (const method of ['PUT', 'PATCH'] as const) {
-      app.route({
-        method,
-        url: `${base}:uuid/`,
-        schema: {
-          tags,
-          params: UuidParams,
-          body: method === 'PUT' ? s.LocationCreateBody : s.LocationPatchBody,
-          response: { 200: s.LocationSchema, ...errors },
-        },
-        handler: async (request) =>
-          svc.updateLocation(ctx, actorOf(request), request.params.uuid, request.body, request.baseUrl),
-      })
-    }
-    app.delete(
-      `${base}:uuid/`,
-      { schema: { tags, params: UuidParams, response: { 204: NoContent, ...errors } } },
-      async (request, reply) => {
-        await svc.deleteLocation(ctx, actorOf(request), request.params.uuid)
-        return reply.code(204).send()
-      },
-    )
-  }
+export const resourceGroups = defineResource({
+  path: s.PATHS.resourceGroups,
+  noun: 'resource group',
+  record: s.ResourceGroupSchema,
+  visibility: resourceVisibility,
+  list: {
+    filters: {
+      name: filter.contains('cloud_a_resource_groups.name'),
+      name_exact: filter.exact('cloud_a_resource_groups.name'),
+      location_uuid: filter.uuid('cloud_a_locations.uuid'),
+      service_settings_uuid: filter.uuid('service_settings.uuid'),
+      project_uuid: filter.uuid('projects.uuid'),
+      customer_uuid: filter.uuid('customers.uuid'),
+      uuid: filter.uuid('cloud_a_resource_groups.uuid'),
+    },
+    ordering: {
+      fields: s.RESOURCE_GROUP_ORDERING,
+      default: [{ column: 'cloud_a_resource_groups.name', desc: false }],
+    },
+    run: (c) => svc.listResourceGroups(c.ctx, c.scope, c.listing, c.base, c.page),
+  },
+  retrieve: { run: (c) => svc.getResourceGroup(c.ctx, c.actor, c.uuid, c.base) },
+  create: {
+    body: s.ResourceGroupCreateBody,
+    run: (c) => svc.createResourceGroup(c.ctx, c.actor, c.body, c.base),
+  },
+  update: {
+    body: s.ResourceGroupCreateBody,
+    patch: s.ResourceGroupPatchBody,
+    run: (c) => svc.updateResourceGroup(c.ctx, c.actor, c.uuid, c.body, c.base),
+  },
+  destroy: { run: (c) => svc.deleteResourceGroup(c.ctx, c.actor, c.uuid) },
+})
 
-  // ---- resource groups ----
-  {
-    const tags = ['cloudA-resource-groups']
-    const base = '/api/cloudA-resource-groups/'
-    const Record = Type.Partial(s.ResourceGroupSchema)
-    app.get(
-      base,
-      {
-        schema: {
-          tags,
-          querystring: s.ResourceGroupListQuery,
-          response: { 200: Type.Array(Record), ...errors },
-        },
-      },
-      async (request, reply) => {
-        const q = request.query as Query
-        const order = parseOrdering(q, s.RESOURCE_GROUP_ORDERING, [
-          { column: 'cloud_a_resource_groups.name', desc: false },
-        ])
-        const f = {
-          name: single(q, 'name'),
-          name_exact: single(q, 'name_exact'),
-          location_uuid: uuidFilter(q, 'location_uuid'),
-          service_settings_uuid: uuidFilter(q, 'service_settings_uuid'),
-          project_uuid: uuidFilter(q, 'project_uuid'),
-          customer_uuid: uuidFilter(q, 'customer_uuid'),
-          uuid: uuidFilter(q, 'uuid'),
-        }
-        return svc.listResourceGroups(
-          ctx,
-          actorOf(request),
-          f,
-          order,
-          request.baseUrl,
-          pager(request, reply, s.RESOURCE_GROUP_FIELDS),
-        )
-      },
-    )
-    app.get(
-      `${base}:uuid/`,
-      { schema: { tags, params: UuidParams, querystring: FieldQuery, response: { 200: Record, ...errors } } },
-      async (request) =>
-        withFields(
-          request,
-          s.RESOURCE_GROUP_FIELDS,
-          await svc.getResourceGroup(ctx, actorOf(request), request.params.uuid, request.baseUrl),
-        ),
-    )
-    app.post(
-      base,
-      {
-        schema: {
-          tags,
-          body: s.ResourceGroupCreateBody,
-          response: { 201: s.ResourceGroupSchema, ...errors },
-        },
-      },
-      async (request, reply) =>
-        reply
-          .code(201)
-          .send(await svc.createResourceGroup(ctx, actorOf(request), request.body, request.baseUrl)),
-    )
-    for (const method of ['PUT', 'PATCH'] as const) {
-      app.route({
-        method,
-        url: `${base}:uuid/`,
-        schema: {
-          tags,
-          params: UuidParams,
-          body: method === 'PUT' ? s.ResourceGroupCreateBody : s.ResourceGroupPatchBody,
-          response: { 200: s.ResourceGroupSchema, ...errors },
-        },
-        handler: async (request) =>
-          svc.updateResourceGroup(ctx, actorOf(request), request.params.uuid, request.body, request.baseUrl),
-      })
-    }
-    app.delete(
-      `${base}:uuid/`,
-      { schema: { tags, params: UuidParams, response: { 204: NoContent, ...errors } } },
-      async (request, reply) => {
-        await svc.deleteResourceGroup(ctx, actorOf(request), request.params.uuid)
-        return reply.code(204).send()
-      },
-    )
-  }
+export const publicIps = defineResource({
+  path: s.PATHS.publicIps,
+  noun: 'public IP',
+  record: s.PublicIpSchema,
+  list: {
+    filters: {
+      ...commonFilters,
+      // A resource group URL of another kind matches nothing (reference §0.5), not 400.
+      resource_group: filter.link(s.PATHS.resourceGroups, 'cloud_a_resource_groups.uuid', {
+        description: 'resource group URL',
+      }),
+      resource_group_uuid: filter.uuid('cloud_a_resource_groups.uuid'),
+      external_ip: filter.exact('cloud_a_public_ips.ip_address', {
+        description: 'the allocated public address (exact)',
+      }),
+    },
+    ordering: {
+      fields: s.PUBLIC_IP_ORDERING,
+      default: [{ column: 'cloud_resources.name', desc: false }],
+    },
+    run: (c) => ips.listPublicIps(c.ctx, c.actor, c.filters, c.listing, c.base, c.page),
+  },
+  retrieve: { run: (c) => ips.getPublicIp(c.ctx, c.actor, c.uuid, c.base) },
+  create: {
+    summary: 'Create a public IP; the backend allocates it asynchronously (state CREATION_SCHEDULED)',
+    body: s.PublicIpCreateBody,
+    // The body's schema errors and the links' rules answer in one 400.
+    attachValidation: true,
+    run: (c) => {
+      const errors = fieldErrorsOf(c.request)
+      return errors.guard(() => ips.createPublicIp(c.ctx, c.actor, c.body, c.base, errors))
+    },
+  },
+  update: {
+    body: s.PublicIpPutBody,
+    patch: s.PublicIpPatchBody,
+    run: (c) => ips.updatePublicIp(c.ctx, c.actor, c.uuid, c.body, c.base),
+  },
+  destroy: scheduledDestroy(s.PUBLIC_IP_TYPE),
+  actions: lifecycleActions(s.PUBLIC_IP_TYPE, 'public IP'),
+})
 
-  // ---- public IPs ----
-  {
-    const tags = ['cloudA-public-ips']
-    const base = '/api/cloudA-public-ips/'
-    const Record = Type.Partial(s.PublicIpSchema)
-    app.get(
-      base,
-      {
-        schema: { tags, querystring: s.PublicIpListQuery, response: { 200: Type.Array(Record), ...errors } },
-      },
-      async (request, reply) => {
-        const actor = actorOf(request)
-        const q = request.query as Query
-        const order = parseOrdering(q, s.PUBLIC_IP_ORDERING, [
-          { column: 'cloud_resources.name', desc: false },
-        ])
-        const common = parseCommonFilters(q, actor)
-        // A resource group URL of another kind matches nothing (reference §0.5), not 400.
-        const groupLink = single(q, 'resource_group')
-        const byLink = groupLink === undefined ? undefined : uuidFromLink(groupLink, s.PATHS.resourceGroups)
-        const byUuid = uuidFilter(q, 'resource_group_uuid')
-        const own = {
-          external_ip: single(q, 'external_ip'),
-          resource_group_uuid:
-            byLink === null || (byLink && byUuid && byLink !== byUuid) ? null : (byLink ?? byUuid),
-        }
-        return svc.listPublicIps(
-          ctx,
-          actor,
-          common,
-          own,
-          order,
-          request.baseUrl,
-          pager(request, reply, s.PUBLIC_IP_FIELDS),
-        )
-      },
-    )
-    app.get(
-      `${base}:uuid/`,
-      { schema: { tags, params: UuidParams, querystring: FieldQuery, response: { 200: Record, ...errors } } },
-      async (request) =>
-        withFields(
-          request,
-          s.PUBLIC_IP_FIELDS,
-          await svc.getPublicIp(ctx, actorOf(request), request.params.uuid, request.baseUrl),
-        ),
-    )
-    app.post(
-      base,
-      {
-        schema: {
-          tags,
-          summary: 'Create a public IP; the backend allocates it asynchronously (state CREATION_SCHEDULED)',
-          body: s.PublicIpCreateBody,
-          response: { 201: s.PublicIpSchema, ...errors },
-        },
-        // The body's schema errors and the links' rules answer in one 400.
-        attachValidation: true,
-      },
-      async (request, reply) => {
-        const fieldErrors = fieldErrorsOf(request)
-        const ip = await fieldErrors.guard(() =>
-          svc.createPublicIp(ctx, actorOf(request), request.body, request.baseUrl, fieldErrors),
-        )
-        return reply.code(201).send(ip)
-      },
-    )
-    for (const method of ['PUT', 'PATCH'] as const) {
-      app.route({
-        method,
-        url: `${base}:uuid/`,
-        schema: {
-          tags,
-          params: UuidParams,
-          body: method === 'PUT' ? s.PublicIpPutBody : s.PublicIpPatchBody,
-          response: { 200: s.PublicIpSchema, ...errors },
-        },
-        handler: async (request) =>
-          svc.updatePublicIp(ctx, actorOf(request), request.params.uuid, request.body, request.baseUrl),
-      })
-    }
-    app.delete(
-      `${base}:uuid/`,
-      {
-        schema: {
-          tags,
-          summary: 'Schedule deletion (DELETION_SCHEDULED); the backend deletion then runs as a job',
-          params: UuidParams,
-          response: { 204: NoContent, ...errors },
-        },
-      },
-      async (request, reply) => {
-        await scheduleDeletion(ctx, actorOf(request), s.PUBLIC_IP_TYPE, request.params.uuid)
-        return reply.code(204).send()
-      },
-    )
-    app.post(
-      `${base}:uuid/pull/`,
-      {
-        schema: {
-          tags,
-          summary:
-            'Schedule a synchronization from the backend: 202 no body; 409 no body when the driver has no pull',
-          params: UuidParams,
-          response: { 202: NoContent, ...errors },
-        },
-      },
-      async (request, reply) => {
-        await schedulePull(ctx, actorOf(request), s.PUBLIC_IP_TYPE, request.params.uuid)
-        return reply.code(202).send()
-      },
-    )
-    app.post(
-      `${base}:uuid/unlink/`,
-      {
-        schema: {
-          tags,
-          summary: 'Staff only: remove the record without any backend call, whatever its state',
-          params: UuidParams,
-          response: { 204: NoContent, ...errors },
-        },
-      },
-      async (request, reply) => {
-        await unlinkResource(ctx, actorOf(request), s.PUBLIC_IP_TYPE, request.params.uuid)
-        return reply.code(204).send()
-      },
-    )
-    registerStateActions(app, ctx, {
-      path: 'cloudA-public-ips',
-      type: s.PUBLIC_IP_TYPE,
-      tags,
-      noun: 'public IP',
-    })
-  }
-}
+export const cloudARoutes = resourceRoutes([locations, resourceGroups, publicIps], () => ips.registerScopes())

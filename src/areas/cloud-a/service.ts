@@ -1,119 +1,37 @@
-// cloudA use cases: locations (staff-managed, visible with their service settings), resource
-// groups (managed by those who manage the project) and public IPs (the common cloud resource
-// lifecycle: create, PUT/PATCH, delete and pull run as jobs against the driver).
+// cloudA use cases for locations (staff-managed, visible with their service settings) and
+// resource groups (managed by those who manage the project); public IPs are in public-ips.ts.
 import type { AppContext } from '../../context.js'
 import { conflict, FieldErrorSet, fieldError, forbidden, notFound } from '../../http/errors.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import { requireStaff, type Actor } from '../../http/permissions.js'
-import type { OrderTerm } from '../../http/query.js'
+import { pageOf, type Pager } from '../../http/resource.js'
+import type { Listing } from '../../db/listing.js'
 import { normalizeUuid } from '../../http/uuid.js'
-import { registerResourceScope } from '../catalog/service.js'
 import {
   canManage,
-  cloudResourcesQuery,
-  insertResource,
-  registerCloudResourceType,
   resolveManagedProject,
   resolveSettingsLink,
   resourceVisibility,
-  scheduleUpdate,
   settingsVisibility,
-  toCommonRecord,
-  type CommonFilters,
-  type ResourceOps,
+  type ResourceVisibility,
+  type SettingsVisibility,
 } from '../cloud/common.js'
-import { driverFor, type DriverCall } from '../cloud/driver.js'
-import type { CloudADriver, PublicIpSpec } from './driver.js'
 import {
   locationsRepository,
-  publicIpsRepository,
   resourceGroupsRepository,
-  withPublicIpColumns,
-  type LocationFilters,
   type LocationRow,
-  type PublicIpFilters,
-  type PublicIpRow,
-  type ResourceGroupFilters,
   type ResourceGroupRow,
 } from './repository.js'
 import {
   PATHS,
-  PUBLIC_IP_NAME_RE,
-  PUBLIC_IP_TYPE,
   type Location,
   type LocationWrite,
-  type PublicIp,
-  type PublicIpWrite,
   type ResourceGroup,
   type ResourceGroupWrite,
 } from './schema.js'
-import './driver.js'
-
-type Page<T> = (
-  count: () => Promise<number>,
-  fetch: (limit: number, offset: number) => Promise<T[]>,
-) => Promise<T[]>
-
-// ---- the public IP resource type: backend steps through the cloudA driver ----
-
-function publicIpOps(call: DriverCall): ResourceOps {
-  const driver = driverFor<CloudADriver>('cloudA', call)
-  const spec = async (id: number): Promise<PublicIpSpec> => {
-    const s = await publicIpsRepository(call.ctx.db).backendSpec(id)
-    if (!s) throw new Error('The public IP has no location or resource group.')
-    return {
-      name: s.name,
-      description: s.description,
-      location: s.location_backend_id || s.location_name,
-      resource_group: s.resource_group_name,
-    }
-  }
-  const pull = driver.pullPublicIp?.bind(driver)
-  return {
-    async create(r) {
-      const ip = await driver.createPublicIp(await spec(r.id))
-      return { backend_id: ip.backend_id, extra: { ip_address: ip.ip_address } }
-    },
-    async update(r) {
-      const ip = await driver.updatePublicIp(r.backend_id, await spec(r.id))
-      return { extra: { ip_address: ip.ip_address } }
-    },
-    async delete(r) {
-      if (r.backend_id) await driver.deletePublicIp(r.backend_id)
-    },
-    ...(pull
-      ? {
-          async pull(r) {
-            const ip = await pull(r.backend_id)
-            return ip && { name: ip.name, extra: { ip_address: ip.ip_address } }
-          },
-        }
-      : {}),
-  }
-}
-
-registerCloudResourceType({
-  type: PUBLIC_IP_TYPE,
-  kind: 'cloudA',
-  path: PATHS.publicIps,
-  modelName: 'PublicIP',
-  ops: publicIpOps,
-  async saveExtra(db, resourceId, extra) {
-    if (typeof extra.ip_address === 'string') {
-      await publicIpsRepository(db).update(resourceId, { ip_address: extra.ip_address })
-    }
-  },
-})
-
-/** Lets marketplace resources whose scope is a public IP link to it. */
-export function registerScopes(): void {
-  registerResourceScope(PUBLIC_IP_TYPE, { path: PATHS.publicIps, table: 'cloud_resources' })
-}
-
-// ---- visibility ----
 
 /** Runs field checks independently and reports every failing field at once, as DRF does. */
-async function collect<T extends Record<string, () => Promise<unknown>>>(
+export async function collect<T extends Record<string, () => Promise<unknown>>>(
   checks: T,
 ): Promise<{ [K in keyof T]: Awaited<ReturnType<T[K]>> }> {
   const errors = new FieldErrorSet()
@@ -123,8 +41,30 @@ async function collect<T extends Record<string, () => Promise<unknown>>>(
   return out as { [K in keyof T]: Awaited<ReturnType<T[K]>> }
 }
 
-// ---- locations ----
+/**
+ * The object a request's hyperlink names: of the path's kind, visible (`find`), and in the given
+ * service settings (when not null); else 400 on `field`.
+ */
+async function resolveInSettings<R extends { service_settings_id: number }>(
+  field: string,
+  value: unknown,
+  path: string,
+  noun: string,
+  settingsId: number | null,
+  find: (uuid: string) => Promise<R | undefined>,
+): Promise<R> {
+  if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
+  const uuid = uuidFromLink(value, path)
+  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
+  const row = await find(uuid)
+  if (!row) throw invalidHyperlink(field)
+  if (settingsId !== null && row.service_settings_id !== settingsId) {
+    throw fieldError(field, `The ${noun} must belong to the given service settings.`)
+  }
+  return row
+}
 
+// ---- locations ----
 export function toLocation(base: string, r: LocationRow): Location {
   return {
     url: urlOf(base, PATHS.locations, r.uuid)!,
@@ -139,20 +79,14 @@ export function toLocation(base: string, r: LocationRow): Location {
   }
 }
 
-export async function listLocations(
+export function listLocations(
   ctx: AppContext,
-  actor: Actor,
-  f: LocationFilters,
-  order: OrderTerm[],
+  vis: SettingsVisibility,
+  listing: Listing,
   base: string,
-  page: Page<Location>,
+  page: Pager<Location>,
 ) {
-  const repo = locationsRepository(ctx.db)
-  const vis = settingsVisibility(actor)
-  return page(
-    () => repo.count(vis, f),
-    async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toLocation(base, r)),
-  )
+  return pageOf(page, locationsRepository(ctx.db), vis, listing, (r) => toLocation(base, r))
 }
 
 async function findLocation(ctx: AppContext, actor: Actor, uuid: string): Promise<LocationRow> {
@@ -213,22 +147,17 @@ export async function deleteLocation(ctx: AppContext, actor: Actor, uuid: string
 }
 
 /** A location hyperlink of a request: known, visible, and in the given service settings. */
-async function resolveLocationLink(
+export function resolveLocationLink(
   ctx: AppContext,
   actor: Actor,
   field: string,
   value: unknown,
   settingsId: number | null,
 ): Promise<LocationRow> {
-  if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
-  const uuid = uuidFromLink(value, PATHS.locations)
-  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
-  const row = await locationsRepository(ctx.db).findVisibleByUuid(settingsVisibility(actor), uuid)
-  if (!row) throw invalidHyperlink(field)
-  if (settingsId !== null && row.service_settings_id !== settingsId) {
-    throw fieldError(field, 'The location must belong to the given service settings.')
-  }
-  return row
+  const repo = locationsRepository(ctx.db)
+  return resolveInSettings(field, value, PATHS.locations, 'location', settingsId, (uuid) =>
+    repo.findVisibleByUuid(settingsVisibility(actor), uuid),
+  )
 }
 
 // ---- resource groups ----
@@ -253,20 +182,14 @@ export function toResourceGroup(base: string, r: ResourceGroupRow): ResourceGrou
   }
 }
 
-export async function listResourceGroups(
+export function listResourceGroups(
   ctx: AppContext,
-  actor: Actor,
-  f: ResourceGroupFilters,
-  order: OrderTerm[],
+  vis: ResourceVisibility,
+  listing: Listing,
   base: string,
-  page: Page<ResourceGroup>,
+  page: Pager<ResourceGroup>,
 ) {
-  const repo = resourceGroupsRepository(ctx.db)
-  const vis = resourceVisibility(actor)
-  return page(
-    () => repo.count(vis, f),
-    async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toResourceGroup(base, r)),
-  )
+  return pageOf(page, resourceGroupsRepository(ctx.db), vis, listing, (r) => toResourceGroup(base, r))
 }
 
 async function findResourceGroup(ctx: AppContext, actor: Actor, uuid: string): Promise<ResourceGroupRow> {
@@ -340,192 +263,16 @@ export async function deleteResourceGroup(ctx: AppContext, actor: Actor, uuid: s
 }
 
 /** A resource group hyperlink of a request: known, visible, and in the given service settings. */
-async function resolveResourceGroupLink(
+/** A resource group hyperlink of a request: known, visible, and in the given service settings. */
+export function resolveResourceGroupLink(
   ctx: AppContext,
   actor: Actor,
   field: string,
   value: unknown,
   settingsId: number | null,
 ): Promise<ResourceGroupRow> {
-  if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
-  const uuid = uuidFromLink(value, PATHS.resourceGroups)
-  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
-  const row = await resourceGroupsRepository(ctx.db).findVisibleByUuid(resourceVisibility(actor), uuid)
-  if (!row) throw invalidHyperlink(field)
-  if (settingsId !== null && row.service_settings_id !== settingsId) {
-    throw fieldError(field, 'The resource group must belong to the given service settings.')
-  }
-  return row
-}
-
-// ---- public IPs ----
-
-export function toPublicIp(base: string, r: PublicIpRow): PublicIp {
-  return Object.assign(toCommonRecord(base, PATHS.publicIps, r), {
-    location: urlOf(base, PATHS.locations, r.location_uuid)!,
-    resource_group: urlOf(base, PATHS.resourceGroups, r.resource_group_uuid)!,
-  })
-}
-
-function validateName(name: string): void {
-  if (!PUBLIC_IP_NAME_RE.test(name)) {
-    throw fieldError('name', 'The name can contain only letters, numbers, underscore, period and hyphens.')
-  }
-}
-
-export async function listPublicIps(
-  ctx: AppContext,
-  actor: Actor,
-  common: CommonFilters,
-  own: PublicIpFilters,
-  order: OrderTerm[],
-  base: string,
-  page: Page<PublicIp>,
-) {
-  const repo = publicIpsRepository(ctx.db)
-  const q = () => withPublicIpColumns(cloudResourcesQuery(ctx.db, PUBLIC_IP_TYPE, actor, common), own)
-  return page(
-    () => repo.count(q()),
-    async (l, o) => (await repo.list(q(), order, l, o)).map((r) => toPublicIp(base, r)),
+  const repo = resourceGroupsRepository(ctx.db)
+  return resolveInSettings(field, value, PATHS.resourceGroups, 'resource group', settingsId, (uuid) =>
+    repo.findVisibleByUuid(resourceVisibility(actor), uuid),
   )
-}
-
-async function publicIpById(ctx: AppContext, id: number): Promise<PublicIpRow> {
-  const row = await publicIpsRepository(ctx.db).findOne(
-    withPublicIpColumns(cloudResourcesQuery(ctx.db, PUBLIC_IP_TYPE, systemActor, {})).where(
-      'cloud_resources.id',
-      '=',
-      id,
-    ),
-  )
-  if (!row) throw notFound('No PublicIP matches the given query.')
-  return row
-}
-
-/** Reads after a write need no visibility check: a staff-like reader. */
-const systemActor: Actor = {
-  id: 0,
-  uuid: '',
-  username: '',
-  fullName: '',
-  email: '',
-  civilNumber: null,
-  isStaff: true,
-  isSupport: false,
-  affiliations: [],
-  identitySource: '',
-  image: null,
-  grants: [],
-}
-
-export async function getPublicIp(ctx: AppContext, actor: Actor, uuid: string, base: string) {
-  const u = normalizeUuid(uuid)
-  const row = u
-    ? await publicIpsRepository(ctx.db).findOne(
-        withPublicIpColumns(cloudResourcesQuery(ctx.db, PUBLIC_IP_TYPE, actor, { uuid: u })),
-      )
-    : undefined
-  if (!row) throw notFound('No PublicIP matches the given query.')
-  return toPublicIp(base, row)
-}
-
-/**
- * POST: 201 at once in CREATION_SCHEDULED; a job asks the driver for the IP. Every hyperlink is
- * checked (kind, existence, visibility); location and resource group must be in the service
- * settings; the project must be one the caller manages resources in.
- */
-export async function createPublicIp(
-  ctx: AppContext,
-  actor: Actor,
-  body: PublicIpWrite,
-  base: string,
-  errors = new FieldErrorSet(),
-) {
-  // One 400 names every bad field; location and resource group are checked against valid settings.
-  errors.checkSync('name', () => validateName(body.name!))
-  const settings = await errors.check('service_settings', () =>
-    resolveSettingsLink(ctx, actor, 'service_settings', body.service_settings, 'cloudA'),
-  )
-  const project = await errors.check('project', () =>
-    resolveManagedProject(ctx, actor, 'project', body.project),
-  )
-  const location =
-    settings &&
-    (await errors.check('location', () =>
-      resolveLocationLink(ctx, actor, 'location', body.location, settings.id),
-    ))
-  const group =
-    settings &&
-    (await errors.check('resource_group', () =>
-      resolveResourceGroupLink(ctx, actor, 'resource_group', body.resource_group, settings.id),
-    ))
-  errors.throwIfAny()
-  if (!settings || !project || !location || !group)
-    throw new Error('unreachable: links resolved without errors')
-  const id = await ctx.db.transaction().execute(async (trx) => {
-    const id = await insertResource(ctx, trx, {
-      type: PUBLIC_IP_TYPE,
-      name: body.name!,
-      description: body.description ?? '',
-      settingsId: settings.id,
-      projectId: project.id,
-    })
-    await publicIpsRepository(trx).insert({
-      resource_id: id,
-      location_id: location.id,
-      resource_group_id: group.id,
-    })
-    return id
-  })
-  return toPublicIp(base, await publicIpById(ctx, id))
-}
-
-/**
- * PUT (the six fields) and PATCH (description, location, resource_group): only from OK (409);
- * the record moves to UPDATE_SCHEDULED and a job pushes the change. Service settings and project
- * cannot change after creation; PUT's values for them are ignored, as the reference does.
- */
-export async function updatePublicIp(
-  ctx: AppContext,
-  actor: Actor,
-  uuid: string,
-  body: PublicIpWrite,
-  base: string,
-) {
-  const id = await scheduleUpdate(
-    ctx,
-    actor,
-    PUBLIC_IP_TYPE,
-    uuid,
-    async (row) => {
-      if (body.name !== undefined) validateName(body.name)
-      return collect({
-        location: async () =>
-          body.location === undefined
-            ? undefined
-            : resolveLocationLink(ctx, actor, 'location', body.location, row.service_settings_id),
-        group: async () =>
-          body.resource_group === undefined
-            ? undefined
-            : resolveResourceGroupLink(
-                ctx,
-                actor,
-                'resource_group',
-                body.resource_group,
-                row.service_settings_id,
-              ),
-      })
-    },
-    async (trx, _row, p) => {
-      const own: Record<string, unknown> = {}
-      if (p.location) own.location_id = p.location.id
-      if (p.group) own.resource_group_id = p.group.id
-      await publicIpsRepository(trx).update(_row.id, own)
-      const common: Record<string, unknown> = {}
-      if (body.name !== undefined) common.name = body.name
-      if (body.description !== undefined) common.description = body.description
-      return common
-    },
-  )
-  return toPublicIp(base, await publicIpById(ctx, id))
 }

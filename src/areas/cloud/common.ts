@@ -21,6 +21,7 @@ export {
   oneResourceParams,
   oneResourceVariant,
   settingsVisibleTo,
+  visibleResources,
   type OneResourceWhere,
   type ResourceVisibility,
   type SettingsVisibility,
