@@ -1,8 +1,8 @@
 // cloudA: locations, resource groups and public IPs (spec 2.10 / 4.8, reference §9).
 import { Type, type Static } from '@sinclair/typebox'
-import { Body, DateTime, ListQuery, Url, Uuid } from '../../http/schemas.js'
+import { Body, DateTime, Url, Uuid } from '../../http/schemas.js'
 import { PATTERN_MESSAGES } from '../../http/errors.js'
-import { CloudResourceProps, CommonFilterQuery, COMMON_ORDERING } from '../cloud/common.js'
+import { CloudResourceProps, COMMON_ORDERING } from '../cloud/common.js'
 
 export const PATHS = {
   locations: 'cloudA-locations',
@@ -26,7 +26,6 @@ export const LocationSchema = Type.Object({
   modified: DateTime,
 })
 export type Location = Static<typeof LocationSchema>
-export const LOCATION_FIELDS = Object.keys(LocationSchema.properties)
 
 const Link = (what: string) => Type.String({ description: `URL of the ${what}` })
 const Name = Type.String({ minLength: 1, maxLength: 150 })
@@ -46,12 +45,6 @@ export interface LocationWrite {
   backend_id?: string
 }
 
-export const LocationListQuery = ListQuery({
-  name: Type.Optional(Type.String()),
-  name_exact: Type.Optional(Type.String()),
-  service_settings_uuid: Type.Optional(Type.String()),
-  uuid: Type.Optional(Type.String()),
-})
 export const LOCATION_ORDERING = {
   name: 'cloud_a_locations.name',
   created: 'cloud_a_locations.created',
@@ -77,7 +70,6 @@ export const ResourceGroupSchema = Type.Object({
   modified: DateTime,
 })
 export type ResourceGroup = Static<typeof ResourceGroupSchema>
-export const RESOURCE_GROUP_FIELDS = Object.keys(ResourceGroupSchema.properties)
 
 export const ResourceGroupCreateBody = Body({
   name: Name,
@@ -95,15 +87,6 @@ export interface ResourceGroupWrite {
   project?: string
 }
 
-export const ResourceGroupListQuery = ListQuery({
-  name: Type.Optional(Type.String()),
-  name_exact: Type.Optional(Type.String()),
-  location_uuid: Type.Optional(Type.String()),
-  service_settings_uuid: Type.Optional(Type.String()),
-  project_uuid: Type.Optional(Type.String()),
-  customer_uuid: Type.Optional(Type.String()),
-  uuid: Type.Optional(Type.String()),
-})
 export const RESOURCE_GROUP_ORDERING = {
   name: 'cloud_a_resource_groups.name',
   created: 'cloud_a_resource_groups.created',
@@ -117,7 +100,6 @@ export const PublicIpSchema = Type.Object({
   resource_group: Url,
 })
 export type PublicIp = Static<typeof PublicIpSchema>
-export const PUBLIC_IP_FIELDS = Object.keys(PublicIpSchema.properties)
 
 /** Reference §9: a letter first, then one or more letters, digits, `_`, `.`, `-`; at most 80. */
 const PUBLIC_IP_NAME_PATTERN = '^[a-zA-Z][a-zA-Z0-9._-]+$'
@@ -165,10 +147,4 @@ export interface PublicIpWrite {
   resource_group?: string
 }
 
-export const PublicIpListQuery = ListQuery({
-  ...CommonFilterQuery,
-  external_ip: Type.Optional(Type.String({ description: 'the allocated public address (exact)' })),
-  resource_group: Type.Optional(Type.String({ description: 'resource group URL' })),
-  resource_group_uuid: Type.Optional(Type.String()),
-})
 export const PUBLIC_IP_ORDERING = COMMON_ORDERING

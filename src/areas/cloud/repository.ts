@@ -5,22 +5,12 @@ import type { Dialect } from '../../db/database.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { icontains, inAnyOf } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
-import type { OrderTerm } from '../../http/query.js'
+import { scopedList } from '../../db/listing.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
 /** Staff and support see every settings; others the shared ones and their customers' own. */
 export type SettingsVisibility = { all: true } | { all: false; customerIds: number[] }
-
-export interface SettingsFilters {
-  name?: string
-  name_exact?: string
-  types?: string[]
-  shared?: boolean
-  customer_uuid?: string | null
-  state?: string[]
-  uuid?: string
-}
 
 /** Service settings (`service_settings` joined) visible to these customers: shared ones and their own. */
 export function settingsVisibleTo(eb: any, customerIds: number[]): any {
@@ -35,18 +25,9 @@ export function serviceSettingsRepository(db: Db) {
       .selectFrom('service_settings')
       .leftJoin('customers', 'customers.id', 'service_settings.customer_id')
   }
-  function filtered(vis: SettingsVisibility, f: SettingsFilters) {
-    let q = base()
-    if (!vis.all) q = q.where((eb) => settingsVisibleTo(eb, vis.customerIds))
-    if (f.name) q = q.where(icontains('service_settings.name', f.name))
-    if (f.name_exact !== undefined) q = q.where('service_settings.name', '=', f.name_exact)
-    if (f.types?.length) q = q.where('service_settings.type', 'in', f.types)
-    if (f.shared !== undefined) q = q.where('service_settings.shared', '=', f.shared ? 1 : 0)
-    if (f.customer_uuid === null) q = q.where(sql<boolean>`1 = 0`)
-    else if (f.customer_uuid) q = q.where('customers.uuid', '=', f.customer_uuid)
-    if (f.state?.length) q = q.where('service_settings.state', 'in', f.state)
-    if (f.uuid) q = q.where('service_settings.uuid', '=', f.uuid)
-    return q
+  function visible(vis: SettingsVisibility) {
+    const q = base()
+    return vis.all ? q : q.where((eb) => settingsVisibleTo(eb, vis.customerIds))
   }
   const columns = [
     'service_settings.id',
@@ -63,20 +44,12 @@ export function serviceSettingsRepository(db: Db) {
     'customers.uuid as customer_uuid',
     'customers.name as customer_name',
   ] as const
+  const { count, list } = scopedList(visible, (q) => q.select(columns), 'service_settings.id')
   return {
-    async count(vis: SettingsVisibility, f: SettingsFilters): Promise<number> {
-      const r = await filtered(vis, f)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
-    },
-    list(vis: SettingsVisibility, f: SettingsFilters, order: OrderTerm[], limit: number, offset: number) {
-      let q = filtered(vis, f).select(columns)
-      for (const t of order) q = q.orderBy(t.column as any, t.desc ? 'desc' : 'asc')
-      return q.orderBy('service_settings.id', 'asc').limit(limit).offset(offset).execute()
-    },
+    count,
+    list,
     findVisibleByUuid(vis: SettingsVisibility, uuid: string) {
-      return filtered(vis, {}).select(columns).where('service_settings.uuid', '=', uuid).executeTakeFirst()
+      return visible(vis).select(columns).where('service_settings.uuid', '=', uuid).executeTakeFirst()
     },
     findById(id: number) {
       return base().select(columns).where('service_settings.id', '=', id).executeTakeFirst()

@@ -1,6 +1,6 @@
 // Service settings: the cloud backend a resource lives in (spec 2.9 `service_settings`).
 import { Type, type Static } from '@sinclair/typebox'
-import { Body, DateTime, FreeObject, ListQuery, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+import { Body, DateTime, FreeObject, Nullable, Url, Uuid } from '../../http/schemas.js'
 import { CLOUD_KINDS } from './driver.js'
 
 export const SETTINGS_PATH = 'service-settings'
@@ -28,7 +28,6 @@ export const ServiceSettingsSchema = Type.Object({
   modified: DateTime,
 })
 export type ServiceSettings = Static<typeof ServiceSettingsSchema>
-export const SETTINGS_FIELDS = Object.keys(ServiceSettingsSchema.properties)
 
 const writable = {
   name: Type.String({ minLength: 1, maxLength: 150 }),
@@ -63,17 +62,6 @@ export interface ServiceSettingsWrite {
   customer?: string | null
   options?: Record<string, unknown>
 }
-
-export const ServiceSettingsListQuery = ListQuery({
-  name: Type.Optional(Type.String()),
-  name_exact: Type.Optional(Type.String()),
-  type: Type.Optional(StringList),
-  shared: Type.Optional(Type.String()),
-  customer: Type.Optional(Type.String({ description: 'customer uuid' })),
-  customer_uuid: Type.Optional(Type.String()),
-  state: Type.Optional(StringList),
-  uuid: Type.Optional(Type.String()),
-})
 
 export const SETTINGS_ORDERING = {
   name: 'service_settings.name',

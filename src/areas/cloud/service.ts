@@ -5,23 +5,14 @@ import { parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, conflict, fieldError, notFound } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { requireStaff, connectedCustomerIds, seesAll, type Actor } from '../../http/permissions.js'
-import type { OrderTerm } from '../../http/query.js'
+import type { Listing } from '../../db/listing.js'
+import { pageOf, type Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { CLOUD_KINDS, driverName, driverNames, type CloudKind, type SettingsInfo } from './driver.js'
-import {
-  serviceSettingsRepository,
-  type SettingsFilters,
-  type SettingsRow,
-  type SettingsVisibility,
-} from './repository.js'
+import { serviceSettingsRepository, type SettingsRow, type SettingsVisibility } from './repository.js'
 import { SETTINGS_PATH, type ServiceSettings, type ServiceSettingsWrite } from './schema.js'
 
 const NOT_FOUND = 'No ServiceSettings matches the given query.'
-
-type Page = (
-  count: () => Promise<number>,
-  fetch: (limit: number, offset: number) => Promise<ServiceSettings[]>,
-) => Promise<ServiceSettings[]>
 
 export function settingsVisibility(actor: Actor): SettingsVisibility {
   if (seesAll(actor)) return { all: true }
@@ -88,19 +79,16 @@ export function validateOptions(kind: CloudKind, options: Record<string, unknown
   return { ...options, driver: driverName(options) }
 }
 
-export async function listServiceSettings(
+export function listServiceSettings(
   ctx: AppContext,
   actor: Actor,
-  f: SettingsFilters,
-  order: OrderTerm[],
+  vis: SettingsVisibility,
+  listing: Listing,
   base: string,
-  page: Page,
+  page: Pager<ServiceSettings>,
 ): Promise<ServiceSettings[]> {
-  const repo = serviceSettingsRepository(ctx.db)
-  const vis = settingsVisibility(actor)
-  return page(
-    () => repo.count(vis, f),
-    async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toServiceSettings(base, r, actor)),
+  return pageOf(page, serviceSettingsRepository(ctx.db), vis, listing, (r) =>
+    toServiceSettings(base, r, actor),
   )
 }
 
