@@ -1,4 +1,5 @@
 import { randomFillSync } from 'node:crypto'
+import { notFound } from './errors.js'
 
 const HYPHENATED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const HEX32 = /^[0-9a-f]{32}$/i
@@ -39,4 +40,19 @@ export function uuid7(now = Date.now()): string {
   bytes[6] = 0x70 | (bytes[6]! & 0x0f)
   bytes[8] = 0x80 | (bytes[8]! & 0x3f)
   return hyphenated(bytes.toString('hex'))
+}
+
+/**
+ * The row a path's `{uuid}` names, as `find` gives it (the caller's visible rows); a malformed
+ * uuid or no row → 404 with the reference's wording (`No <Model> matches the given query.`).
+ */
+export async function foundByUuid<R>(
+  uuid: string,
+  find: (uuid: string) => Promise<R | undefined>,
+  model: string,
+): Promise<R> {
+  const u = normalizeUuid(uuid)
+  const row = u ? await find(u) : undefined
+  if (!row) throw notFound(`No ${model} matches the given query.`)
+  return row
 }

@@ -6,7 +6,7 @@ import { FieldErrorSet, fieldError, notFound } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { registerResourceScope } from '../catalog/service.js'
 import {
   commonFiltersOf,
@@ -119,12 +119,9 @@ async function publicIpById(ctx: AppContext, id: number): Promise<PublicIpRow> {
 }
 
 export async function getPublicIp(ctx: AppContext, actor: Actor, uuid: string, base: string) {
-  const u = normalizeUuid(uuid)
-  const row = u
-    ? await publicIpsRepository(ctx.db).findVisibleByUuid(resourceVisibility(actor), u)
-    : undefined
-  if (!row) throw notFound('No PublicIP matches the given query.')
-  return toPublicIp(base, row)
+  const vis = resourceVisibility(actor)
+  const find = (u: string) => publicIpsRepository(ctx.db).findVisibleByUuid(vis, u)
+  return toPublicIp(base, await foundByUuid(uuid, find, 'PublicIP'))
 }
 
 /**

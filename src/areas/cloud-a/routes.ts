@@ -5,6 +5,7 @@ import { defineResource, resourceRoutes } from '../../http/resource.js'
 import {
   commonFilters,
   lifecycleActions,
+  objectOperations,
   resourceVisibility,
   scheduledDestroy,
   settingsVisibility,
@@ -31,17 +32,7 @@ export const locations = defineResource({
     },
     run: (c) => svc.listLocations(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => svc.getLocation(c.ctx, c.actor, c.uuid, c.base) },
-  create: {
-    body: s.LocationCreateBody,
-    run: (c) => svc.createLocation(c.ctx, c.actor, c.body, c.base),
-  },
-  update: {
-    body: s.LocationCreateBody,
-    patch: s.LocationPatchBody,
-    run: (c) => svc.updateLocation(c.ctx, c.actor, c.uuid, c.body, c.base),
-  },
-  destroy: { run: (c) => svc.deleteLocation(c.ctx, c.actor, c.uuid) },
+  ...objectOperations(svc.locationService, s.LocationCreateBody, s.LocationPatchBody),
 })
 
 export const resourceGroups = defineResource({
@@ -65,17 +56,7 @@ export const resourceGroups = defineResource({
     },
     run: (c) => svc.listResourceGroups(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => svc.getResourceGroup(c.ctx, c.actor, c.uuid, c.base) },
-  create: {
-    body: s.ResourceGroupCreateBody,
-    run: (c) => svc.createResourceGroup(c.ctx, c.actor, c.body, c.base),
-  },
-  update: {
-    body: s.ResourceGroupCreateBody,
-    patch: s.ResourceGroupPatchBody,
-    run: (c) => svc.updateResourceGroup(c.ctx, c.actor, c.uuid, c.body, c.base),
-  },
-  destroy: { run: (c) => svc.deleteResourceGroup(c.ctx, c.actor, c.uuid) },
+  ...objectOperations(svc.resourceGroupService, s.ResourceGroupCreateBody, s.ResourceGroupPatchBody),
 })
 
 export const publicIps = defineResource({

@@ -1,12 +1,12 @@
 // cloudA use cases for locations (staff-managed, visible with their service settings) and
 // resource groups (managed by those who manage the project); public IPs are in public-ips.ts.
 import type { AppContext } from '../../context.js'
-import { conflict, FieldErrorSet, fieldError, forbidden, notFound } from '../../http/errors.js'
+import { conflict, FieldErrorSet, fieldError, forbidden } from '../../http/errors.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import { requireStaff, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import type { Listing } from '../../db/listing.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundByUuid } from '../../http/uuid.js'
 import {
   canManage,
   resolveManagedProject,
@@ -89,13 +89,9 @@ export function listLocations(
   return pageOf(page, locationsRepository(ctx.db), vis, listing, (r) => toLocation(base, r))
 }
 
-async function findLocation(ctx: AppContext, actor: Actor, uuid: string): Promise<LocationRow> {
-  const u = normalizeUuid(uuid)
-  const row = u
-    ? await locationsRepository(ctx.db).findVisibleByUuid(settingsVisibility(actor), u)
-    : undefined
-  if (!row) throw notFound('No Location matches the given query.')
-  return row
+function findLocation(ctx: AppContext, actor: Actor, uuid: string): Promise<LocationRow> {
+  const vis = settingsVisibility(actor)
+  return foundByUuid(uuid, (u) => locationsRepository(ctx.db).findVisibleByUuid(vis, u), 'Location')
 }
 
 export async function getLocation(ctx: AppContext, actor: Actor, uuid: string, base: string) {
@@ -160,6 +156,13 @@ export function resolveLocationLink(
   )
 }
 
+export const locationService = {
+  get: getLocation,
+  create: createLocation,
+  update: updateLocation,
+  remove: deleteLocation,
+}
+
 // ---- resource groups ----
 
 export function toResourceGroup(base: string, r: ResourceGroupRow): ResourceGroup {
@@ -192,13 +195,9 @@ export function listResourceGroups(
   return pageOf(page, resourceGroupsRepository(ctx.db), vis, listing, (r) => toResourceGroup(base, r))
 }
 
-async function findResourceGroup(ctx: AppContext, actor: Actor, uuid: string): Promise<ResourceGroupRow> {
-  const u = normalizeUuid(uuid)
-  const row = u
-    ? await resourceGroupsRepository(ctx.db).findVisibleByUuid(resourceVisibility(actor), u)
-    : undefined
-  if (!row) throw notFound('No ResourceGroup matches the given query.')
-  return row
+function findResourceGroup(ctx: AppContext, actor: Actor, uuid: string): Promise<ResourceGroupRow> {
+  const vis = resourceVisibility(actor)
+  return foundByUuid(uuid, (u) => resourceGroupsRepository(ctx.db).findVisibleByUuid(vis, u), 'ResourceGroup')
 }
 
 export async function getResourceGroup(ctx: AppContext, actor: Actor, uuid: string, base: string) {
@@ -275,4 +274,11 @@ export function resolveResourceGroupLink(
   return resolveInSettings(field, value, PATHS.resourceGroups, 'resource group', settingsId, (uuid) =>
     repo.findVisibleByUuid(resourceVisibility(actor), uuid),
   )
+}
+
+export const resourceGroupService = {
+  get: getResourceGroup,
+  create: createResourceGroup,
+  update: updateResourceGroup,
+  remove: deleteResourceGroup,
 }

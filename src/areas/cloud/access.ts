@@ -3,12 +3,12 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
-import { fieldError, forbidden, notFound } from '../../http/errors.js'
+import { fieldError, forbidden } from '../../http/errors.js'
 import { compileFilters, filter, type FilterValues } from '../../http/filters.js'
 import { can, customerIds, projectIds, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
 import { values, type Query } from '../../http/query.js'
 import { Type } from '@sinclair/typebox'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { resolveProjectLink } from '../directory/service.js'
 import { CLOUD_STATE_LABELS, CLOUD_STATES, cloudResourceType, type CloudState } from './lifecycle.js'
 import {
@@ -133,12 +133,9 @@ export async function findVisibleResource(
   uuid: string,
 ): Promise<CommonRow> {
   const def = cloudResourceType(type)
-  const u = normalizeUuid(uuid)
-  const row = u
-    ? await cloudResourcesRepository(ctx.db).findCommon(type, { uuid: u }, resourceVisibility(actor))
-    : undefined
-  if (!row) throw notFound(`No ${def.modelName} matches the given query.`)
-  return row
+  const vis = resourceVisibility(actor)
+  const find = (u: string) => cloudResourcesRepository(ctx.db).findCommon(type, { uuid: u }, vis)
+  return foundByUuid(uuid, find, def.modelName)
 }
 
 /** 404 when not visible, then 403 when the actor may not manage it. */

@@ -61,7 +61,9 @@ export {
 } from './operations.js'
 export {
   lifecycleActions,
+  objectOperations,
   registerStateActions,
+  type ObjectService,
   scheduledDestroy,
   SetErredBody,
   StateDetail,

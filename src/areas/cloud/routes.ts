@@ -2,6 +2,7 @@
 // the cloud areas registered after this plugin can enqueue steps).
 import { filter } from '../../http/filters.js'
 import { defineResource, resourceRoutes } from '../../http/resource.js'
+import { objectOperations } from './actions.js'
 import { CLOUD_KINDS } from './driver.js'
 import { defineLifecycleJobs } from './lifecycle.js'
 import * as svc from './service.js'
@@ -31,17 +32,7 @@ export const serviceSettings = defineResource({
     },
     run: (c) => svc.listServiceSettings(c.ctx, c.actor, c.scope, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => svc.getServiceSettings(c.ctx, c.actor, c.uuid, c.base) },
-  create: {
-    body: s.ServiceSettingsCreateBody,
-    run: (c) => svc.createServiceSettings(c.ctx, c.actor, c.body, c.base),
-  },
-  update: {
-    body: s.ServiceSettingsCreateBody,
-    patch: s.ServiceSettingsPatchBody,
-    run: (c) => svc.updateServiceSettings(c.ctx, c.actor, c.uuid, c.body, c.base),
-  },
-  destroy: { run: (c) => svc.deleteServiceSettings(c.ctx, c.actor, c.uuid) },
+  ...objectOperations(svc.serviceSettingsService, s.ServiceSettingsCreateBody, s.ServiceSettingsPatchBody),
 })
 
 export const cloudRoutes = resourceRoutes([serviceSettings], (_app, ctx) => defineLifecycleJobs(ctx))

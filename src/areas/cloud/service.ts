@@ -2,17 +2,15 @@
 // every logged-in user reads the shared ones; members of a customer read that customer's own.
 import type { AppContext } from '../../context.js'
 import { parseJson, toBool, toJson } from '../../db/values.js'
-import { AppError, conflict, fieldError, notFound } from '../../http/errors.js'
+import { AppError, conflict, fieldError } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { requireStaff, connectedCustomerIds, seesAll, type Actor } from '../../http/permissions.js'
 import type { Listing } from '../../db/listing.js'
 import { pageOf, type Pager } from '../../http/resource.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { CLOUD_KINDS, driverName, driverNames, type CloudKind, type SettingsInfo } from './driver.js'
 import { serviceSettingsRepository, type SettingsRow, type SettingsVisibility } from './repository.js'
 import { SETTINGS_PATH, type ServiceSettings, type ServiceSettingsWrite } from './schema.js'
-
-const NOT_FOUND = 'No ServiceSettings matches the given query.'
 
 export function settingsVisibility(actor: Actor): SettingsVisibility {
   if (seesAll(actor)) return { all: true }
@@ -92,13 +90,13 @@ export function listServiceSettings(
   )
 }
 
-async function findVisible(ctx: AppContext, actor: Actor, uuid: string): Promise<SettingsRow> {
-  const u = normalizeUuid(uuid)
-  const row = u
-    ? await serviceSettingsRepository(ctx.db).findVisibleByUuid(settingsVisibility(actor), u)
-    : undefined
-  if (!row) throw notFound(NOT_FOUND)
-  return row
+function findVisible(ctx: AppContext, actor: Actor, uuid: string): Promise<SettingsRow> {
+  const vis = settingsVisibility(actor)
+  return foundByUuid(
+    uuid,
+    (u) => serviceSettingsRepository(ctx.db).findVisibleByUuid(vis, u),
+    'ServiceSettings',
+  )
 }
 
 export async function getServiceSettings(
@@ -181,6 +179,13 @@ export async function deleteServiceSettings(ctx: AppContext, actor: Actor, uuid:
     throw conflict('Cannot delete service settings with existing resources')
   }
   await repo.delete(current.id)
+}
+
+export const serviceSettingsService = {
+  get: getServiceSettings,
+  create: createServiceSettings,
+  update: updateServiceSettings,
+  remove: deleteServiceSettings,
 }
 
 // ---- for the cloud areas ----
