@@ -315,6 +315,25 @@ export function cloudBRepository(db: Db) {
         .orderBy('cloud_resources.id')
         .execute()
     },
+    /** The number of objects in one extension table per tenant, for these tenants. */
+    async countByTenant(table: Exclude<ExtTable, 'cloud_b_tenants'>, tenantIds: number[]) {
+      if (!tenantIds.length) return []
+      return db
+        .selectFrom(table)
+        .select(['tenant_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+        .where('tenant_id', 'in', tenantIds)
+        .groupBy('tenant_id')
+        .execute()
+    },
+    /** The external network of each of these tenants. */
+    async externalNetworks(tenantIds: number[]) {
+      if (!tenantIds.length) return []
+      return db
+        .selectFrom('cloud_b_tenants')
+        .select(['resource_id', 'external_network_id'])
+        .where('resource_id', 'in', tenantIds)
+        .execute()
+    },
     async subnetsOfNetworks(networkIds: number[]) {
       if (!networkIds.length) return []
       return db

@@ -1,0 +1,408 @@
+// The cloudB emulator, an in-process OpenStack-like cloud: its tenants, networks, subnets,
+// security groups and ports. Its state lives in the cloud base's emulator store, so every process
+// and every restart sees the same backend; ids, MAC addresses and IP addresses come from
+// per-settings counters, so answers are deterministic. Every operation goes through `step(op)`
+// first, so the settings' fail_next / fail_all / slow_ms options reach it (operation names are
+// the method names in snake case, e.g. attach_floating_ip).
+import { BackendError, EmulatorBase, type DriverCall } from '../cloud/driver.js'
+import type {
+  BackendFloatingIp,
+  BackendNetwork,
+  BackendPort,
+  BackendRule,
+  BackendSecurityGroup,
+  BackendSubnet,
+  BackendTenant,
+  FixedIp,
+} from './driver.js'
+import { addressAt, networkSize, parseCidr } from './validators.js'
+
+export const K = {
+  tenant: 'tenant',
+  network: 'network',
+  subnet: 'subnet',
+  securityGroup: 'security_group',
+  port: 'port',
+  floatingIp: 'floating_ip',
+  router: 'router',
+} as const
+
+/** The external network every emulated tenant reaches; floating IPs are allocated there. */
+export const EMULATED_EXTERNAL_NETWORK = 'ext-net-1'
+export const ROUTER_INTERFACE_OWNER = 'network:router_interface'
+
+export function notFound(what: string, id: string): BackendError {
+  return new BackendError(`${what} ${id} could not be found.`)
+}
+
+/**
+ * The emulator's tenants, networks, subnets, security groups and ports; the floating IPs and
+ * routers (emulator.ts) build on it.
+ */
+export class NetworkEmulator extends EmulatorBase {
+  constructor(call: DriverCall) {
+    super(call)
+  }
+
+  protected async must<T>(kind: string, id: string, what: string): Promise<T> {
+    const o = await this.getObject<T>(kind, id)
+    if (!o) throw notFound(what, id)
+    return o
+  }
+
+  protected async children<T extends { tenant_id: string }>(kind: string, tenantId: string): Promise<T[]> {
+    return (await this.listObjects<T>(kind)).map((o) => o.data).filter((d) => d.tenant_id === tenantId)
+  }
+
+  /** The operation's step, then the object of `kind` (null when the backend has none). */
+  protected async fetch<T>(op: string, kind: string, id: string): Promise<T | null> {
+    await this.step(op)
+    return this.getObject<T>(kind, id)
+  }
+
+  /** The operation's step, then the tenant's objects of `kind`. */
+  protected async listOf<T extends { tenant_id: string }>(op: string, kind: string, tenantId: string) {
+    await this.step(op)
+    return this.children<T>(kind, tenantId)
+  }
+
+  /** The operation's step, then the tenant an object is made in, which must exist. */
+  protected async inTenant(op: string, tenantId: string): Promise<void> {
+    await this.step(op)
+    await this.must<BackendTenant>(K.tenant, tenantId, 'Tenant')
+  }
+
+  /** The operation's step, then the object of `kind` removed (it must exist). */
+  protected async remove(op: string, kind: string, id: string, what: string): Promise<void> {
+    await this.step(op)
+    await this.must(kind, id, what)
+    await this.deleteObject(kind, id)
+  }
+
+  private async macAddress(): Promise<string> {
+    const n = await this.nextNumber('mac')
+    return `fa:16:3e:${[(n >> 16) & 255, (n >> 8) & 255, n & 255].map((b) => b.toString(16).padStart(2, '0')).join(':')}`
+  }
+
+  // ---- tenants ----
+
+  async createTenant(input: { name: string; description: string; limits: Record<string, number> }) {
+    await this.step('create_tenant')
+    const backend_id = await this.nextId('tenant')
+    // A tenant comes with an internal network, its subnet and a default security group, as
+    // the reference's tenant creation does.
+    const tenant: BackendTenant = {
+      backend_id,
+      name: input.name,
+      description: input.description,
+      limits: input.limits,
+      external_network_id: EMULATED_EXTERNAL_NETWORK,
+      internal_network_id: '',
+    }
+    await this.putObject(K.tenant, backend_id, tenant)
+    const net = await this.insertNetwork(backend_id, `${input.name}-int-net`)
+    await this.insertSubnet(net, { name: `${input.name}-sub-net`, cidr: '192.168.42.0/24' })
+    await this.insertSecurityGroup(backend_id, {
+      name: 'default',
+      description: 'Default security group',
+      rules: [
+        {
+          ethertype: 'IPv4',
+          direction: 'egress',
+          protocol: '',
+          from_port: null,
+          to_port: null,
+          cidr: '0.0.0.0/0',
+          description: '',
+        },
+        {
+          ethertype: 'IPv4',
+          direction: 'ingress',
+          protocol: 'tcp',
+          from_port: 22,
+          to_port: 22,
+          cidr: '0.0.0.0/0',
+          description: 'ssh',
+        },
+      ],
+    })
+    tenant.internal_network_id = net.backend_id
+    await this.putObject(K.tenant, backend_id, tenant)
+    return tenant
+  }
+
+  async updateTenant(
+    backendId: string,
+    input: { name?: string; description?: string; limits?: Record<string, number> },
+  ) {
+    await this.step('update_tenant')
+    const t = await this.must<BackendTenant>(K.tenant, backendId, 'Tenant')
+    if (input.name !== undefined) t.name = input.name
+    if (input.description !== undefined) t.description = input.description
+    if (input.limits !== undefined) t.limits = { ...t.limits, ...input.limits }
+    await this.putObject(K.tenant, backendId, t)
+    return t
+  }
+
+  async deleteTenant(backendId: string) {
+    await this.step('delete_tenant')
+    await this.must<BackendTenant>(K.tenant, backendId, 'Tenant')
+    for (const kind of [K.floatingIp, K.router, K.port, K.securityGroup, K.subnet, K.network]) {
+      for (const o of await this.children<{ tenant_id: string; backend_id: string }>(kind, backendId)) {
+        await this.deleteObject(kind, o.backend_id)
+      }
+    }
+    await this.deleteObject(K.tenant, backendId)
+  }
+
+  getTenant(backendId: string) {
+    return this.fetch<BackendTenant>('pull_tenant', K.tenant, backendId)
+  }
+
+  listNetworks(tenantId: string) {
+    return this.listOf<BackendNetwork>('list_networks', K.network, tenantId)
+  }
+
+  listSubnets(tenantId: string) {
+    return this.listOf<BackendSubnet>('list_subnets', K.subnet, tenantId)
+  }
+
+  listSecurityGroups(tenantId: string) {
+    return this.listOf<BackendSecurityGroup>('list_security_groups', K.securityGroup, tenantId)
+  }
+
+  listPorts(tenantId: string) {
+    return this.listOf<BackendPort>('list_ports', K.port, tenantId)
+  }
+
+  // ---- networks and subnets ----
+
+  private async insertNetwork(tenantId: string, name: string): Promise<BackendNetwork> {
+    const backend_id = await this.nextId('net')
+    const n = await this.nextNumber('segmentation')
+    const net: BackendNetwork = {
+      backend_id,
+      tenant_id: tenantId,
+      name,
+      is_external: false,
+      type: 'vxlan',
+      segmentation_id: 1000 + n,
+      mtu: 1450,
+    }
+    await this.putObject(K.network, backend_id, net)
+    return net
+  }
+
+  async createNetwork(tenantId: string, input: { name: string }) {
+    await this.inTenant('create_network', tenantId)
+    return this.insertNetwork(tenantId, input.name)
+  }
+
+  async deleteNetwork(backendId: string) {
+    await this.step('delete_network')
+    await this.must<BackendNetwork>(K.network, backendId, 'Network')
+    const inUse = (await this.listObjects<BackendSubnet>(K.subnet)).some(
+      (s) => s.data.network_id === backendId,
+    )
+    if (inUse) throw new BackendError(`Unable to delete network ${backendId}: it has subnets.`)
+    await this.deleteObject(K.network, backendId)
+  }
+
+  private async insertSubnet(
+    net: BackendNetwork,
+    input: { name: string; cidr: string; gateway_ip?: string | null; dns_nameservers?: string[] },
+  ): Promise<BackendSubnet> {
+    const c = parseCidr(input.cidr)
+    if (!c) throw new BackendError(`Invalid CIDR ${input.cidr}.`)
+    const size = networkSize(c)
+    if (size < 4) throw new BackendError(`Subnet ${c.text} is too small.`)
+    const gateway = input.gateway_ip === undefined ? addressAt(c, 1) : input.gateway_ip
+    const backend_id = await this.nextId('subnet')
+    const subnet: BackendSubnet = {
+      backend_id,
+      tenant_id: net.tenant_id,
+      network_id: net.backend_id,
+      name: input.name,
+      cidr: c.text,
+      gateway_ip: gateway,
+      ip_version: c.version,
+      allocation_pools: [{ start: addressAt(c, 2), end: addressAt(c, size - 2) }],
+      dns_nameservers: input.dns_nameservers ?? [],
+      enable_dhcp: true,
+      used: gateway ? [gateway] : [],
+    }
+    await this.putObject(K.subnet, backend_id, subnet)
+    return subnet
+  }
+
+  async createSubnet(
+    networkId: string,
+    input: { name: string; cidr: string; gateway_ip?: string | null; dns_nameservers?: string[] },
+  ) {
+    await this.step('create_subnet')
+    const net = await this.must<BackendNetwork>(K.network, networkId, 'Network')
+    return this.insertSubnet(net, input)
+  }
+
+  async deleteSubnet(backendId: string) {
+    await this.step('delete_subnet')
+    await this.must<BackendSubnet>(K.subnet, backendId, 'Subnet')
+    const inUse = (await this.listObjects<BackendPort>(K.port)).some((p) =>
+      p.data.fixed_ips.some((f) => f.subnet_id === backendId),
+    )
+    if (inUse)
+      throw new BackendError(
+        `Unable to delete subnet ${backendId}: one or more ports have an IP allocation from this subnet.`,
+      )
+    await this.deleteObject(K.subnet, backendId)
+  }
+
+  /** The next free address of the subnet's pools, marked used. */
+  private async allocate(subnet: BackendSubnet, wanted?: string | null): Promise<string> {
+    const c = parseCidr(subnet.cidr)!
+    if (wanted) {
+      if (subnet.used.includes(wanted))
+        throw new BackendError(`IP address ${wanted} already allocated in subnet ${subnet.backend_id}.`)
+      subnet.used.push(wanted)
+      await this.putObject(K.subnet, subnet.backend_id, subnet)
+      return wanted
+    }
+    const size = networkSize(c)
+    for (let i = 2; i <= size - 2; i++) {
+      const ip = addressAt(c, i)
+      if (!subnet.used.includes(ip)) {
+        subnet.used.push(ip)
+        await this.putObject(K.subnet, subnet.backend_id, subnet)
+        return ip
+      }
+    }
+    throw new BackendError(`No available IP addresses in subnet ${subnet.backend_id}.`)
+  }
+
+  protected async release(fixed: FixedIp[]): Promise<void> {
+    for (const f of fixed) {
+      const s = await this.getObject<BackendSubnet>(K.subnet, f.subnet_id)
+      if (!s) continue
+      s.used = s.used.filter((ip) => ip !== f.ip_address)
+      await this.putObject(K.subnet, s.backend_id, s)
+    }
+  }
+
+  // ---- security groups ----
+
+  private async insertSecurityGroup(
+    tenantId: string,
+    input: { name: string; description: string; rules: Omit<BackendRule, 'backend_id'>[] },
+  ): Promise<BackendSecurityGroup> {
+    const backend_id = await this.nextId('sg')
+    const rules: BackendRule[] = []
+    for (const r of input.rules) rules.push({ ...r, backend_id: await this.nextId('sg-rule') })
+    const sg: BackendSecurityGroup = {
+      backend_id,
+      tenant_id: tenantId,
+      name: input.name,
+      description: input.description,
+      rules,
+    }
+    await this.putObject(K.securityGroup, backend_id, sg)
+    return sg
+  }
+
+  async createSecurityGroup(
+    tenantId: string,
+    input: { name: string; description: string; rules: Omit<BackendRule, 'backend_id'>[] },
+  ) {
+    await this.inTenant('create_security_group', tenantId)
+    return this.insertSecurityGroup(tenantId, input)
+  }
+
+  deleteSecurityGroup(backendId: string) {
+    return this.remove('delete_security_group', K.securityGroup, backendId, 'Security group')
+  }
+
+  // ---- ports ----
+
+  protected async insertPort(
+    net: BackendNetwork,
+    input: {
+      name: string
+      subnet_id?: string | null
+      ip_address?: string | null
+      security_groups?: string[]
+      allowed_address_pairs?: { ip_address: string; mac_address: string }[]
+      device_id?: string
+      device_owner?: string
+      status?: string
+    },
+  ): Promise<BackendPort> {
+    const subnets = (await this.listObjects<BackendSubnet>(K.subnet))
+      .map((s) => s.data)
+      .filter((s) => s.network_id === net.backend_id)
+    const subnet = input.subnet_id ? subnets.find((s) => s.backend_id === input.subnet_id) : subnets[0]
+    if (input.subnet_id && !subnet) throw notFound('Subnet', input.subnet_id)
+    const fixed_ips: FixedIp[] = subnet
+      ? [{ ip_address: await this.allocate(subnet, input.ip_address), subnet_id: subnet.backend_id }]
+      : []
+    const backend_id = await this.nextId('port')
+    const port: BackendPort = {
+      backend_id,
+      tenant_id: net.tenant_id,
+      network_id: net.backend_id,
+      name: input.name,
+      fixed_ips,
+      mac_address: await this.macAddress(),
+      device_id: input.device_id ?? '',
+      device_owner: input.device_owner ?? '',
+      status: input.status ?? 'DOWN',
+      security_groups: input.security_groups ?? [],
+      allowed_address_pairs: input.allowed_address_pairs ?? [],
+    }
+    await this.putObject(K.port, backend_id, port)
+    return port
+  }
+
+  async createPort(
+    networkId: string,
+    input: {
+      name: string
+      subnet_id?: string | null
+      ip_address?: string | null
+      security_groups?: string[]
+      allowed_address_pairs?: { ip_address: string; mac_address: string }[]
+    },
+  ) {
+    await this.step('create_port')
+    const net = await this.must<BackendNetwork>(K.network, networkId, 'Network')
+    return this.insertPort(net, input)
+  }
+
+  async deletePort(backendId: string) {
+    await this.step('delete_port')
+    const port = await this.must<BackendPort>(K.port, backendId, 'Port')
+    if (port.device_owner === ROUTER_INTERFACE_OWNER) {
+      throw new BackendError(
+        `Port ${backendId} cannot be deleted directly via the port API: it has device owner ${port.device_owner}.`,
+      )
+    }
+    await this.release(port.fixed_ips)
+    await this.unlinkFloatingIps(backendId)
+    await this.deleteObject(K.port, backendId)
+  }
+
+  getPort(backendId: string) {
+    return this.fetch<BackendPort>('pull_port', K.port, backendId)
+  }
+
+  private async unlinkFloatingIps(portId: string): Promise<void> {
+    for (const f of await this.listObjects<BackendFloatingIp>(K.floatingIp)) {
+      if (f.data.port_id === portId) {
+        await this.putObject(K.floatingIp, f.backend_id, {
+          ...f.data,
+          port_id: null,
+          fixed_ip_address: null,
+          status: 'DOWN',
+        })
+      }
+    }
+  }
+}
