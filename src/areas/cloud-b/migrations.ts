@@ -17,12 +17,8 @@ import type { OrderTerm } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { findOfferingByUuid, getResource, resolvePlanLink } from '../catalog/service.js'
 import { createOrder } from '../orders/service.js'
-import {
-  cloudBRepository,
-  migrationsRepository,
-  type MigrationFilters,
-  type MigrationRow,
-} from './repository.js'
+import { migrationsRepository, type MigrationFilters, type MigrationRow } from './migrations-repository.js'
+import { cloudBRepository } from './repository.js'
 import { PATHS, TYPES, type Migration, type MigrationState } from './schema.js'
 import { cloudBDriver, importTenantObjects, onTenantSettled } from './service.js'
 import { settingsInfo } from '../cloud/common.js'

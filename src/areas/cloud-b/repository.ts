@@ -1,11 +1,12 @@
 // All SQL of the cloudB area: the extension tables of its cloud resources (joined onto the cloud
-// base's common query), security group rules, port/security group links, router interfaces,
-// migrations, and the two writes it makes on marketplace rows it owns (the scope of a tenant
-// resource, orders waiting on a tenant).
+// base's common query), security group rules, port/security group links, router interfaces, and
+// the writes it makes on marketplace rows it owns (the scope of a tenant
+// resource, orders waiting on a tenant). Migrations have theirs in migrations-repository.ts.
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { OrderTerm } from '../../http/query.js'
 import { reusable } from '../../db/compiled.js'
+import { networkingRepository } from './networking-repository.js'
 import {
   COMMON_COLUMNS,
   oneResource,
@@ -59,6 +60,24 @@ function selectExt(q: any, ext: ExtTable): any {
   let out = q.select(COMMON_COLUMNS).selectAll('x')
   if (ext !== 'cloud_b_tenants') out = out.select(['t.uuid as tenant_uuid', 't.name as tenant_name'])
   return out
+}
+
+/** Moves a row of `table` from one of `from` to `to` (with `values`); false when it was elsewhere. */
+export async function setStateIf(
+  db: Db,
+  table: 'cloud_resources' | 'cloud_b_migrations',
+  id: number,
+  from: readonly string[],
+  to: string,
+  values: Record<string, unknown> = {},
+): Promise<boolean> {
+  const r = await db
+    .updateTable(table)
+    .set({ ...(values as any), state: to })
+    .where('id', '=', id)
+    .where('state', 'in', from as string[])
+    .executeTakeFirst()
+  return Number(r.numUpdatedRows) > 0
 }
 
 // One resource of a kind with its extension row, by id or uuid, if visible.
@@ -171,14 +190,8 @@ export function cloudBRepository(db: Db) {
         .where('id', '=', id)
         .execute()
     },
-    async setStateIf(id: number, from: readonly string[], to: string, values: Record<string, unknown> = {}) {
-      const r = await db
-        .updateTable('cloud_resources')
-        .set({ ...(values as any), state: to })
-        .where('id', '=', id)
-        .where('state', 'in', from as string[])
-        .executeTakeFirst()
-      return Number(r.numUpdatedRows) > 0
+    setStateIf(id: number, from: readonly string[], to: string, values: Record<string, unknown> = {}) {
+      return setStateIf(db, 'cloud_resources', id, from, to, values)
     },
     async deleteResources(ids: number[]): Promise<void> {
       if (ids.length) await db.deleteFrom('cloud_resources').where('id', 'in', ids).execute()
@@ -217,171 +230,7 @@ export function cloudBRepository(db: Db) {
       return new Map(rows.filter((r) => r.backend_id).map((r) => [r.backend_id, r.id]))
     },
 
-    // ---- ports, security groups, rules ----
-
-    /** Port rows (with subnet columns) by id, for rendering. */
-    portsByIds(ids: number[]) {
-      if (!ids.length) return Promise.resolve([])
-      return db
-        .selectFrom('cloud_b_ports as p')
-        .innerJoin('cloud_resources as r', 'r.id', 'p.resource_id')
-        .leftJoin('cloud_resources as s', 's.id', 'p.subnet_id')
-        .leftJoin('cloud_b_subnets as sx', 'sx.resource_id', 'p.subnet_id')
-        .select([
-          'p.resource_id',
-          'p.fixed_ips',
-          'p.mac_address',
-          'p.device_id',
-          'p.device_owner',
-          'p.allowed_address_pairs',
-          'r.uuid',
-          's.uuid as subnet_uuid',
-          's.name as subnet_name',
-          's.description as subnet_description',
-          'sx.cidr as subnet_cidr',
-        ])
-        .where('p.resource_id', 'in', ids)
-        .orderBy('p.resource_id')
-        .execute()
-    },
-    securityGroupLinks(portIds: number[]) {
-      if (!portIds.length) return Promise.resolve([])
-      return db
-        .selectFrom('cloud_b_port_security_groups')
-        .selectAll()
-        .where('port_id', 'in', portIds)
-        .orderBy('security_group_id')
-        .execute()
-    },
-    async linkSecurityGroups(portId: number, groupIds: number[]): Promise<void> {
-      await db.deleteFrom('cloud_b_port_security_groups').where('port_id', '=', portId).execute()
-      if (groupIds.length) {
-        await db
-          .insertInto('cloud_b_port_security_groups')
-          .values(groupIds.map((g) => ({ port_id: portId, security_group_id: g })))
-          .execute()
-      }
-    },
-    rulesOf(groupIds: number[]) {
-      if (!groupIds.length) return Promise.resolve([])
-      return db
-        .selectFrom('cloud_b_security_group_rules as r')
-        .leftJoin('cloud_resources as g', 'g.id', 'r.remote_group_id')
-        .selectAll('r')
-        .select(['g.uuid as remote_group_uuid', 'g.name as remote_group_name'])
-        .where('r.security_group_id', 'in', groupIds)
-        .orderBy('r.id')
-        .execute()
-    },
-    async insertRules(
-      groupId: number,
-      rules: {
-        ethertype: string
-        direction: string
-        protocol: string
-        from_port: number | null
-        to_port: number | null
-        cidr: string
-        description: string
-        backend_id: string
-      }[],
-    ): Promise<void> {
-      if (!rules.length) return
-      await db
-        .insertInto('cloud_b_security_group_rules')
-        .values(rules.map((r) => ({ ...r, security_group_id: groupId, remote_group_id: null })))
-        .execute()
-    },
-    async deleteRules(groupId: number): Promise<void> {
-      await db.deleteFrom('cloud_b_security_group_rules').where('security_group_id', '=', groupId).execute()
-    },
-    /** The ports whose ids are given, by the subnet they sit on. */
-    async subnetIdsOfNetwork(networkId: number): Promise<number[]> {
-      const rows = await db
-        .selectFrom('cloud_b_subnets')
-        .select('resource_id')
-        .where('network_id', '=', networkId)
-        .execute()
-      return rows.map((r) => r.resource_id)
-    },
-    /** The floating IPs attached to these ports, oldest first. */
-    async floatingIpsOfPorts(portIds: number[]) {
-      if (!portIds.length) return []
-      return db
-        .selectFrom('cloud_b_floating_ips')
-        .innerJoin('cloud_resources', 'cloud_resources.id', 'cloud_b_floating_ips.resource_id')
-        .select(['cloud_b_floating_ips.port_id', 'cloud_resources.uuid'])
-        .where('cloud_b_floating_ips.port_id', 'in', portIds)
-        .orderBy('cloud_resources.id')
-        .execute()
-    },
-    /** The number of objects in one extension table per tenant, for these tenants. */
-    async countByTenant(table: Exclude<ExtTable, 'cloud_b_tenants'>, tenantIds: number[]) {
-      if (!tenantIds.length) return []
-      return db
-        .selectFrom(table)
-        .select(['tenant_id', (eb) => eb.fn.countAll<number | string>().as('n')])
-        .where('tenant_id', 'in', tenantIds)
-        .groupBy('tenant_id')
-        .execute()
-    },
-    /** The external network of each of these tenants. */
-    async externalNetworks(tenantIds: number[]) {
-      if (!tenantIds.length) return []
-      return db
-        .selectFrom('cloud_b_tenants')
-        .select(['resource_id', 'external_network_id'])
-        .where('resource_id', 'in', tenantIds)
-        .execute()
-    },
-    async subnetsOfNetworks(networkIds: number[]) {
-      if (!networkIds.length) return []
-      return db
-        .selectFrom('cloud_b_subnets')
-        .innerJoin('cloud_resources', 'cloud_resources.id', 'cloud_b_subnets.resource_id')
-        .select([
-          'cloud_b_subnets.network_id',
-          'cloud_resources.uuid',
-          'cloud_resources.name',
-          'cloud_resources.description',
-          'cloud_b_subnets.cidr',
-          'cloud_b_subnets.gateway_ip',
-          'cloud_b_subnets.allocation_pools',
-          'cloud_b_subnets.ip_version',
-          'cloud_b_subnets.enable_dhcp',
-        ])
-        .where('cloud_b_subnets.network_id', 'in', networkIds)
-        .orderBy('cloud_resources.id')
-        .execute()
-    },
-
-    // ---- router interfaces ----
-
-    async interfacePorts(routerIds: number[]): Promise<{ router_id: number; port_id: number }[]> {
-      if (!routerIds.length) return []
-      return db
-        .selectFrom('cloud_b_router_interfaces')
-        .selectAll()
-        .where('router_id', 'in', routerIds)
-        .orderBy('port_id')
-        .execute()
-    },
-    async addInterface(routerId: number, portId: number): Promise<void> {
-      await db
-        .insertInto('cloud_b_router_interfaces')
-        .values({ router_id: routerId, port_id: portId })
-        .execute()
-    },
-    async removeInterface(portId: number): Promise<void> {
-      await db.deleteFrom('cloud_b_router_interfaces').where('port_id', '=', portId).execute()
-    },
-    routerOfPort(portId: number) {
-      return db
-        .selectFrom('cloud_b_router_interfaces')
-        .selectAll()
-        .where('port_id', '=', portId)
-        .executeTakeFirst()
-    },
+    ...networkingRepository(db),
 
     // ---- marketplace rows this area drives ----
 
@@ -449,132 +298,3 @@ export function cloudBRepository(db: Db) {
     },
   }
 }
-
-// ---- migrations ----
-
-export type MigrationVisibility = { all: true } | { all: false; userId: number }
-
-export interface MigrationFilters {
-  src_resource_uuid?: string
-  dst_resource_uuid?: string
-}
-
-export function migrationsRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('cloud_b_migrations as m')
-      .innerJoin('resources as src', 'src.id', 'm.src_resource_id')
-      .innerJoin('offerings as so', 'so.id', 'src.offering_id')
-      .innerJoin('offerings as do', 'do.id', 'm.dst_offering_id')
-      .leftJoin('plans as dp', 'dp.id', 'm.dst_plan_id')
-      .leftJoin('resources as dst', 'dst.id', 'm.dst_resource_id')
-      .leftJoin('users as u', 'u.id', 'm.created_by_id')
-  }
-  function filtered(vis: MigrationVisibility, f: MigrationFilters) {
-    let q = base()
-    if (!vis.all) q = q.where('m.created_by_id', '=', vis.userId)
-    if (f.src_resource_uuid) q = q.where('src.uuid', '=', f.src_resource_uuid)
-    if (f.dst_resource_uuid) q = q.where('dst.uuid', '=', f.dst_resource_uuid)
-    return q
-  }
-  const columns = [
-    'm.id',
-    'm.uuid',
-    'm.name',
-    'm.description',
-    'm.mappings',
-    'm.state',
-    'm.error_message',
-    'm.error_traceback',
-    'm.created',
-    'm.modified',
-    'm.created_by_id',
-    'm.src_resource_id',
-    'm.dst_resource_id',
-    'm.dst_offering_id',
-    'm.dst_plan_id',
-    'u.uuid as created_by_uuid',
-    'u.full_name as created_by_full_name',
-    'src.uuid as src_resource_uuid',
-    'src.name as src_resource_name',
-    'so.uuid as src_offering_uuid',
-    'so.name as src_offering_name',
-    'do.uuid as dst_offering_uuid',
-    'do.name as dst_offering_name',
-    'dp.uuid as dst_plan_uuid',
-    'dst.uuid as dst_resource_uuid',
-    'dst.name as dst_resource_name',
-    'dst.state as dst_resource_state',
-  ] as const
-  return {
-    async count(vis: MigrationVisibility, f: MigrationFilters): Promise<number> {
-      const r = await filtered(vis, f)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
-    },
-    list(vis: MigrationVisibility, f: MigrationFilters, order: OrderTerm[], limit: number, offset: number) {
-      let q = filtered(vis, f).select(columns)
-      for (const t of order)
-        q = q.orderBy(t.column.replace('cloud_b_migrations.', 'm.') as any, t.desc ? 'desc' : 'asc')
-      return q.orderBy('m.id', 'asc').limit(limit).offset(offset).execute()
-    },
-    findVisibleByUuid(vis: MigrationVisibility, uuid: string) {
-      return filtered(vis, {}).select(columns).where('m.uuid', '=', uuid).executeTakeFirst()
-    },
-    findById(id: number) {
-      return base().select(columns).where('m.id', '=', id).executeTakeFirst()
-    },
-    /** Migrations waiting for this destination resource to be provisioned. */
-    waitingOn(dstResourceId: number) {
-      return db
-        .selectFrom('cloud_b_migrations')
-        .select(['id'])
-        .where('dst_resource_id', '=', dstResourceId)
-        .where('state', '=', 'CREATING')
-        .execute()
-    },
-    async insert(values: {
-      uuid: string
-      name: string
-      description: string
-      mappings: string
-      created_by_id: number | null
-      src_resource_id: number
-      dst_offering_id: number
-      dst_plan_id: number | null
-      created: string
-      modified: string
-    }): Promise<number> {
-      const r = await db
-        .insertInto('cloud_b_migrations')
-        .values({ ...values, state: 'CREATION_SCHEDULED' })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
-    },
-    async update(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('cloud_b_migrations')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
-    },
-    async setStateIf(id: number, from: readonly string[], to: string, values: Record<string, unknown> = {}) {
-      const r = await db
-        .updateTable('cloud_b_migrations')
-        .set({ ...(values as any), state: to })
-        .where('id', '=', id)
-        .where('state', 'in', from as string[])
-        .executeTakeFirst()
-      return Number(r.numUpdatedRows) > 0
-    },
-    async delete(id: number): Promise<void> {
-      await db.deleteFrom('cloud_b_migrations').where('id', '=', id).execute()
-    },
-  }
-}
-
-export type MigrationRow = NonNullable<
-  Awaited<ReturnType<ReturnType<typeof migrationsRepository>['findById']>>
->
