@@ -8,7 +8,7 @@ import { parseJson, toJson } from '../../db/values.js'
 import { AppError, fieldError, invalidState, nonFieldError } from '../../http/errors.js'
 import type { Actor } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
-import { findVisibleResource, type CommonRow } from '../cloud/common.js'
+import { findVisibleResource, scheduleUpdate, type CommonRow } from '../cloud/common.js'
 import type { CloudBDriver } from './driver.js'
 import { insertPortRow } from './importing.js'
 import { backendIdOf, driverOf, ext, requireManage, requireOk, resolveObject, tenantIdOf } from './objects.js'
@@ -300,4 +300,55 @@ export async function unlinkTenantChildren(ctx: AppContext, uuid: string): Promi
   const u = normalizeUuid(uuid)
   const t = u ? await cloudBRepository(ctx.db).resourceByUuid(TYPES.tenant, u) : undefined
   if (t) await cloudBRepository(ctx.db).deleteResources(await cloudBRepository(ctx.db).tenantChildren(t.id))
+}
+
+// ---- updates through the cloud base (a job pushes them) ----
+
+/** PUT/PATCH of a tenant: name and description, and its limits merged into the saved ones. */
+export async function updateTenant(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { name?: string; description?: string; limits?: Record<string, number> },
+  base: string,
+) {
+  const id = await scheduleUpdate(
+    ctx,
+    actor,
+    TYPES.tenant,
+    uuid,
+    async () => null,
+    async (trx, row) => {
+      if (body.limits !== undefined) {
+        const repo = cloudBRepository(trx)
+        const cur = await repo.extOf('cloud_b_tenants', row.id)
+        const limits = { ...parseJson<Record<string, number>>(cur?.limits, {}), ...body.limits }
+        await repo.updateExt('cloud_b_tenants', row.id, { limits: toJson(limits) })
+      }
+      const common: Record<string, unknown> = {}
+      if (body.name !== undefined) common.name = body.name
+      if (body.description !== undefined) common.description = body.description
+      return common
+    },
+  )
+  ctx.jobs.wake()
+  return renderById(ctx, KINDS.tenant, id, base)
+}
+
+/** POST update_description of a floating IP: saved, then pushed by the update step. */
+export async function updateFloatingIpDescription(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  description: string,
+): Promise<void> {
+  await scheduleUpdate(
+    ctx,
+    actor,
+    TYPES.floatingIp,
+    uuid,
+    async () => null,
+    async () => ({ description }),
+  )
+  ctx.jobs.wake()
 }

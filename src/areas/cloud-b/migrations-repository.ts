@@ -10,8 +10,8 @@ type Db = Kysely<DB> | Transaction<DB>
 export type MigrationVisibility = { all: true } | { all: false; userId: number }
 
 export interface MigrationFilters {
-  src_resource_uuid?: string
-  dst_resource_uuid?: string
+  src_resource_uuid?: string | null
+  dst_resource_uuid?: string | null
 }
 
 export function migrationsRepository(db: Db) {
@@ -68,7 +68,13 @@ export function migrationsRepository(db: Db) {
         .executeTakeFirstOrThrow()
       return Number(r.n)
     },
-    list(vis: MigrationVisibility, f: MigrationFilters, order: OrderTerm[], limit: number, offset: number) {
+    list(
+      vis: MigrationVisibility,
+      f: MigrationFilters,
+      order: readonly OrderTerm[],
+      limit: number,
+      offset: number,
+    ) {
       let q = filtered(vis, f).select(columns)
       for (const t of order)
         q = q.orderBy(t.column.replace('cloud_b_migrations.', 'm.') as any, t.desc ? 'desc' : 'asc')

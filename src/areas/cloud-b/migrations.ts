@@ -67,7 +67,7 @@ export async function listMigrations(
   ctx: AppContext,
   actor: Actor,
   f: MigrationFilters,
-  order: OrderTerm[],
+  order: readonly OrderTerm[],
   base: string,
   page: Page,
 ): Promise<Migration[]> {

@@ -325,7 +325,7 @@ export async function listKind<T>(
   kind: KindDef<T>,
   f: CommonFilters,
   x: ExtFilters,
-  order: OrderTerm[],
+  order: readonly OrderTerm[],
   base: string,
   page: Page<T>,
 ): Promise<T[]> {

@@ -110,7 +110,7 @@ export function cloudBRepository(db: Db) {
       q: CloudResourcesQuery,
       ext: ExtTable,
       f: ExtFilters,
-      order: OrderTerm[],
+      order: readonly OrderTerm[],
       limit: number,
       offset: number,
     ): Promise<ExtRow[]> {

@@ -1,20 +1,11 @@
-// HTTP for the cloudB endpoints: tenants, networks, subnets, ports, security groups, floating IPs
-// (4.9), routers (4.10) and migrations (4.11). Registered after the cloud base plugin.
-import type { FastifyInstance } from 'fastify'
-import { Type, type TSchema } from '@sinclair/typebox'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+// HTTP for the cloudB endpoints, declared for the resource kit: tenants, networks, subnets,
+// ports, security groups, floating IPs (4.9), routers (4.10) and migrations (4.11).
+import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import type { AppContext } from '../../context.js'
-import { actorOf } from '../../http/auth.js'
-import { errors, FieldQuery, NoContent, UuidParams } from '../../http/schemas.js'
-import {
-  boolFilter,
-  pager,
-  parseOrdering,
-  single,
-  uuidFilter,
-  withFields,
-  type Query,
-} from '../../http/query.js'
+import { filter, type Filter } from '../../http/filters.js'
+import { boolFilter, single, uuidFilter, type Query } from '../../http/query.js'
+import { defineAction, defineResource, resourceRoutes, type ActionSpec } from '../../http/resource.js'
+import { errors, NoContent } from '../../http/schemas.js'
 import { registerResourceScope } from '../catalog/service.js'
 import { registerOfferingProcessor } from '../orders/processors.js'
 import {
@@ -22,463 +13,323 @@ import {
   parseCommonFilters,
   scheduleDeletion,
   schedulePull,
-  scheduleUpdate,
-  registerStateActions,
+  setResourceState,
+  SetErredBody,
+  StateDetail,
   unlinkResource,
 } from '../cloud/common.js'
 import * as mig from './migrations.js'
 import { completeTenantOrders, tenantProcessor } from './processor.js'
+import type { ExtFilters } from './repository.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
-import { cloudBRepository } from './repository.js'
-import { parseJson, toJson } from '../../db/values.js'
 
-const tags = ['cloudB']
+type Kind = keyof typeof s.TYPES
+const LIST_PARAMS = ['page', 'page_size', 'field', 'o']
 
-export async function cloudBRoutes(fastify: FastifyInstance, { ctx }: { ctx: AppContext }) {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  registerResourceScope(s.TYPES.tenant, { path: s.PATHS.tenant, table: 'cloud_resources' })
-  registerOfferingProcessor('CloudB.Tenant', tenantProcessor)
-  ctx.jobs.define<svc.ActionPayload>(svc.ACTION_JOB, { maxAttempts: 1, run: (p) => svc.runAction(ctx, p) })
-  ctx.jobs.define<{ tenantId: number }>(svc.PULL_FLOATING_IPS_JOB, {
-    maxAttempts: 1,
-    run: (p) => svc.pullFloatingIps(ctx, p.tenantId),
-  })
-  ctx.jobs.define<{ id: number }>(mig.MIGRATION_JOBS.start, {
-    maxAttempts: 1,
-    run: (p) => mig.startMigration(ctx, p),
-  })
-  ctx.jobs.define<{ id: number }>(mig.MIGRATION_JOBS.apply, {
-    maxAttempts: 1,
-    run: (p) => mig.applyMigration(ctx, p),
-  })
-  completeTenantOrders()
-  mig.followDestinationTenants()
+/**
+ * The filters a cloud list documents, from its query schema. The cloud base parses them together
+ * (`parseCommonFilters`, then the kind's own), in the reference's order, so the first malformed
+ * one answers; here they are declared for the documentation, the `Link` header and the check
+ * that a single-valued parameter arrives once.
+ */
+function declaredFilters(query: TObject): Record<string, Filter<undefined>> {
+  return Object.fromEntries(
+    Object.entries(query.properties)
+      .filter(([name]) => !LIST_PARAMS.includes(name))
+      .map(([name, doc]) => [
+        name,
+        filter.custom<undefined>(doc as TSchema, () => undefined, undefined, {
+          repeatable: (doc as TSchema).type === 'array',
+        }),
+      ]),
+  )
+}
 
-  /** list + retrieve of one kind, with the common filters, tenant filters and the kind's own. */
-  function readRoutes<T extends object>(
-    path: string,
-    kind: svc.KindDef<T>,
-    schema: TSchema & { properties: Record<string, TSchema> },
-    fields: string[],
-    query: TSchema,
-    ordering: Record<string, string>,
-    defaultOrder: { column: string; desc: boolean }[],
-    extra: (q: Query) => Omit<import('./repository.js').ExtFilters, 'tenant_uuid'> = () => ({}),
-  ) {
-    const Record = Type.Partial(schema)
-    app.get(
-      `/api/${path}/`,
-      { schema: { tags, querystring: query, response: { 200: Type.Array(Record), ...errors } } },
-      async (request, reply) => {
-        const actor = actorOf(request)
-        const q = request.query as Query
-        const order = parseOrdering(q, ordering, defaultOrder)
-        const f = parseCommonFilters(q, actor)
+const nameOrder = [{ column: 'cloud_resources.name', desc: false }]
+
+/**
+ * One kind of cloud object: list (the common filters, the tenant's and the kind's own), retrieve,
+ * DELETE (204, then a job), pull (202 / 409, no bodies) when the backend can be read, unlink
+ * (staff, 204) and, where given, the staff state actions.
+ */
+function cloudKind(
+  kind: Kind,
+  noun: string,
+  record: TObject,
+  opts: {
+    query?: TObject
+    ordering?: Record<string, string>
+    defaultOrder?: { column: string; desc: boolean }[]
+    extra?: (q: Query) => Omit<ExtFilters, 'tenant_uuid'>
+    pull: boolean
+    setState?: boolean
+    unlink?: (ctx: AppContext, uuid: string) => Promise<void>
+    actions?: ActionSpec<any>[]
+  },
+) {
+  const type = s.TYPES[kind]
+  const def = svc.KINDS[kind] as svc.KindDef<any>
+  const query = opts.query ?? (kind === 'tenant' ? s.TenantListQuery : s.TenantScopedListQuery)
+  const actions: ActionSpec<any>[] = []
+  if (opts.setState) {
+    actions.push(
+      defineAction({
+        name: 'set_ok',
+        summary: `Staff only: mark the resource OK and clear its error`,
+        response: StateDetail,
+        run: (c) => setResourceState(c.ctx, c.actor, type, c.uuid, 'OK'),
+      }),
+      defineAction({
+        name: 'set_erred',
+        summary: `Staff only: mark the resource ERRED with the error given`,
+        body: SetErredBody,
+        bodyOptional: true,
+        response: StateDetail,
+        run: (c) => setResourceState(c.ctx, c.actor, type, c.uuid, 'ERRED', c.body),
+      }),
+    )
+  }
+  if (opts.pull) {
+    actions.push(
+      defineAction({
+        name: 'pull',
+        summary: `Bring the ${noun} in line with the backend (a job)`,
+        status: 202,
+        response: null,
+        errors: { ...errors, 409: NoContent },
+        run: async (c) => {
+          await schedulePull(c.ctx, c.actor, type, c.uuid)
+          c.ctx.jobs.wake()
+        },
+      }),
+    )
+  }
+  actions.push(
+    defineAction({
+      name: 'unlink',
+      summary: `Staff only: forget the ${noun} without touching the backend`,
+      status: 204,
+      response: null,
+      run: async (c) => {
+        if (opts.unlink && c.actor.isStaff) await opts.unlink(c.ctx, c.uuid)
+        await unlinkResource(c.ctx, c.actor, type, c.uuid)
+      },
+    }),
+    ...(opts.actions ?? []),
+  )
+  return {
+    path: s.PATHS[kind],
+    noun,
+    record,
+    list: {
+      filters: declaredFilters(query),
+      ordering: { fields: opts.ordering ?? COMMON_ORDERING, default: opts.defaultOrder ?? nameOrder },
+      run: (c: any) => {
+        const q = c.request.query as Query
+        const f = parseCommonFilters(q, c.actor)
         // Tenants themselves take no tenant filter (their query does not declare one).
         const x = {
-          ...extra(q),
-          ...(kind === svc.KINDS.tenant
+          ...(opts.extra?.(q) ?? {}),
+          ...(kind === 'tenant'
             ? {}
             : { tenant_uuid: svc.tenantFilter(single(q, 'tenant'), uuidFilter(q, 'tenant_uuid')) }),
         }
-        return svc.listKind(ctx, actor, kind, f, x, order, request.baseUrl, pager(request, reply, fields))
+        return svc.listKind(c.ctx, c.actor, def, f, x, c.listing.order, c.base, c.page)
       },
-    )
-    app.get(
-      `/api/${path}/:uuid/`,
-      { schema: { tags, params: UuidParams, querystring: FieldQuery, response: { 200: Record, ...errors } } },
-      async (request) =>
-        withFields(
-          request,
-          fields,
-          await svc.getKind(ctx, actorOf(request), kind, request.params.uuid, request.baseUrl),
-        ),
-    )
+    },
+    retrieve: { run: (c: any) => svc.getKind(c.ctx, c.actor, def, c.uuid, c.base) },
+    destroy: {
+      run: async (c: any) => {
+        await scheduleDeletion(c.ctx, c.actor, type, c.uuid)
+        c.ctx.jobs.wake()
+      },
+    },
+    actions,
   }
+}
 
-  /** DELETE (204, then a job), pull (202 / 409, no bodies) and unlink (staff, 204). */
-  function commonActions(
-    path: string,
-    type: string,
-    opts: { pull: boolean; unlink?: (uuid: string) => Promise<void>; setState?: boolean },
-  ) {
-    if (opts.setState) registerStateActions(app, ctx, { path, type, tags, noun: 'resource' })
-    app.delete(
-      `/api/${path}/:uuid/`,
-      { schema: { tags, params: UuidParams, response: { 204: NoContent, ...errors } } },
-      async (request, reply) => {
-        await scheduleDeletion(ctx, actorOf(request), type, request.params.uuid)
-        ctx.jobs.wake()
-        return reply.code(204).send()
-      },
-    )
-    if (opts.pull) {
-      app.post(
-        `/api/${path}/:uuid/pull/`,
-        { schema: { tags, params: UuidParams, response: { 202: NoContent, ...errors, 409: NoContent } } },
-        async (request, reply) => {
-          await schedulePull(ctx, actorOf(request), type, request.params.uuid)
-          ctx.jobs.wake()
-          return reply.code(202).send()
-        },
-      )
-    }
-    app.post(
-      `/api/${path}/:uuid/unlink/`,
-      { schema: { tags, params: UuidParams, response: { 204: NoContent, ...errors } } },
-      async (request, reply) => {
-        const actor = actorOf(request)
-        if (opts.unlink && actor.isStaff) await opts.unlink(request.params.uuid)
-        await unlinkResource(ctx, actor, type, request.params.uuid)
-        return reply.code(204).send()
-      },
-    )
-  }
-
-  const nameOrder = [{ column: 'cloud_resources.name', desc: false }]
-
-  // ---- tenants ----
-  readRoutes(
-    s.PATHS.tenant,
-    svc.KINDS.tenant,
-    s.TenantSchema,
-    s.TENANT_FIELDS,
-    s.TenantListQuery,
-    COMMON_ORDERING,
-    nameOrder,
-  )
-  app.post(
-    `/api/${s.PATHS.tenant}/`,
-    { schema: { tags, body: s.TenantCreateBody, response: { 201: s.TenantSchema, ...errors } } },
-    async (request, reply) =>
-      reply.code(201).send(await svc.createTenant(ctx, actorOf(request), request.body, request.baseUrl)),
-  )
-  for (const method of ['PUT', 'PATCH'] as const) {
-    app.route({
-      method,
-      url: `/api/${s.PATHS.tenant}/:uuid/`,
-      schema: {
-        tags,
-        params: UuidParams,
-        body: method === 'PUT' ? s.TenantPutBody : s.TenantPatchBody,
-        response: { 200: s.TenantSchema, ...errors },
-      },
-      handler: async (request) => {
-        const body = request.body
-        const id = await scheduleUpdate(
-          ctx,
-          actorOf(request),
-          s.TYPES.tenant,
-          request.params.uuid,
-          async () => null,
-          async (trx, row) => {
-            if (body.limits !== undefined) {
-              const cur = await cloudBRepository(trx).extOf('cloud_b_tenants', row.id)
-              const limits = { ...parseJson<Record<string, number>>(cur?.limits, {}), ...body.limits }
-              await cloudBRepository(trx).updateExt('cloud_b_tenants', row.id, { limits: toJson(limits) })
-            }
-            const common: Record<string, unknown> = {}
-            if (body.name !== undefined) common.name = body.name
-            if (body.description !== undefined) common.description = body.description
-            return common
-          },
-        )
-        ctx.jobs.wake()
-        return svc.renderById(ctx, svc.KINDS.tenant, id, request.baseUrl)
-      },
-    })
-  }
-  commonActions(s.PATHS.tenant, s.TYPES.tenant, {
+export const tenants = defineResource({
+  ...cloudKind('tenant', 'tenant', s.TenantSchema, {
     pull: true,
-    unlink: (uuid) => svc.unlinkTenantChildren(ctx, uuid),
-  })
-  app.post(
-    `/api/${s.PATHS.tenant}/:uuid/create_floating_ip/`,
-    {
-      schema: {
-        tags,
+    unlink: svc.unlinkTenantChildren,
+    actions: [
+      defineAction({
+        name: 'create_floating_ip',
         summary: 'Allocate a new floating IP in the tenant (created by a job)',
-        params: UuidParams,
         body: Type.Optional(s.CreateFloatingIpBody),
-        response: { 201: s.FloatingIpSchema, ...errors },
-      },
-    },
-    async (request, reply) =>
-      reply
-        .code(201)
-        .send(
-          await svc.createFloatingIp(
-            ctx,
-            actorOf(request),
-            request.params.uuid,
-            request.body ?? {},
-            request.baseUrl,
-          ),
-        ),
-  )
-  app.post(
-    `/api/${s.PATHS.tenant}/:uuid/pull_floating_ips/`,
-    {
-      schema: {
-        tags,
+        status: 201,
+        response: s.FloatingIpSchema,
+        run: (c) => svc.createFloatingIp(c.ctx, c.actor, c.uuid, c.body ?? {}, c.base),
+      }),
+      defineAction({
+        name: 'pull_floating_ips',
         summary: 'Bring the tenant floating IPs in line with the backend (a job)',
-        params: UuidParams,
-        response: { 202: NoContent, ...errors },
-      },
-    },
-    async (request, reply) => {
-      await svc.schedulePullFloatingIps(ctx, actorOf(request), request.params.uuid)
-      return reply.code(202).send()
-    },
-  )
+        status: 202,
+        response: null,
+        run: (c) => svc.schedulePullFloatingIps(c.ctx, c.actor, c.uuid),
+      }),
+    ],
+  }),
+  create: { body: s.TenantCreateBody, run: (c) => svc.createTenant(c.ctx, c.actor, c.body, c.base) },
+  update: {
+    body: s.TenantPutBody,
+    patch: s.TenantPatchBody,
+    run: (c) => svc.updateTenant(c.ctx, c.actor, c.uuid, c.body, c.base),
+  },
+})
 
-  // ---- networks, subnets, security groups, ports ----
-  const scoped = s.TenantScopedListQuery
-  readRoutes(
-    s.PATHS.network,
-    svc.KINDS.network,
-    s.NetworkSchema,
-    s.NETWORK_FIELDS,
-    scoped,
-    COMMON_ORDERING,
-    nameOrder,
-  )
-  readRoutes(
-    s.PATHS.subnet,
-    svc.KINDS.subnet,
-    s.SubnetSchema,
-    s.SUBNET_FIELDS,
-    scoped,
-    COMMON_ORDERING,
-    nameOrder,
-  )
-  readRoutes(
-    s.PATHS.securityGroup,
-    svc.KINDS.securityGroup,
-    s.SecurityGroupSchema,
-    s.SECURITY_GROUP_FIELDS,
-    scoped,
-    COMMON_ORDERING,
-    nameOrder,
-  )
-  readRoutes(s.PATHS.port, svc.KINDS.port, s.PortSchema, s.PORT_FIELDS, scoped, COMMON_ORDERING, nameOrder)
-  app.post(
-    `/api/${s.PATHS.network}/`,
-    { schema: { tags, body: s.NetworkCreateBody, response: { 201: s.NetworkSchema, ...errors } } },
-    async (request, reply) =>
-      reply.code(201).send(await svc.createNetwork(ctx, actorOf(request), request.body, request.baseUrl)),
-  )
-  app.post(
-    `/api/${s.PATHS.subnet}/`,
-    { schema: { tags, body: s.SubnetCreateBody, response: { 201: s.SubnetSchema, ...errors } } },
-    async (request, reply) =>
-      reply.code(201).send(await svc.createSubnet(ctx, actorOf(request), request.body, request.baseUrl)),
-  )
-  app.post(
-    `/api/${s.PATHS.securityGroup}/`,
-    {
-      schema: { tags, body: s.SecurityGroupCreateBody, response: { 201: s.SecurityGroupSchema, ...errors } },
-    },
-    async (request, reply) =>
-      reply
-        .code(201)
-        .send(await svc.createSecurityGroup(ctx, actorOf(request), request.body, request.baseUrl)),
-  )
-  app.post(
-    `/api/${s.PATHS.port}/`,
-    { schema: { tags, body: s.PortCreateBody, response: { 201: s.PortSchema, ...errors } } },
-    async (request, reply) =>
-      reply.code(201).send(await svc.createPort(ctx, actorOf(request), request.body, request.baseUrl)),
-  )
-  commonActions(s.PATHS.network, s.TYPES.network, { pull: false })
-  commonActions(s.PATHS.subnet, s.TYPES.subnet, { pull: false })
-  commonActions(s.PATHS.securityGroup, s.TYPES.securityGroup, { pull: false })
-  commonActions(s.PATHS.port, s.TYPES.port, { pull: true })
+export const networks = defineResource({
+  ...cloudKind('network', 'network', s.NetworkSchema, { pull: false }),
+  create: { body: s.NetworkCreateBody, run: (c) => svc.createNetwork(c.ctx, c.actor, c.body, c.base) },
+})
 
-  // ---- floating IPs (4.9) ----
-  readRoutes(
-    s.PATHS.floatingIp,
-    svc.KINDS.floatingIp,
-    s.FloatingIpSchema,
-    s.FLOATING_IP_FIELDS,
-    s.FloatingIpListQuery,
-    { ...COMMON_ORDERING, address: 'x.address', runtime_state: 'cloud_resources.runtime_state' },
-    [{ column: 'x.address', desc: false }],
-    (q) => ({
+export const subnets = defineResource({
+  ...cloudKind('subnet', 'subnet', s.SubnetSchema, { pull: false }),
+  create: { body: s.SubnetCreateBody, run: (c) => svc.createSubnet(c.ctx, c.actor, c.body, c.base) },
+})
+
+export const securityGroups = defineResource({
+  ...cloudKind('securityGroup', 'security group', s.SecurityGroupSchema, { pull: false }),
+  create: {
+    body: s.SecurityGroupCreateBody,
+    run: (c) => svc.createSecurityGroup(c.ctx, c.actor, c.body, c.base),
+  },
+})
+
+export const ports = defineResource({
+  ...cloudKind('port', 'port', s.PortSchema, { pull: true }),
+  create: { body: s.PortCreateBody, run: (c) => svc.createPort(c.ctx, c.actor, c.body, c.base) },
+})
+
+export const floatingIps = defineResource({
+  ...cloudKind('floatingIp', 'floating IP', s.FloatingIpSchema, {
+    query: s.FloatingIpListQuery,
+    ordering: { ...COMMON_ORDERING, address: 'x.address', runtime_state: 'cloud_resources.runtime_state' },
+    defaultOrder: [{ column: 'x.address', desc: false }],
+    extra: (q) => ({
       address: single(q, 'address'),
       runtime_state: single(q, 'runtime_state'),
       free: boolFilter(q, 'free'),
       // A placeholder upstream: any value matches nothing (reference §0.5).
       nothing: single(q, 'external_ip') !== undefined,
     }),
-  )
-  commonActions(s.PATHS.floatingIp, s.TYPES.floatingIp, { pull: true, setState: true })
-  app.post(
-    `/api/${s.PATHS.floatingIp}/:uuid/update_description/`,
-    {
-      schema: { tags, params: UuidParams, body: s.DescriptionBody, response: { 200: NoContent, ...errors } },
-    },
-    async (request, reply) => {
-      const description = request.body?.description ?? ''
-      await scheduleUpdate(
-        ctx,
-        actorOf(request),
-        s.TYPES.floatingIp,
-        request.params.uuid,
-        async () => null,
-        async () => ({ description }),
-      )
-      ctx.jobs.wake()
-      return reply.code(200).send()
-    },
-  )
-  app.post(
-    `/api/${s.PATHS.floatingIp}/:uuid/attach_to_port/`,
-    { schema: { tags, params: UuidParams, body: s.AttachBody, response: { 200: NoContent, ...errors } } },
-    async (request, reply) => {
-      await svc.attachToPort(ctx, actorOf(request), request.params.uuid, request.body.port)
-      return reply.code(200).send()
-    },
-  )
-  app.post(
-    `/api/${s.PATHS.floatingIp}/:uuid/detach_from_port/`,
-    { schema: { tags, params: UuidParams, response: { 200: NoContent, ...errors } } },
-    async (request, reply) => {
-      await svc.detachFromPort(ctx, actorOf(request), request.params.uuid)
-      return reply.code(200).send()
-    },
-  )
+    pull: true,
+    setState: true,
+    actions: [
+      defineAction({
+        name: 'update_description',
+        summary: 'Change the description of the floating IP (pushed by a job)',
+        body: s.DescriptionBody,
+        response: null,
+        run: (c) => svc.updateFloatingIpDescription(c.ctx, c.actor, c.uuid, c.body?.description ?? ''),
+      }),
+      defineAction({
+        name: 'attach_to_port',
+        summary: 'Attach the floating IP to a port of its tenant (a job)',
+        body: s.AttachBody,
+        response: null,
+        run: (c) => svc.attachToPort(c.ctx, c.actor, c.uuid, c.body.port),
+      }),
+      defineAction({
+        name: 'detach_from_port',
+        summary: 'Detach the floating IP from its port (a job)',
+        response: null,
+        run: (c) => svc.detachFromPort(c.ctx, c.actor, c.uuid),
+      }),
+    ],
+  }),
+})
 
-  // ---- routers (4.10) ----
-  readRoutes(
-    s.PATHS.router,
-    svc.KINDS.router,
-    s.RouterSchema,
-    s.ROUTER_FIELDS,
-    scoped,
-    { ...COMMON_ORDERING, tenant_name: 't.name' },
-    [
+export const routers = defineResource({
+  ...cloudKind('router', 'router', s.RouterSchema, {
+    ordering: { ...COMMON_ORDERING, tenant_name: 't.name' },
+    defaultOrder: [
       { column: 't.name', desc: false },
       { column: 'cloud_resources.name', desc: false },
     ],
-  )
-  app.post(
-    `/api/${s.PATHS.router}/`,
-    { schema: { tags, body: s.RouterCreateBody, response: { 201: s.RouterCreateResult, ...errors } } },
-    async (request, reply) =>
-      reply.code(201).send(await svc.createRouter(ctx, actorOf(request), request.body, request.baseUrl)),
-  )
-  commonActions(s.PATHS.router, s.TYPES.router, { pull: true, setState: true })
-  for (const [action, fn] of [
-    ['add_router_interface', svc.addRouterInterface],
-    ['remove_router_interface', svc.removeRouterInterface],
-  ] as const) {
-    app.post(
-      `/api/${s.PATHS.router}/:uuid/${action}/`,
-      {
-        schema: { tags, params: UuidParams, body: s.InterfaceBody, response: { 200: NoContent, ...errors } },
-      },
-      async (request, reply) => {
-        await fn(ctx, actorOf(request), request.params.uuid, request.body ?? {})
-        return reply.code(200).send()
-      },
-    )
-  }
-  app.post(
-    `/api/${s.PATHS.router}/:uuid/set_routes/`,
-    {
-      schema: {
-        tags,
-        params: UuidParams,
+    pull: true,
+    setState: true,
+    actions: [
+      defineAction({
+        name: 'add_router_interface',
+        summary: 'Connect a subnet or a port of the tenant to the router (a job)',
+        body: s.InterfaceBody,
+        response: null,
+        run: (c) => svc.addRouterInterface(c.ctx, c.actor, c.uuid, c.body ?? {}),
+      }),
+      defineAction({
+        name: 'remove_router_interface',
+        summary: 'Disconnect a subnet or a port from the router (a job)',
+        body: s.InterfaceBody,
+        response: null,
+        run: (c) => svc.removeRouterInterface(c.ctx, c.actor, c.uuid, c.body ?? {}),
+      }),
+      defineAction({
+        name: 'set_routes',
+        summary: "Replace the router's static routes (pushed by a job)",
         body: s.SetRoutesBody,
-        response: { 200: s.RoutesResult, ...errors },
-      },
-    },
-    async (request) => svc.setRoutes(ctx, actorOf(request), request.params.uuid, request.body.routes),
-  )
+        response: s.RoutesResult,
+        run: (c) => svc.setRoutes(c.ctx, c.actor, c.uuid, c.body.routes),
+      }),
+    ],
+  }),
+  create: {
+    body: s.RouterCreateBody,
+    response: s.RouterCreateResult,
+    run: (c) => svc.createRouter(c.ctx, c.actor, c.body, c.base),
+  },
+})
 
-  // ---- migrations (4.11) ----
-  const MigrationRecord = Type.Partial(s.MigrationSchema)
-  const migrationFields = Object.keys(s.MigrationSchema.properties)
-  app.get(
-    `/api/${s.PATHS.migration}/`,
-    {
-      schema: {
-        tags,
-        querystring: s.MigrationListQuery,
-        response: { 200: Type.Array(MigrationRecord), ...errors },
-      },
+export const migrations = defineResource({
+  path: s.PATHS.migration,
+  noun: 'migration',
+  record: s.MigrationSchema,
+  list: {
+    filters: {
+      src_resource_uuid: filter.custom(Type.String(), uuidFilter),
+      dst_resource_uuid: filter.custom(Type.String(), uuidFilter),
     },
-    async (request, reply) => {
-      const q = request.query as Query
-      const order = parseOrdering(q, s.MIGRATION_ORDERING, [
-        { column: 'cloud_b_migrations.created', desc: false },
-      ])
-      const f = {
-        src_resource_uuid: uuidFilter(q, 'src_resource_uuid'),
-        dst_resource_uuid: uuidFilter(q, 'dst_resource_uuid'),
-      }
-      return mig.listMigrations(
-        ctx,
-        actorOf(request),
-        f,
-        order,
-        request.baseUrl,
-        pager(request, reply, migrationFields),
-      )
+    ordering: {
+      fields: s.MIGRATION_ORDERING,
+      default: [{ column: 'cloud_b_migrations.created', desc: false }],
     },
-  )
-  app.get(
-    `/api/${s.PATHS.migration}/:uuid/`,
-    {
-      schema: {
-        tags,
-        params: UuidParams,
-        querystring: FieldQuery,
-        response: { 200: MigrationRecord, ...errors },
-      },
+    run: (c) => mig.listMigrations(c.ctx, c.actor, c.filters, c.listing.order, c.base, c.page),
+  },
+  retrieve: { run: (c) => mig.getMigration(c.ctx, c.actor, c.uuid, c.base) },
+  create: {
+    body: s.MigrationCreateBody,
+    response: s.MigrationCreateResult,
+    run: async (c) => {
+      const m = await mig.createMigration(c.ctx, c.actor, c.body, c.base)
+      c.ctx.jobs.wake()
+      return { url: m.url, uuid: m.uuid, mappings: m.mappings, src_resource: m.src_resource_uuid }
     },
-    async (request) =>
-      withFields(
-        request,
-        migrationFields,
-        await mig.getMigration(ctx, actorOf(request), request.params.uuid, request.baseUrl),
-      ),
-  )
-  app.post(
-    `/api/${s.PATHS.migration}/`,
-    {
-      schema: { tags, body: s.MigrationCreateBody, response: { 201: s.MigrationCreateResult, ...errors } },
-    },
-    async (request, reply) => {
-      const m = await mig.createMigration(ctx, actorOf(request), request.body, request.baseUrl)
-      ctx.jobs.wake()
-      return reply
-        .code(201)
-        .send({ url: m.url, uuid: m.uuid, mappings: m.mappings, src_resource: m.src_resource_uuid })
-    },
-  )
-  for (const method of ['PUT', 'PATCH'] as const) {
-    app.route({
-      method,
-      url: `/api/${s.PATHS.migration}/:uuid/`,
-      schema: {
-        tags,
-        params: UuidParams,
-        body: method === 'PUT' ? s.MigrationPutBody : s.MigrationPatchBody,
-        response: { 200: s.MigrationSchema, ...errors },
-      },
-      handler: async (request) =>
-        mig.updateMigration(ctx, actorOf(request), request.params.uuid, request.body, request.baseUrl),
+  },
+  update: {
+    body: s.MigrationPutBody,
+    patch: s.MigrationPatchBody,
+    run: (c) => mig.updateMigration(c.ctx, c.actor, c.uuid, c.body, c.base),
+  },
+  destroy: { run: (c) => mig.deleteMigration(c.ctx, c.actor, c.uuid) },
+})
+
+export const cloudBRoutes = resourceRoutes(
+  [tenants, networks, subnets, securityGroups, ports, floatingIps, routers, migrations],
+  (_app, ctx) => {
+    registerResourceScope(s.TYPES.tenant, { path: s.PATHS.tenant, table: 'cloud_resources' })
+    registerOfferingProcessor('CloudB.Tenant', tenantProcessor)
+    ctx.jobs.define<svc.ActionPayload>(svc.ACTION_JOB, { maxAttempts: 1, run: (p) => svc.runAction(ctx, p) })
+    ctx.jobs.define<{ tenantId: number }>(svc.PULL_FLOATING_IPS_JOB, {
+      maxAttempts: 1,
+      run: (p) => svc.pullFloatingIps(ctx, p.tenantId),
     })
-  }
-  app.delete(
-    `/api/${s.PATHS.migration}/:uuid/`,
-    { schema: { tags, params: UuidParams, response: { 204: NoContent, ...errors } } },
-    async (request, reply) => {
-      await mig.deleteMigration(ctx, actorOf(request), request.params.uuid)
-      return reply.code(204).send()
-    },
-  )
-}
+    for (const [job, run] of [
+      [mig.MIGRATION_JOBS.start, mig.startMigration],
+      [mig.MIGRATION_JOBS.apply, mig.applyMigration],
+    ] as const)
+      ctx.jobs.define<{ id: number }>(job, { maxAttempts: 1, run: (p) => run(ctx, p) })
+    completeTenantOrders()
+    mig.followDestinationTenants()
+  },
+)

@@ -13,6 +13,8 @@ export {
   runAction,
   setRoutes,
   unlinkTenantChildren,
+  updateFloatingIpDescription,
+  updateTenant,
   type ActionPayload,
 } from './actions.js'
 export {
