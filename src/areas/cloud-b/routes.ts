@@ -1,6 +1,6 @@
 // HTTP for the cloudB endpoints, declared for the resource kit: tenants, networks, subnets,
 // ports, security groups, floating IPs (4.9), routers (4.10) and migrations (4.11).
-import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import { Type, type TObject } from '@sinclair/typebox'
 import type { AppContext } from '../../context.js'
 import { filter, type Filter } from '../../http/filters.js'
 import { boolFilter, single, uuidFilter, type Query } from '../../http/query.js'
@@ -39,8 +39,8 @@ function declaredFilters(query: TObject): Record<string, Filter<undefined>> {
       .filter(([name]) => !LIST_PARAMS.includes(name))
       .map(([name, doc]) => [
         name,
-        filter.custom<undefined>(doc as TSchema, () => undefined, undefined, {
-          repeatable: (doc as TSchema).type === 'array',
+        filter.custom<undefined>(doc, () => undefined, undefined, {
+          repeatable: doc.type === 'array',
         }),
       ]),
   )
