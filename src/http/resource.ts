@@ -76,7 +76,12 @@ interface OperationOptions {
   render?: 'json'
 }
 
-export interface ListSpec<T, F extends FilterSet, S> extends OperationOptions {
+/** A list or retrieve anyone may call: no token needed (documented with no security requirement). */
+interface ReadOptions extends OperationOptions {
+  public?: boolean
+}
+
+export interface ListSpec<T, F extends FilterSet, S> extends ReadOptions {
   /** The filters, in the order they are checked (the first malformed one answers 400). */
   filters?: F
   /**
@@ -125,6 +130,11 @@ export interface ActionSpec<B extends TSchema = TSchema> {
   public?: boolean
   /** Default 200. */
   status?: number
+  /**
+   * Other success statuses the call may answer with the same body, sending it itself through
+   * `c.reply` (e.g. 201 when an upsert created the record, 200 when it updated it).
+   */
+  otherStatuses?: readonly number[]
   /** The response body's schema; null: no body. */
   response: TSchema | null
   errors?: Record<number, TSchema>
@@ -155,7 +165,7 @@ export interface ResourceSpec<
   /** What a caller may see (a repository scope); list and retrieve receive it as `scope`. */
   visibility?: (actor: Actor) => S
   list?: ListSpec<Rec<R>, F, S>
-  retrieve?: OperationOptions & { run: (c: ItemCall & ScopedCall<S>) => Answer<Rec<R>> }
+  retrieve?: ReadOptions & { run: (c: ItemCall & ScopedCall<S>) => Answer<Rec<R>> }
   create?: WriteSpec<Static<CR>, CB, Call> & {
     /** Default 201. */
     status?: number
@@ -333,7 +343,7 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
       list.summary ?? `List ${many}`,
       { querystring, response: { 200: Type.Array(partial) } },
       handler,
-      { errors: list.errors },
+      { errors: list.errors, public: list.public },
     )
   }
 
@@ -357,7 +367,7 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
           ? sendRendered(request, reply, fields, out as string)
           : withFields(request, fields, out as object)
       },
-      { errors: retrieve.errors },
+      { errors: retrieve.errors, public: retrieve.public },
     )
   }
 
@@ -429,7 +439,9 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
     const schema: Record<string, unknown> = {
       ...(detail ? { params: UuidParams } : {}),
       ...(action.body ? { body: action.body } : {}),
-      response: { [status]: action.response ?? NoContent },
+      response: Object.fromEntries(
+        [status, ...(action.otherStatuses ?? [])].map((code) => [code, action.response ?? NoContent]),
+      ),
     }
     const render = action.response === null ? 'none' : action.render === 'json' ? 'json' : 'object'
     const handler = writeHandler(ctx, action.run, status, render)

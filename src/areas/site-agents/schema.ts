@@ -1,17 +1,6 @@
 // Site agent identities, services and processors (spec 2.4 / 4.3, reference §3).
 import { Type, type Static } from '@sinclair/typebox'
-import {
-  AnyValue,
-  Body,
-  DateTime,
-  FreeObject,
-  FixedOrderListQuery,
-  ListQuery,
-  Nullable,
-  StringList,
-  Url,
-  Uuid,
-} from '../../http/schemas.js'
+import { AnyValue, Body, DateTime, FreeObject, Nullable, Url, Uuid } from '../../http/schemas.js'
 
 export const IDENTITY_PATH = 'marketplace-site-agent-identities'
 export const SERVICE_PATH = 'marketplace-site-agent-services'
@@ -64,10 +53,6 @@ export interface IdentityWrite {
   version?: string | null
   last_polled_at?: string | null
 }
-export const IdentityListQuery = ListQuery({
-  offering_uuid: Type.Optional(Type.String()),
-  name: Type.Optional(Type.String()),
-})
 
 export const ServiceProcessorSchema = Type.Object({
   uuid: Uuid,
@@ -94,7 +79,6 @@ export const ServiceSchema = Type.Object({
   processors: Type.Array(ServiceProcessorSchema),
 })
 export type Service = Static<typeof ServiceSchema>
-export const SERVICE_FIELDS = Object.keys(ServiceSchema.properties)
 
 export const IdentitySchema = Type.Object({
   uuid: Uuid,
@@ -111,7 +95,6 @@ export const IdentitySchema = Type.Object({
   services: Type.Array(ServiceSchema, { description: 'the services of this identity, oldest first' }),
 })
 export type Identity = Static<typeof IdentitySchema>
-export const IDENTITY_FIELDS = Object.keys(IdentitySchema.properties)
 
 export const ProcessorSchema = Type.Object({
   uuid: Uuid,
@@ -126,11 +109,6 @@ export const ProcessorSchema = Type.Object({
   modified: DateTime,
 })
 export type Processor = Static<typeof ProcessorSchema>
-export const PROCESSOR_FIELDS = Object.keys(ProcessorSchema.properties)
-export const ProcessorListQuery = ListQuery({
-  service_uuid: Type.Optional(Type.String({ description: 'uuid of the service' })),
-  offering_uuid: Type.Optional(Type.String({ description: "uuid of the service's identity's offering" })),
-})
 
 const Count = Type.Integer({ minimum: 0 })
 /** GET marketplace-site-agent-stats/: what the agents of the platform are doing. */
@@ -156,16 +134,6 @@ export const StatsSchema = Type.Object({
   }),
 })
 export type Stats = Static<typeof StatsSchema>
-
-// A fixed order: the list takes no `o`.
-export const ServiceListQuery = FixedOrderListQuery({
-  identity_uuid: Type.Optional(Type.String()),
-  mode: Type.Optional(Type.String()),
-  modified_after: Type.Optional(Type.String({ description: 'modified strictly after (date-time)' })),
-  modified_before: Type.Optional(Type.String({ description: 'modified strictly before (date-time)' })),
-  stale: Type.Optional(Type.String({ description: 'true: not modified for more than 24 hours' })),
-  state: Type.Optional(StringList),
-})
 
 export const RegisterServiceBody = Body({
   name: Type.String({ minLength: 1, maxLength: 150 }),
