@@ -62,19 +62,21 @@ export async function countRows(query: AnySelect): Promise<number> {
 }
 
 /**
- * One page of the query in the listing's order, then by `tiebreak` (a unique column), so pages
- * never overlap or skip rows when the ordered columns repeat.
+ * One page of the query in the listing's order, then by `tiebreak` (a unique column, ascending
+ * unless given as an `OrderBy`), so pages never overlap or skip rows when the ordered columns repeat.
  */
 export function pageRows<O>(
   query: SelectQueryBuilder<any, any, O>,
   order: readonly OrderBy[],
-  tiebreak: string,
+  tiebreak: string | OrderBy,
   limit: number,
   offset: number,
 ): Promise<O[]> {
   let q: AnySelect = query
   for (const t of order) q = q.orderBy(t.column, t.desc ? 'desc' : 'asc')
-  return (q.orderBy(tiebreak, 'asc').limit(limit).offset(offset) as SelectQueryBuilder<any, any, O>).execute()
+  const last = typeof tiebreak === 'string' ? { column: tiebreak, desc: false } : tiebreak
+  q = q.orderBy(last.column, last.desc ? 'desc' : 'asc')
+  return (q.limit(limit).offset(offset) as SelectQueryBuilder<any, any, O>).execute()
 }
 
 /**
@@ -84,7 +86,7 @@ export function pageRows<O>(
 export function scopedList<S, Q extends AnySelect, O>(
   visible: (scope: S) => Q,
   select: (query: Q) => SelectQueryBuilder<any, any, O>,
-  tiebreak: string,
+  tiebreak: string | OrderBy,
 ) {
   return {
     count: (scope: S, l: Listing): Promise<number> => countRows(applyConditions(visible(scope), l.where)),

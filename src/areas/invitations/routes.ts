@@ -3,109 +3,108 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
-import { actorOf } from '../../http/auth.js'
-import { errors, FieldQuery, NoContent, UuidParams } from '../../http/schemas.js'
-import {
-  boolFilter,
-  choiceFilter,
-  pager,
-  parseOrdering,
-  single,
-  uuidFilter,
-  withFields,
-  type Query,
-} from '../../http/query.js'
+import { filter } from '../../http/filters.js'
+import { pager, single } from '../../http/query.js'
+import { defineAction, defineResource, resourceRoutes } from '../../http/resource.js'
+import { errors, UuidParams } from '../../http/schemas.js'
+import * as requests from './requests.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
-const INV = '/api/user-group-invitations/'
-const REQ = '/api/user-permission-requests/'
+/** `scope_type`: customer or project; any other value does not filter. */
+const scopeType = filter.custom(
+  Type.String({ description: 'customer or project; other values do not filter' }),
+  (q, name) => {
+    const v = single(q, name)
+    return v === 'customer' || v === 'project' ? v : undefined
+  },
+  'user_group_invitations.scope_type',
+)
 
-export async function invitationsRoutes(fastify: FastifyInstance, { ctx }: { ctx: AppContext }) {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const tags = ['user-group-invitations']
-  const Record = Type.Partial(s.InvitationSchema)
+export const invitations = defineResource({
+  path: s.PATH,
+  noun: 'invitation',
+  record: s.InvitationSchema,
+  list: {
+    public: true,
+    filters: {
+      customer_uuid: filter.uuid('c.uuid'),
+      is_active: filter.boolean('user_group_invitations.is_active'),
+      is_public: filter.boolean('user_group_invitations.is_public'),
+      role_name: filter.exact('r.name'),
+      role_uuid: filter.uuid('r.uuid'),
+      scope_type: scopeType,
+    },
+    ordering: {
+      fields: { created: 'user_group_invitations.created' },
+      default: [{ column: 'user_group_invitations.created', desc: true }],
+    },
+    run: (c) => svc.listInvitations(c.ctx, c.maybeActor, c.listing, c.base, c.page),
+  },
+  retrieve: { public: true, run: (c) => svc.getInvitation(c.ctx, c.maybeActor, c.uuid, c.base) },
+  create: { body: s.CreateBody, run: (c) => svc.createInvitation(c.ctx, c.actor, c.body, c.base) },
+  destroy: { run: (c) => svc.deleteInvitation(c.ctx, c.actor, c.uuid) },
+  actions: [
+    defineAction({
+      name: 'cancel',
+      summary: 'Deactivate the invitation',
+      response: null,
+      run: (c) => svc.cancelInvitation(c.ctx, c.actor, c.uuid),
+    }),
+    defineAction({
+      name: 'submit_request',
+      summary: 'Request the invitation role for the caller (auto-approved when configured and matching)',
+      response: s.SubmitResult,
+      run: (c) => requests.submitRequest(c.ctx, c.actor, c.uuid),
+    }),
+  ],
+})
 
-  app.get(
-    INV,
+const review = (name: string, decision: 'approved' | 'rejected', summary: string) =>
+  defineAction({
+    name,
+    summary,
+    body: s.ReviewBody,
+    bodyOptional: true,
+    response: null,
+    run: (c) => requests.review(c.ctx, c.actor, c.uuid, decision, c.body.comment),
+  })
+
+export const permissionRequests = defineResource({
+  path: s.REQUEST_PATH,
+  noun: 'permission request',
+  record: s.PermissionRequestSchema,
+  visibility: requests.requestVisibility,
+  list: {
+    filters: {
+      state: filter.choice(s.REQUEST_STATES, 'user_permission_requests.state'),
+      invitation_uuid: filter.uuid('i.uuid'),
+    },
+    // A fixed order: the newest first.
+    ordering: { default: [{ column: 'user_permission_requests.created', desc: true }] },
+    run: (c) => requests.listRequests(c.ctx, c.scope, c.listing, c.base, c.page),
+  },
+  retrieve: { run: (c) => requests.getRequest(c.ctx, c.scope, c.uuid, c.base) },
+  actions: [
+    review('approve', 'approved', 'Approve the request: its role is granted'),
+    review('reject', 'rejected', 'Reject the request'),
+    defineAction({
+      name: 'cancel_request',
+      summary: "Withdraw the caller's own pending request",
+      response: s.CancelRequestResult,
+      run: (c) => requests.cancelRequest(c.ctx, c.actor, c.uuid),
+    }),
+  ],
+})
+
+/** GET {uuid}/projects/: a page of the customer's projects (its own query, as a list). */
+async function setup(fastify: FastifyInstance, ctx: AppContext) {
+  fastify.withTypeProvider<TypeBoxTypeProvider>().get(
+    `/api/${s.PATH}/:uuid/projects/`,
     {
       config: { auth: 'optional' },
-      schema: { tags, querystring: s.InvitationListQuery, response: { 200: Type.Array(Record), ...errors } },
-    },
-    async (request, reply) => {
-      const q = request.query as Query
-      const order = parseOrdering(q, s.ORDERING, [{ column: 'user_group_invitations.created', desc: true }])
-      const f: svc.InvitationFilters = {
-        customer_uuid: uuidFilter(q, 'customer_uuid'),
-        is_active: boolFilter(q, 'is_active'),
-        is_public: boolFilter(q, 'is_public'),
-        role_name: single(q, 'role_name'),
-        role_uuid: uuidFilter(q, 'role_uuid'),
-        scope_type: single(q, 'scope_type'),
-      }
-      return svc.listInvitations(
-        ctx,
-        request.actor ?? null,
-        f,
-        order,
-        request.baseUrl,
-        pager(request, reply, s.FIELDS),
-      )
-    },
-  )
-
-  app.get(
-    `${INV}:uuid/`,
-    {
-      config: { auth: 'optional' },
-      schema: { tags, params: UuidParams, querystring: FieldQuery, response: { 200: Record, ...errors } },
-    },
-    async (request) =>
-      withFields(
-        request,
-        s.FIELDS,
-        await svc.getInvitation(ctx, request.actor ?? null, request.params.uuid, request.baseUrl),
-      ),
-  )
-
-  app.post(
-    INV,
-    { schema: { tags, body: s.CreateBody, response: { 201: s.InvitationSchema, ...errors } } },
-    async (request, reply) =>
-      reply.code(201).send(await svc.createInvitation(ctx, actorOf(request), request.body, request.baseUrl)),
-  )
-
-  app.delete(
-    `${INV}:uuid/`,
-    { schema: { tags, params: UuidParams, response: { 204: NoContent, ...errors } } },
-    async (request, reply) => {
-      await svc.deleteInvitation(ctx, actorOf(request), request.params.uuid)
-      return reply.code(204).send()
-    },
-  )
-
-  app.post(
-    `${INV}:uuid/cancel/`,
-    {
       schema: {
-        tags,
-        summary: 'Deactivate the invitation',
-        params: UuidParams,
-        response: { 200: NoContent, ...errors },
-      },
-    },
-    async (request, reply) => {
-      await svc.cancelInvitation(ctx, actorOf(request), request.params.uuid)
-      return reply.code(200).send()
-    },
-  )
-
-  app.get(
-    `${INV}:uuid/projects/`,
-    {
-      config: { auth: 'optional' },
-      schema: {
-        tags,
+        tags: [s.PATH],
         summary: 'Projects of a customer-scoped invitation, paginated',
         params: UuidParams,
         querystring: s.ProjectListQuery,
@@ -121,95 +120,6 @@ export async function invitationsRoutes(fastify: FastifyInstance, { ctx }: { ctx
         pager(request, reply, s.PROJECT_ITEM_FIELDS),
       ),
   )
-
-  app.post(
-    `${INV}:uuid/submit_request/`,
-    {
-      schema: {
-        tags,
-        summary: 'Request the invitation role for the caller (auto-approved when configured and matching)',
-        params: UuidParams,
-        response: { 200: s.SubmitResult, ...errors },
-      },
-    },
-    async (request) => svc.submitRequest(ctx, actorOf(request), request.params.uuid),
-  )
-
-  // ---- permission requests ----
-  const rtags = ['user-permission-requests']
-  const RequestRecord = Type.Partial(s.PermissionRequestSchema)
-
-  app.get(
-    REQ,
-    {
-      schema: {
-        tags: rtags,
-        querystring: s.RequestListQuery,
-        response: { 200: Type.Array(RequestRecord), ...errors },
-      },
-    },
-    async (request, reply) => {
-      const q = request.query as Query
-      return svc.listRequests(
-        ctx,
-        actorOf(request),
-        {
-          states: choiceFilter(q, 'state', s.REQUEST_STATES),
-          invitation_uuid: uuidFilter(q, 'invitation_uuid'),
-        },
-        request.baseUrl,
-        pager(request, reply, s.REQUEST_FIELDS),
-      )
-    },
-  )
-
-  app.get(
-    `${REQ}:uuid/`,
-    {
-      schema: {
-        tags: rtags,
-        params: UuidParams,
-        querystring: FieldQuery,
-        response: { 200: RequestRecord, ...errors },
-      },
-    },
-    async (request) =>
-      withFields(
-        request,
-        s.REQUEST_FIELDS,
-        await svc.getRequest(ctx, actorOf(request), request.params.uuid, request.baseUrl),
-      ),
-  )
-
-  for (const [action, decision] of [
-    ['approve', 'approved'],
-    ['reject', 'rejected'],
-  ] as const) {
-    app.post(
-      `${REQ}:uuid/${action}/`,
-      {
-        schema: {
-          tags: rtags,
-          params: UuidParams,
-          body: s.ReviewBody,
-          response: { 200: NoContent, ...errors },
-        },
-        preValidation: async (request) => {
-          if (request.body === undefined || request.body === null) request.body = {}
-        },
-      },
-      async (request, reply) => {
-        await svc.review(ctx, actorOf(request), request.params.uuid, decision, request.body.comment)
-        return reply.code(200).send()
-      },
-    )
-  }
-
-  app.post(
-    `${REQ}:uuid/cancel_request/`,
-    {
-      schema: { tags: rtags, params: UuidParams, response: { 200: s.CancelRequestResult, ...errors } },
-    },
-    async (request) => svc.cancelRequest(ctx, actorOf(request), request.params.uuid),
-  )
 }
+
+export const invitationsRoutes = resourceRoutes([invitations, permissionRequests], setup)

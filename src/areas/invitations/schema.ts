@@ -1,6 +1,6 @@
 // User group invitations and permission requests (spec 2.6 / 3.3 / 4.5, reference §5).
 import { Type, type Static } from '@sinclair/typebox'
-import { AnyValue, Body, DateTime, ListQuery, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+import { AnyValue, Body, DateTime, ListQuery, Nullable, Url, Uuid } from '../../http/schemas.js'
 
 export const PATH = 'user-group-invitations'
 export const REQUEST_PATH = 'user-permission-requests'
@@ -36,7 +36,6 @@ export const InvitationSchema = Type.Object({
   user_identity_sources: AnyValue,
 })
 export type Invitation = Static<typeof InvitationSchema>
-export const FIELDS = Object.keys(InvitationSchema.properties)
 
 export const CreateBody = Body({
   role: Type.String({ description: 'uuid of the role to grant' }),
@@ -51,16 +50,6 @@ export const CreateBody = Body({
   user_identity_sources: Type.Optional(AnyValue),
 })
 export type CreateInput = Static<typeof CreateBody>
-
-export const InvitationListQuery = ListQuery({
-  customer_uuid: Type.Optional(Type.String()),
-  is_active: Type.Optional(Type.String()),
-  is_public: Type.Optional(Type.String()),
-  role_name: Type.Optional(Type.String()),
-  role_uuid: Type.Optional(Type.String()),
-  scope_type: Type.Optional(Type.String({ description: 'customer or project; other values do not filter' })),
-})
-export const ORDERING = { created: 'user_group_invitations.created' } as const
 
 export const ProjectItem = Type.Object({ uuid: Uuid, url: Url })
 export const PROJECT_ITEM_FIELDS = Object.keys(ProjectItem.properties)
@@ -99,12 +88,6 @@ export const PermissionRequestSchema = Type.Object({
   project_name_template: Type.String({ description: "the invitation's template for auto-created projects" }),
 })
 export type PermissionRequest = Static<typeof PermissionRequestSchema>
-export const REQUEST_FIELDS = Object.keys(PermissionRequestSchema.properties)
-
-export const RequestListQuery = ListQuery({
-  state: Type.Optional(StringList),
-  invitation_uuid: Type.Optional(Type.String()),
-})
 
 export const ReviewBody = Body({ comment: Type.Optional(Nullable(Type.String())) })
 export const CancelRequestResult = Type.Object({ uuid: Uuid, scope_name: Type.String(), scope_uuid: Uuid })
