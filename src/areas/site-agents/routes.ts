@@ -2,15 +2,43 @@
 // /api/marketplace-site-agent-processors/ (the kit), and /api/marketplace-site-agent-stats/.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Static, TSchema } from '@sinclair/typebox'
 import type { AppContext } from '../../context.js'
 import { actorOf } from '../../http/auth.js'
 import { filter } from '../../http/filters.js'
 import { requireStaff } from '../../http/permissions.js'
-import { defineAction, defineResource, resourceRoutes } from '../../http/resource.js'
+import {
+  defineAction,
+  defineResource,
+  resourceRoutes,
+  type BodyCall,
+  type ItemCall,
+} from '../../http/resource.js'
 import { errors } from '../../http/schemas.js'
 import * as maintenance from './maintenance.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
+
+/** An action registering a part by its name: 201 when it created it, 200 when it updated it. */
+function registration<B extends TSchema>(
+  name: string,
+  summary: string,
+  body: B,
+  response: TSchema,
+  register: (c: ItemCall & BodyCall<Static<B>>) => Promise<{ created: boolean; record: unknown }>,
+) {
+  return defineAction({
+    name,
+    summary,
+    body,
+    otherStatuses: [201],
+    response,
+    run: async (c) => {
+      const r = await register(c)
+      return c.reply.code(r.created ? 201 : 200).send(r.record)
+    },
+  })
+}
 
 export const identities = defineResource({
   path: s.IDENTITY_PATH,
@@ -38,17 +66,13 @@ export const identities = defineResource({
   },
   destroy: { run: (c) => svc.deleteIdentity(c.ctx, c.actor, c.uuid) },
   actions: [
-    defineAction({
-      name: 'register_service',
-      summary: 'Create (201) or update (200) a service of this identity; it becomes Active',
-      body: s.RegisterServiceBody,
-      otherStatuses: [201],
-      response: s.ServiceSchema,
-      run: async (c) => {
-        const r = await svc.registerService(c.ctx, c.actor, c.uuid, c.body, c.base)
-        return c.reply.code(r.created ? 201 : 200).send(r.service)
-      },
-    }),
+    registration(
+      'register_service',
+      'Create (201) or update (200) a service of this identity; it becomes Active',
+      s.RegisterServiceBody,
+      s.ServiceSchema,
+      (c) => svc.registerService(c.ctx, c.actor, c.uuid, c.body, c.base),
+    ),
   ],
 })
 
@@ -101,17 +125,13 @@ export const services = defineResource({
       response: s.CleanupResult,
       run: (c) => maintenance.cleanupStale(c.ctx, c.body),
     }),
-    defineAction({
-      name: 'register_processor',
-      summary: 'Create (201) or update (200) a processor of this service; last_run becomes now',
-      body: s.RegisterProcessorBody,
-      otherStatuses: [201],
-      response: s.ProcessorSchema,
-      run: async (c) => {
-        const r = await svc.registerProcessor(c.ctx, c.actor, c.uuid, c.body, c.base)
-        return c.reply.code(r.created ? 201 : 200).send(r.processor)
-      },
-    }),
+    registration(
+      'register_processor',
+      'Create (201) or update (200) a processor of this service; last_run becomes now',
+      s.RegisterProcessorBody,
+      s.ProcessorSchema,
+      (c) => svc.registerProcessor(c.ctx, c.actor, c.uuid, c.body, c.base),
+    ),
     defineAction({
       name: 'set_statistics',
       summary: 'Replace the statistics object',

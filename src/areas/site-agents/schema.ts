@@ -54,16 +54,18 @@ export interface IdentityWrite {
   last_polled_at?: string | null
 }
 
-export const ServiceProcessorSchema = Type.Object({
-  uuid: Uuid,
-  url: Url,
+/** A processor's own fields (after its uuid and url, and its service where it is shown). */
+const processorFields = {
   name: Type.String(),
   last_run: Nullable(DateTime),
   backend_type: Type.String(),
   backend_version: Nullable(Type.String()),
   created: DateTime,
   modified: DateTime,
-})
+}
+
+/** A processor as its service lists it. */
+export const ServiceProcessorSchema = Type.Object({ uuid: Uuid, url: Url, ...processorFields })
 
 export const ServiceSchema = Type.Object({
   uuid: Uuid,
@@ -101,12 +103,7 @@ export const ProcessorSchema = Type.Object({
   url: Url,
   service: Uuid,
   service_name: Type.String(),
-  name: Type.String(),
-  last_run: Nullable(DateTime),
-  backend_type: Type.String(),
-  backend_version: Nullable(Type.String()),
-  created: DateTime,
-  modified: DateTime,
+  ...processorFields,
 })
 export type Processor = Static<typeof ProcessorSchema>
 

@@ -183,7 +183,7 @@ export async function registerService(
   uuid: string,
   body: { name: string; mode?: string | null },
   b: string,
-): Promise<{ created: boolean; service: Service }> {
+): Promise<{ created: boolean; record: Service }> {
   const identity = await managedIdentity(ctx, actor, uuid)
   const r = await upsertOnce(() =>
     ctx.db.transaction().execute(async (trx) => {
@@ -209,7 +209,7 @@ export async function registerService(
       return { id, created: !existing }
     }),
   )
-  return { created: r.created, service: await serviceRecord(ctx, b, r.id) }
+  return { created: r.created, record: await serviceRecord(ctx, b, r.id) }
 }
 
 // ---- services ----
@@ -261,7 +261,7 @@ export async function registerProcessor(
   uuid: string,
   body: { name: string; backend_type: string; backend_version?: string | null },
   b: string,
-): Promise<{ created: boolean; processor: Processor }> {
+): Promise<{ created: boolean; record: Processor }> {
   const service = await managedService(ctx, actor, uuid)
   const r = await upsertOnce(async () => {
     const now = ctx.clock().toISOString()
@@ -283,7 +283,7 @@ export async function registerProcessor(
   const p = await repo.processorById(ctx.db, r.id)
   return {
     created: r.created,
-    processor: toProcessor(b, p, { service_uuid: service.uuid, service_name: service.name }),
+    record: toProcessor(b, p, { service_uuid: service.uuid, service_name: service.name }),
   }
 }
 
