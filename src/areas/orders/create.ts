@@ -1,0 +1,248 @@
+// Placing an order: the Create order's field rules (every bad field named in one 400), the rules
+// across fields, and the consumer-review skip rules every new order (also Update and Terminate)
+// is placed by.
+import type { AppContext } from '../../context.js'
+import { parseJson, toBool, toJson } from '../../db/values.js'
+import { FieldErrorSet, fieldError, nonFieldError } from '../../http/errors.js'
+import { can, type Actor } from '../../http/permissions.js'
+import { slugify } from '../../http/slug.js'
+import { findCustomerById, resolveProjectLink } from '../directory/service.js'
+import { resolveOfferingLink, resolvePlanLink } from '../catalog/service.js'
+import { assertNewResourceAllowed, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
+import { callbackUrlProblem } from './callbacks.js'
+import { ordersRepository, resourcesWriteRepository } from './repository.js'
+import { initialState, type OrderType } from './state-machine.js'
+import type { OrderCreate } from './schema.js'
+import { planCost, today, type Trx } from './order-rules.js'
+import { afterStateChange, approvalContext } from './state-changes.js'
+
+/**
+ * A shared offering restricted to organization groups is open only to customers in one of them;
+ * an offering without groups (or a private one, checked on its own) is open to all.
+ */
+async function offeringOpenToCustomer(
+  ctx: AppContext,
+  offering: { id: number; shared: number | boolean },
+  customerId: number,
+): Promise<boolean> {
+  if (!toBool(offering.shared)) return true
+  return ordersRepository(ctx.db).offeringOpenToCustomer(offering.id, customerId)
+}
+
+/** The offering an order is for, as far as the consumer-review skip rules read it. */
+interface ReviewedOffering {
+  customerId: number
+  shared: number | boolean
+  pluginOptions: unknown
+}
+
+/**
+ * The provider's own projects: a shared offering ordered for a project of the organization that
+ * provides it skips consumer review when its plugin option
+ * `auto_approve_in_service_provider_projects` is true.
+ */
+function autoApprovedInServiceProviderProject(
+  offering: ReviewedOffering,
+  projectCustomerId: number,
+): boolean {
+  if (!toBool(offering.shared) || offering.customerId !== projectCustomerId) return false
+  const options = parseJson<Record<string, unknown>>(offering.pluginOptions, {})
+  return options?.auto_approve_in_service_provider_projects === true
+}
+
+/**
+ * The reference's "consumer review is skipped" rules: the creator may approve for the project
+ * (staff, ORDER.APPROVE), the provider's own project with auto-approval, or the provider's owner
+ * terminating.
+ */
+export function consumerApprovalImplied(
+  actor: Actor,
+  o: { customerId: number; projectId: number },
+  type: OrderType,
+  offering: ReviewedOffering,
+) {
+  const providerCustomerId = offering.customerId
+  if (actor.isStaff) return true
+  if (autoApprovedInServiceProviderProject(offering, o.customerId)) return true
+  if (can(actor, 'ORDER.APPROVE', { customerId: o.customerId, projectId: o.projectId })) return true
+  return (
+    type === 'Terminate' &&
+    actor.grants.some(
+      (g) => g.scopeType === 'customer' && g.scopeId === providerCustomerId && g.role === 'CUSTOMER.OWNER',
+    )
+  )
+}
+
+export function checkCustomerAndProject(
+  ctx: AppContext,
+  customer: { blocked: number; archived: number },
+  project: { name: string; end_date: string | null },
+) {
+  if (toBool(customer.blocked)) throw nonFieldError('Blocked organization is not available.')
+  if (toBool(customer.archived)) throw nonFieldError('Archived organization is not available.')
+  if (project.end_date && project.end_date < today(ctx))
+    throw nonFieldError(`Project '${project.name}' is expired.`)
+}
+
+/** The policy step of creation: a fired blocking cost policy refuses new resources. */
+async function checkNewResourceAllowed(ctx: AppContext, trx: Trx, offeringId: number, customerId: number) {
+  await assertNewResourceAllowed(ctx, trx, { offeringId, customerId })
+}
+
+/** An order's slug: from the resource's name, else the offering's; never empty (the reference's
+ * clients require `^[-a-zA-Z0-9_]+$`). */
+export function orderSlug(resourceName: string, offeringName: string): string {
+  return slugify(resourceName, '') || slugify(offeringName, 'order')
+}
+
+/** Places a Create order (and its resource, in state Creating); answers both ids. */
+export async function createOrder(
+  ctx: AppContext,
+  actor: Actor,
+  body: OrderCreate,
+  errors = new FieldErrorSet(),
+): Promise<{ orderId: number; resourceId: number }> {
+  // Every field's rules run (those of a field the schema refused are skipped), then one 400
+  // names every bad field; the cross-field rules run only on valid fields.
+  const type = (body.type ?? 'Create') as OrderType
+  if (!errors.has('type') && type !== 'Create') {
+    errors.add('type', 'Update and Terminate orders are created through the resource actions.')
+  }
+  const project = await errors.check('project', () => resolveProjectLink(ctx, actor, 'project', body.project))
+  const offering = await errors.check('offering', async () => {
+    const o = await resolveOfferingLink(ctx, actor, 'offering', body.offering)
+    if (o.state !== 'Active') throw fieldError('offering', 'Offering is not available.')
+    return o
+  })
+  const planLink = body.plan
+    ? await errors.check('plan', () => resolvePlanLink(ctx, 'plan', body.plan))
+    : null
+  if (body.slug !== undefined && !actor.isStaff && !errors.has('slug')) {
+    errors.add('slug', 'Only staff can set the slug.')
+  }
+  if (body.callback_url && !errors.has('callback_url')) {
+    const problem = callbackUrlProblem(ctx.config, body.callback_url)
+    if (problem) errors.add('callback_url', problem)
+  }
+  errors.throwIfAny()
+  if (!project || !offering) throw new Error('unreachable: links resolved without errors')
+  // Rules across fields, on valid fields only.
+  let plan: {
+    id: number
+    offering_id: number
+    archived: number
+    unit_price: unknown
+    fixed_price: unknown
+  } | null = planLink ?? null
+  if (plan) {
+    if (plan.offering_id !== offering.id || toBool(plan.archived)) {
+      throw fieldError('plan', 'This plan is not available for selected offering.')
+    }
+  } else {
+    // No plan named: the offering's only available plan, else none (and no cost estimate).
+    const plans = await ordersRepository(ctx.db).availablePlans(offering.id, 2)
+    if (plans.length === 1) plan = plans[0]!
+  }
+  const customer = (await findCustomerById(ctx, project.customer_id))!
+  checkCustomerAndProject(ctx, customer, project)
+  if (!toBool(offering.shared) && offering.customer_id !== project.customer_id) {
+    throw nonFieldError(`Offering "${offering.name}" is not allowed in organization "${customer.name}".`)
+  }
+  if (offering.terms_of_service && toBool(offering.shared) && body.accepting_terms_of_service !== true) {
+    throw nonFieldError(`Terms of service for offering '${offering.name}' have not been accepted.`)
+  }
+  if (!(await offeringOpenToCustomer(ctx, offering, project.customer_id))) {
+    throw nonFieldError('This offering is not available for ordering.')
+  }
+  const attributes =
+    body.attributes && typeof body.attributes === 'object' ? (body.attributes as Record<string, unknown>) : {}
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const resourceUuid = ctx.newUuid()
+  const attributesJson = toJson(attributes)
+  const limits = toJson(body.limits ?? {})
+  const resourceName = typeof attributes.name === 'string' ? attributes.name.slice(0, 150) : ''
+  const created = await ctx.db.transaction().execute(async (trx) => {
+    await checkNewResourceAllowed(ctx, trx, offering.id, project.customer_id)
+    const resourceId = await resourcesWriteRepository(trx).insert({
+      uuid: resourceUuid,
+      name: resourceName,
+      offering_id: offering.id,
+      plan_id: plan?.id ?? null,
+      project_id: project.id,
+      customer_id: project.customer_id,
+      state: 'Creating',
+      attributes: attributesJson,
+      limits,
+      resource_type: offering.type,
+      scope_type: null,
+      scope_id: null,
+      end_date: typeof attributes.end_date === 'string' ? attributes.end_date.slice(0, 10) : null,
+      created: now,
+      modified: now,
+    })
+    // The new resource counts in the offering's estimated cost from now on.
+    await scheduleCostPolicyEvaluation(ctx, trx, offering.id)
+    const implied = consumerApprovalImplied(
+      actor,
+      { customerId: project.customer_id, projectId: project.id },
+      type,
+      { customerId: offering.customer_id, shared: offering.shared, pluginOptions: offering.plugin_options },
+    )
+    const ac = await approvalContext(ctx, trx, project.id, offering.type, body.start_date ?? null)
+    const state = initialState(implied, ac)
+    const orderId = await ordersRepository(trx).insert({
+      uuid,
+      slug: body.slug ?? orderSlug(resourceName, offering.name),
+      type,
+      state,
+      offering_id: offering.id,
+      provider_customer_id: offering.customer_id,
+      plan_id: plan?.id ?? null,
+      old_plan_id: null,
+      project_id: project.id,
+      customer_id: project.customer_id,
+      resource_id: resourceId,
+      attributes: attributesJson,
+      limits,
+      cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
+      callback_url: body.callback_url ?? null,
+      request_comment: body.request_comment ?? null,
+      start_date: body.start_date ?? null,
+      attachment: null,
+      termination_comment: null,
+      consumer_reviewed_by_id: implied ? actor.id : null,
+      consumer_reviewed_at: implied ? now : null,
+      auto_approved: implied ? 1 : 0,
+      provider_reviewed_by_id: null,
+      provider_reviewed_at: null,
+      created_by_id: actor.id,
+      completed_at: null,
+      created: now,
+      modified: now,
+    })
+    await afterStateChange(
+      ctx,
+      trx,
+      {
+        id: orderId,
+        uuid,
+        type,
+        offering_id: offering.id,
+        offering_type: offering.type,
+        project_id: project.id,
+        resource_id: resourceId,
+        resource_uuid: resourceUuid,
+        plan_id: plan?.id ?? null,
+        limits,
+        start_date: body.start_date ?? null,
+        callback_url: body.callback_url ?? null,
+        modified: now,
+      },
+      state,
+    )
+    return { orderId, resourceId }
+  })
+  ctx.jobs.wake()
+  return created
+}

@@ -1,0 +1,60 @@
+// What every order use case reads of an order: who may see it (and the 404 otherwise), the scopes
+// its permissions are checked in, its offering type's rules, today's date and a plan's cost.
+import Big from 'big.js'
+import type { Transaction } from 'kysely'
+import type { AppContext } from '../../context.js'
+import type { DB } from '../../db/tables.js'
+import { decimalNumber } from '../../db/values.js'
+import { notFound } from '../../http/errors.js'
+import { customerIds, offeringIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
+import { normalizeUuid } from '../../http/uuid.js'
+import { OFFERING_TYPE_RULES, isOfferingType, type OfferingTypeRules } from '../catalog/offering-types.js'
+import { ordersRepository, type OrderRow, type OrderVisibility } from './repository.js'
+
+export type Trx = Transaction<DB>
+
+export const ORDER_NOT_FOUND = 'No Order matches the given query.'
+
+export function orderVisibility(actor: Actor): OrderVisibility {
+  if (seesAll(actor)) return { all: true }
+  return {
+    all: false,
+    projectIds: projectIds(actor),
+    customerIds: customerIds(actor),
+    offeringIds: offeringIds(actor),
+  }
+}
+
+export function rulesOf(type: string): OfferingTypeRules | null {
+  return isOfferingType(type) ? OFFERING_TYPE_RULES[type] : null
+}
+
+/** Unit price plus fixed price, added in decimal (0.1 + 0.2 is 0.3, not 0.30000000000000004). */
+export function planCost(unitPrice: unknown, fixedPrice: unknown): number | null {
+  const u = decimalNumber(unitPrice)
+  const f = decimalNumber(fixedPrice)
+  if (u === null && f === null) return null
+  return new Big(u ?? 0).plus(f ?? 0).toNumber()
+}
+
+export async function findVisible(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  db: AppContext['db'] | Trx = ctx.db,
+): Promise<OrderRow> {
+  const id = normalizeUuid(uuid)
+  const row = id ? await ordersRepository(db).findVisibleByUuid(orderVisibility(actor), id) : undefined
+  if (!row) throw notFound(ORDER_NOT_FOUND)
+  return row
+}
+
+export function today(ctx: AppContext): string {
+  return ctx.clock().toISOString().slice(0, 10)
+}
+
+export const consumerScopes = (o: OrderRow) => ({ customerId: o.customer_id, projectId: o.project_id })
+export const providerScopes = (o: OrderRow) => ({
+  customerId: o.provider_customer_id,
+  offeringId: o.offering_id,
+})

@@ -1,0 +1,138 @@
+// What every state change shares: the facts the state machine decides on (the approval context),
+// the timestamps of changed texts, and the side effects of reaching a state (resource state,
+// processing, delayed starts, callbacks), in the transaction that changed it.
+import type { AppContext } from '../../context.js'
+import { parseJson, toJson } from '../../db/values.js'
+import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
+import type { CallbackPayload } from './callbacks.js'
+import { ordersRepository, resourcesWriteRepository, type OrderRow } from './repository.js'
+import { resourceStateAfter, type ApprovalContext, type OrderState, type OrderType } from './state-machine.js'
+import { rulesOf, today, type Trx } from './order-rules.js'
+
+export const JOBS = {
+  process: 'order.process',
+  callback: 'order.callback',
+  startDate: 'order.start-date',
+  projectStart: 'order.project-start',
+} as const
+
+/** Callback deliveries run in this lane of the job queue, never in the one that processes orders. */
+export const CALLBACK_LANE = 'order.callbacks'
+export async function approvalContext(
+  ctx: AppContext,
+  db: Trx,
+  projectId: number,
+  offeringType: string,
+  startDate: string | null,
+): Promise<ApprovalContext> {
+  const projectStart = await ordersRepository(db).projectStartDate(projectId)
+  const rules = rulesOf(offeringType)
+  return {
+    projectNotStarted: !!projectStart && projectStart > today(ctx),
+    providerMustReview: rules?.providerApprovalRequired ?? false,
+    startDateInFuture: ctx.config.orderStartDateEnabled && !!startDate && startDate > today(ctx),
+  }
+}
+
+/** What the side effects of a state change read of the order (its row and its resource's uuid). */
+export type StateChangeFacts = Pick<
+  OrderRow,
+  | 'id'
+  | 'uuid'
+  | 'type'
+  | 'offering_id'
+  | 'offering_type'
+  | 'project_id'
+  | 'resource_id'
+  | 'plan_id'
+  | 'limits'
+  | 'start_date'
+  | 'callback_url'
+  | 'modified'
+> & { resource_uuid: string | null }
+
+/**
+ * Side effects of reaching `state`, in order: resource state, processing, delayed start, callback.
+ * Given the order's id, its row is read back; a caller that has just written the whole row (a new
+ * order) gives its facts instead.
+ */
+export async function afterStateChange(
+  ctx: AppContext,
+  trx: Trx,
+  order: number | StateChangeFacts,
+  state: OrderState,
+): Promise<void> {
+  const o = typeof order === 'number' ? await ordersRepository(trx).transitionRow(order) : order
+  const orderId = o.id
+  const type = o.type as OrderType
+  const now = ctx.clock().toISOString()
+  let resourceState = resourceStateAfter(type, state)
+  if (o.resource_id !== null && resourceState === 'Erred' && type === 'Create') {
+    // A resource still being created that never reached its backend is gone, not broken.
+    const r = await resourcesWriteRepository(trx).findById(o.resource_id)
+    if (r && r.state === 'Creating' && !r.backend_id) resourceState = 'Terminated'
+  }
+  if (o.resource_id !== null && resourceState) {
+    const values: Record<string, unknown> = { state: resourceState, modified: now }
+    if (state === 'done' && type === 'Update') {
+      values.plan_id = o.plan_id
+      values.limits = toJson(parseJson(o.limits, {}))
+    }
+    await resourcesWriteRepository(trx).update(o.resource_id, values)
+    await scheduleCostPolicyEvaluation(ctx, trx, o.offering_id)
+  }
+  const rules = rulesOf(o.offering_type)
+  if (state === 'executing' && rules?.processedBy === 'server') {
+    await ctx.jobs.enqueue(trx, JOBS.process, { orderId })
+  }
+  if (state === 'pending-start-date' && o.start_date) {
+    await ctx.jobs.enqueue(
+      trx,
+      JOBS.startDate,
+      { orderId },
+      { runAt: new Date(`${o.start_date}T00:00:00.000Z`) },
+    )
+  }
+  if (state === 'pending-project') {
+    const start = await ordersRepository(trx).projectStartDate(o.project_id)
+    if (start) {
+      await ctx.jobs.enqueue(
+        trx,
+        JOBS.projectStart,
+        { orderId },
+        { runAt: new Date(`${start}T00:00:00.000Z`) },
+      )
+    }
+  }
+  if (o.callback_url) {
+    const payload: CallbackPayload = {
+      url: o.callback_url,
+      body: {
+        uuid: o.uuid,
+        state,
+        type: o.type,
+        resource_uuid: o.resource_uuid ?? null,
+        modified: o.modified,
+      },
+      deadline: new Date(ctx.clock().getTime() + ctx.config.callbackBudgetMs).toISOString(),
+    }
+    await ctx.jobs.enqueue(trx, JOBS.callback, payload, { maxAttempts: 5 })
+  }
+}
+
+/** The texts whose changes are timestamped, and the column of each timestamp. */
+const STAMPED_TEXTS = [
+  ['output', 'output_updated_at'],
+  ['error_message', 'error_updated_at'],
+] as const
+
+/** Sets `<text>_updated_at` for each timestamped text these values change. */
+export function stampTextChanges(
+  o: { output: string; error_message: string },
+  values: Record<string, unknown>,
+  now: string,
+): void {
+  for (const [text, stamp] of STAMPED_TEXTS) {
+    if (values[text] !== undefined && values[text] !== o[text]) values[stamp] = now
+  }
+}

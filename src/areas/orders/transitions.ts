@@ -1,0 +1,207 @@
+// The order's transitions: each action of the state machine as one conditional UPDATE, checked
+// 404 → 403 → 400 → 409 → 405 → 400, with its side effects in the same transaction; and the
+// deletions and the backend id.
+import type { AppContext } from '../../context.js'
+import { toBool } from '../../db/values.js'
+import { AppError, forbidden, invalidState, nonFieldError } from '../../http/errors.js'
+import { can, type Actor } from '../../http/permissions.js'
+import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
+import type { OfferingTypeRules } from '../catalog/offering-types.js'
+import { ordersRepository, resourcesWriteRepository, type OrderRow } from './repository.js'
+import {
+  allowedFrom,
+  nextState,
+  TERMINAL_STATES,
+  type OrderAction,
+  type OrderState,
+} from './state-machine.js'
+import { consumerScopes, findVisible, providerScopes, rulesOf, type Trx } from './order-rules.js'
+import { afterStateChange, approvalContext, stampTextChanges } from './state-changes.js'
+import { checkCustomerAndProject } from './create.js'
+import { removeAttachmentFile } from './attachments.js'
+
+interface TransitionOptions {
+  /** 403 unless this holds (after the order is found). */
+  permitted: (o: OrderRow) => boolean
+  /** 405 unless the offering type supports the action (checked after the state). */
+  typeAllows?: (rules: OfferingTypeRules | null) => boolean
+  /** Business checks (400) that come before the state check (after the permission). */
+  precheck?: (o: OrderRow, trx: Trx) => Promise<void> | void
+  /** Extra columns written with the state. */
+  values?: (o: OrderRow, now: string) => Record<string, unknown>
+  /** Business checks (400) after state and type. */
+  validate?: (o: OrderRow, trx: Trx) => Promise<void> | void
+}
+function typeNotSupported(type: string): AppError {
+  return new AppError('not_allowed', `The order's offering type ${type} does not support this action.`)
+}
+
+/** Runs one action: 404 → 403 → (precheck) 400 → 409 → 405 → 400, then one conditional UPDATE and its effects. */
+async function transition(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  action: OrderAction,
+  opts: TransitionOptions,
+): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const o = await findVisible(ctx, actor, uuid, trx)
+    if (!opts.permitted(o)) throw forbidden()
+    await opts.precheck?.(o, trx)
+    const from = allowedFrom(action)
+    const ac = await approvalContext(ctx, trx, o.project_id, o.offering_type, o.start_date)
+    const to = nextState(o.state as OrderState, action, ac)
+    if (!to) throw invalidState(from)
+    if (opts.typeAllows && !opts.typeAllows(rulesOf(o.offering_type))) throw typeNotSupported(o.offering_type)
+    await opts.validate?.(o, trx)
+    const now = ctx.clock().toISOString()
+    const values: Record<string, unknown> = { state: to, modified: now, ...(opts.values?.(o, now) ?? {}) }
+    stampTextChanges(o, values, now)
+    if (TERMINAL_STATES.includes(to)) values.completed_at = now
+    const moved = await ordersRepository(trx).updateStateIfCurrent(o.id, from, values)
+    if (!moved) throw invalidState(from)
+    await afterStateChange(ctx, trx, o.id, to)
+  })
+  ctx.jobs.wake()
+}
+
+export function approveByConsumer(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'approve_by_consumer', {
+    permitted: (o) => can(actor, 'ORDER.APPROVE', consumerScopes(o)),
+    // The organization and project come before the order's state.
+    precheck: async (o, trx) => {
+      const both = await ordersRepository(trx).customerAndProject(o.customer_id, o.project_id)
+      checkCustomerAndProject(ctx, both, both)
+    },
+    values: (_o, now) => ({ consumer_reviewed_by_id: actor.id, consumer_reviewed_at: now }),
+  })
+}
+
+export function approveByProvider(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'approve_by_provider', {
+    permitted: (o) => can(actor, 'ORDER.APPROVE', providerScopes(o)),
+    values: (_o, now) => ({ provider_reviewed_by_id: actor.id, provider_reviewed_at: now }),
+  })
+}
+
+export function rejectByConsumer(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { error_message?: string; error_traceback?: string; consumer_rejection_comment?: string },
+) {
+  return transition(ctx, actor, uuid, 'reject_by_consumer', {
+    permitted: (o) => o.created_by_id === actor.id || can(actor, 'ORDER.REJECT', consumerScopes(o)),
+    values: (_o, now) => ({
+      consumer_reviewed_by_id: actor.id,
+      consumer_reviewed_at: now,
+      ...(body.error_message !== undefined ? { error_message: body.error_message } : {}),
+      ...(body.error_traceback !== undefined ? { error_traceback: body.error_traceback } : {}),
+      ...(body.consumer_rejection_comment !== undefined
+        ? { consumer_rejection_comment: body.consumer_rejection_comment }
+        : {}),
+    }),
+  })
+}
+
+export function rejectByProvider(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { provider_rejection_comment?: string } = {},
+) {
+  return transition(ctx, actor, uuid, 'reject_by_provider', {
+    permitted: (o) => can(actor, 'ORDER.REJECT', providerScopes(o)),
+    values: (_o, now) => ({
+      provider_reviewed_by_id: actor.id,
+      provider_reviewed_at: now,
+      ...(body.provider_rejection_comment !== undefined
+        ? { provider_rejection_comment: body.provider_rejection_comment }
+        : {}),
+    }),
+  })
+}
+
+export function cancelOrder(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'cancel', {
+    permitted: (o) => can(actor, 'ORDER.CANCEL', consumerScopes(o)),
+    typeAllows: (r) => !!r?.cancel,
+  })
+}
+
+/** Agents (provider side) drive these; support staff complete support requests. */
+function agentPermitted(actor: Actor, o: OrderRow): boolean {
+  if (can(actor, 'ORDER.APPROVE', providerScopes(o))) return true
+  return actor.isSupport && rulesOf(o.offering_type)?.processedBy === 'support'
+}
+
+export function setStateExecuting(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'set_state_executing', {
+    permitted: (o) => agentPermitted(actor, o),
+    typeAllows: (r) => !!r?.setStateExecuting,
+  })
+}
+
+export function setStateDone(ctx: AppContext, actor: Actor, uuid: string) {
+  return transition(ctx, actor, uuid, 'set_state_done', {
+    permitted: (o) => agentPermitted(actor, o),
+    typeAllows: (r) => !!r?.setStateDone,
+  })
+}
+
+export function setStateErred(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { error_message?: string; error_traceback?: string },
+) {
+  return transition(ctx, actor, uuid, 'set_state_erred', {
+    permitted: (o) => agentPermitted(actor, o),
+    values: () => ({ error_message: body.error_message ?? '', error_traceback: body.error_traceback ?? '' }),
+  })
+}
+
+export async function deleteOrder(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const o = await findVisible(ctx, actor, uuid, trx)
+    if (!can(actor, 'ORDER.DESTROY', consumerScopes(o))) throw forbidden()
+    const from = allowedFrom('delete')
+    if (!from.includes(o.state as OrderState)) throw invalidState(from)
+    const c = (await ordersRepository(trx).customerById(o.customer_id))!
+    if (toBool(c.blocked)) throw nonFieldError('Blocked organization is not available.')
+    if (toBool(c.archived)) throw nonFieldError('Archived organization is not available.')
+    if (!(await ordersRepository(trx).deleteIfState(o.id, from))) throw invalidState(from)
+    // A resource that only existed for this Create order goes with it.
+    if (o.type === 'Create' && o.resource_id !== null) {
+      await resourcesWriteRepository(trx).update(o.resource_id, {
+        state: 'Terminated',
+        modified: ctx.clock().toISOString(),
+      })
+      await scheduleCostPolicyEvaluation(ctx, trx, o.offering_id)
+    }
+  })
+  removeAttachmentFile(ctx, uuid)
+}
+
+/** Staff only: forget the order without touching the backend. */
+export async function unlinkOrder(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
+  const o = await findVisible(ctx, actor, uuid)
+  await ordersRepository(ctx.db).delete(o.id)
+  removeAttachmentFile(ctx, o.uuid)
+}
+
+export async function setBackendId(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  backendId: string,
+): Promise<void> {
+  const o = await findVisible(ctx, actor, uuid)
+  if (!can(actor, 'ORDER.APPROVE', providerScopes(o))) throw forbidden()
+  await ctx.db.transaction().execute(async (trx) => {
+    const now = ctx.clock().toISOString()
+    await ordersRepository(trx).update(o.id, { backend_id: backendId, modified: now })
+    if (o.resource_id !== null)
+      await resourcesWriteRepository(trx).update(o.resource_id, { backend_id: backendId, modified: now })
+  })
+}
