@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../context.js'
 import type { Listing } from '../db/listing.js'
 import { actorOf } from './auth.js'
-import { notFound } from './errors.js'
+import { fieldErrorsOf, notFound, type FieldErrorSet } from './errors.js'
 import type { FilterSet, FilterValues } from './filters.js'
 import type { Actor } from './permissions.js'
 import { listResponse, paginate } from './query.js'
@@ -91,10 +91,13 @@ export interface ListCall<T, F extends FilterSet, S> extends ScopedCall<S> {
 
 export interface BodyCall<B> extends Call {
   readonly body: B
+  /** The body's schema errors, to which the service adds its field rules' (`fieldErrors: true`). */
+  readonly fieldErrors: FieldErrorSet
 }
 
 export class RequestCall {
   private scopeValue: unknown = undefined
+  private fieldErrorSet: FieldErrorSet | undefined
   constructor(
     readonly ctx: AppContext,
     readonly request: FastifyRequest,
@@ -115,6 +118,9 @@ export class RequestCall {
   }
   get body(): any {
     return this.request.body
+  }
+  get fieldErrors(): FieldErrorSet {
+    return (this.fieldErrorSet ??= fieldErrorsOf(this.request))
   }
   get scope(): any {
     if (this.scopeValue === undefined) this.scopeValue = this.visibility!(this.actor)

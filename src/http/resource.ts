@@ -97,10 +97,10 @@ export interface WriteSpec<T, B extends TSchema, C> extends OperationOptions {
   /** Checked before the body is read (e.g. staff only: 403 whatever the body holds). */
   permission?: (actor: Actor) => void
   /**
-   * The body's schema errors do not answer at once: the call gathers them with its field rules in
-   * one 400, running the service in `fieldErrorsOf(c.request).guard(...)`.
+   * The body's schema errors and the service's field rules answer in one 400: the schema's
+   * errors are handed to the service in `c.fieldErrors`, which adds its own (see FieldErrorSet).
    */
-  attachValidation?: boolean
+  fieldErrors?: boolean
   run: (c: C & BodyCall<Static<B>>) => Answer<T>
 }
 
@@ -121,6 +121,9 @@ export interface ActionSpec<B extends TSchema = TSchema> {
   /** On one record (`/<uuid>/<name>/`, the default) or on the collection (`/<name>/`). */
   detail?: boolean
   summary: string
+  /** A longer description, and the media types of a body the call reads itself (a file upload). */
+  description?: string
+  consumes?: string[]
   body?: B
   /** A missing or `null` body counts as `{}`. */
   bodyOptional?: boolean
@@ -380,12 +383,12 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
       'create',
       create.summary ?? `Create ${one}`,
       { body: create.body, response: { [status]: create.response ?? spec.record } },
-      writeHandler(ctx, create.run, status, create.render === 'json' ? 'json' : 'object'),
+      writeHandler(ctx, create.run, status, create.render === 'json' ? 'json' : 'object', create.fieldErrors),
       {
         errors: create.errors,
         public: create.public,
+        attachValidation: create.fieldErrors,
         ...permissionHook(create.permission),
-        ...(create.attachValidation ? { attachValidation: true } : {}),
       },
     )
   }
@@ -437,6 +440,8 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
     const url = `${detail ? item : collection}${action.name}/`
     const status = action.status ?? 200
     const schema: Record<string, unknown> = {
+      ...(action.description ? { description: action.description } : {}),
+      ...(action.consumes ? { consumes: action.consumes } : {}),
       ...(detail ? { params: UuidParams } : {}),
       ...(action.body ? { body: action.body } : {}),
       response: Object.fromEntries(
@@ -481,9 +486,11 @@ function writeHandler(
   run: (c: any) => Promise<unknown>,
   status: number,
   render: 'object' | 'json' | 'none',
+  fieldErrors = false,
 ): RouteOptions['handler'] {
   return async (request, reply) => {
-    const out = await run(new RequestCall(ctx, request, reply))
+    const call = new RequestCall(ctx, request, reply)
+    const out = await (fieldErrors ? call.fieldErrors.guard(() => run(call)) : run(call))
     if (out === reply) return reply
     if (render === 'none') return reply.code(status).send()
     if (render === 'json') return sendJson(reply.code(status), out as string)
