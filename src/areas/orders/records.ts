@@ -3,18 +3,14 @@
 import type { AppContext } from '../../context.js'
 import { decimalNumber, decimalString } from '../../db/values.js'
 import { notFound } from '../../http/errors.js'
-import { scopesWith, seesAll, type Actor } from '../../http/permissions.js'
+import { seesAll, type Actor } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { RecordCache } from '../../db/record-cache.js'
 import type { MetricCounter } from '../../http/plumbing.js'
 import type { OrderTerm } from '../../http/query.js'
-import {
-  ordersRepository,
-  type JsonRender,
-  type OrderFilters,
-  type OrderJsonRow,
-  type OrderVersion,
-} from './repository.js'
+import type { JsonPager } from '../../http/resource.js'
+import { orderFilters, type OrderFilterValues } from './list-filters.js'
+import { ordersRepository, type JsonRender, type OrderJsonRow, type OrderVersion } from './repository.js'
 import { ORDER_NOT_FOUND, orderVisibility, planCost } from './order-rules.js'
 
 /** Links start with `base`; error tracebacks are shown to staff and support only. */
@@ -89,18 +85,19 @@ async function records(ctx: AppContext, rows: OrderVersion[], render: JsonRender
 export async function listOrders(
   ctx: AppContext,
   actor: Actor,
-  f: OrderFilters,
-  order: OrderTerm[],
+  values: OrderFilterValues,
+  order: readonly OrderTerm[],
   base: string,
-  page: (count: () => Promise<number>, fetch: (l: number, o: number) => Promise<string[]>) => Promise<string>,
+  page: JsonPager,
 ): Promise<string> {
+  let f = orderFilters(actor, values)
   const repo = ordersRepository(ctx.db)
   const vis = orderVisibility(actor)
   const render = jsonRender(base, actor)
   if (f.query) f = { ...f, query: { ...f.query, matches: await repo.matchQuery(f.query.text, f.query.uuid) } }
   return page(
     () => repo.count(vis, f),
-    async (l, o) => records(ctx, await repo.page(vis, f, order, l, o), render),
+    async (l, o) => records(ctx, await repo.page(vis, f, [...order], l, o), render),
   )
 }
 
@@ -113,33 +110,6 @@ export async function getOrder(ctx: AppContext, actor: Actor, uuid: string, base
   const text = row ? (await records(ctx, [row], jsonRender(base, actor)))[0] : undefined
   if (text === undefined) throw notFound(ORDER_NOT_FOUND)
   return text
-}
-
-/** `can_approve_as_*` filters: a true value also restricts to orders the caller may approve. */
-export function approvalFilters(
-  actor: Actor,
-  consumer: boolean | undefined,
-  provider: boolean | undefined,
-): OrderFilters {
-  const f: OrderFilters = {}
-  const approve = scopesWith(actor, 'ORDER.APPROVE')
-  if (consumer !== undefined) {
-    f.canApproveAsConsumer =
-      consumer && !actor.isStaff
-        ? { projectIds: approve.project, customerIds: approve.customer }
-        : consumer
-          ? 'all'
-          : 'state-only'
-  }
-  if (provider !== undefined) {
-    f.canApproveAsProvider =
-      provider && !actor.isStaff
-        ? { customerIds: approve.customer, offeringIds: approve.offering }
-        : provider
-          ? 'all'
-          : 'state-only'
-  }
-  return f
 }
 
 /** The record of an order just written by this caller, as JSON text. */

@@ -1,42 +1,36 @@
-// HTTP for /api/marketplace-orders/ and the order-creating actions of marketplace resources.
-import type { FastifyInstance } from 'fastify'
-import { Type, type TSchema } from '@sinclair/typebox'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { AppContext } from '../../context.js'
-import { actorOf } from '../../http/auth.js'
-import { fieldError, fieldErrorsOf, forbiddenNoBody } from '../../http/errors.js'
+// HTTP for /api/marketplace-orders/ and the order-creating actions of marketplace resources: the
+// resources' declarations. The order list and record are the hot path: the service answers them as
+// JSON text (`render: 'json'`), from its record cache.
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
+import { fieldError, forbiddenNoBody } from '../../http/errors.js'
+import { filter } from '../../http/filters.js'
 import { uuidFromLink } from '../../http/links.js'
+import { boolFilter, single, values } from '../../http/query.js'
 import {
-  boolFilter,
-  choiceFilter,
-  dateTimeFilter,
-  jsonPager,
-  parseOrdering,
-  sendJson,
-  sendRendered,
-  single,
-  uuidFilter,
-  values,
-  type Query,
-} from '../../http/query.js'
-import {
-  DetailBody,
-  errors,
-  FieldQuery,
-  FreeObject,
-  NoContent,
-  StatusBody,
-  UuidParams,
-} from '../../http/schemas.js'
+  defineAction,
+  defineResource,
+  resourceRoutes,
+  type BodyCall,
+  type ItemCall,
+} from '../../http/resource.js'
+import { DetailBody, errors, FreeObject, NoContent, StatusBody } from '../../http/schemas.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 import { ORDER_STATES, ORDER_TYPES } from './state-machine.js'
-import type { OrderFilters } from './repository.js'
 
-const tags = ['marketplace-orders']
-const R = '/api/marketplace-orders'
-const err405 = { 405: DetailBody }
+/** The transitions also document 405: the offering type does not support the action. */
+const transitionErrors = { ...errors, 405: DetailBody }
+
+/**
+ * can_approve_as_*: the reference's quirk — any present value restricts to the pending state;
+ * a true value also restricts to orders the caller may approve.
+ */
+const approvable = (description: string) =>
+  filter.custom(Type.Boolean({ description }), (q, name) =>
+    single(q, name) === undefined ? undefined : boolFilter(q, name) === true,
+  )
 
 /** Size limits keep their 413; any other failure to read the form (cut short, no boundary, a
  * malformed part) is the client's: 400 on the field the file goes in, as a body that fails its
@@ -48,317 +42,245 @@ function unreadableUpload(e: unknown): unknown {
   return fieldError('attachment', 'The submitted data was not a file. Check the encoding type on the form.')
 }
 
-export async function ordersRoutes(fastify: FastifyInstance, { ctx }: { ctx: AppContext }) {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+/** The PDF in the form's `attachment` field (other files are read and dropped); null without one. */
+async function uploadedAttachment(request: FastifyRequest) {
+  let file: { mimetype: string; data: Buffer } | null = null
+  if (!request.isMultipart()) return file
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file' && part.fieldname === 'attachment') {
+        file = { mimetype: part.mimetype, data: await part.toBuffer() }
+      } else if (part.type === 'file') {
+        await part.toBuffer()
+      }
+    }
+  } catch (e) {
+    throw unreadableUpload(e)
+  }
+  return file
+}
+
+/** A transition answering no body (`status`: 200, or 202 for a cancellation). */
+function transition<B extends TSchema>(
+  name: string,
+  summary: string,
+  run: (c: ItemCall & BodyCall<Static<B>>) => Promise<void>,
+  body?: B,
+  status = 200,
+) {
+  return defineAction({ name, summary, body, status, response: null, errors: transitionErrors, run })
+}
+
+/** An approval answers a detail message (the newest clients read it). */
+function approval(name: string, summary: string, run: typeof svc.approveByConsumer) {
+  return defineAction({
+    name,
+    summary,
+    response: s.DetailResponse,
+    errors: transitionErrors,
+    run: async (c) => {
+      await run(c.ctx, c.actor, c.uuid)
+      return { detail: 'Order has been approved.' }
+    },
+  })
+}
+
+export const orders = defineResource({
+  path: s.PATH,
+  noun: 'order',
+  record: s.OrderSchema,
+  list: {
+    // In the order they were always read: the first malformed one answers.
+    filters: {
+      can_approve_as_consumer: approvable('any value: pending consumer review; true: also by the caller'),
+      can_approve_as_provider: approvable('any value: pending provider review; true: also by the caller'),
+      category_uuid: filter.uuid(),
+      created: filter.after(),
+      customer_uuid: filter.uuid(),
+      modified: filter.after(),
+      offering_slug: filter.strings(),
+      offering_type: filter.custom(
+        Type.Array(Type.String()),
+        (q, name) => {
+          const types = values(q, name)
+            .flatMap((v) => v.split(','))
+            .filter(Boolean)
+          return types.length ? types : undefined
+        },
+        undefined,
+        { repeatable: true },
+      ),
+      parent_offering_uuid: filter.uuid(),
+      project_uuid: filter.uuid(),
+      provider_uuid: filter.uuid(),
+      resource_uuid: filter.uuid(),
+      resource_name: filter.exact(),
+      service_manager_uuid: filter.uuid(),
+      state: filter.choice(ORDER_STATES),
+      type: filter.choice(ORDER_TYPES),
+      offering_uuid: filter.uuid(),
+      offering: filter.custom(Type.String({ description: 'offering URL or uuid' }), (q, name) => {
+        const v = single(q, name)
+        return v === undefined
+          ? undefined
+          : (normalizeUuid(v) ?? uuidFromLink(v, 'marketplace-provider-offerings'))
+      }),
+      resource: filter.link('marketplace-resources'),
+      query: filter.exact(undefined, {
+        description: 'the order uuid or slug, or its project or resource name',
+      }),
+    },
+    ordering: {
+      fields: {
+        created: 'orders.created',
+        consumer_reviewed_at: 'orders.consumer_reviewed_at',
+        cost: 'orders.cost',
+        state: 'orders.state',
+      },
+      default: [{ column: 'orders.created', desc: false }],
+    },
+    render: 'json',
+    run: (c) => svc.listOrders(c.ctx, c.actor, c.filters, c.listing.order, c.base, c.pageJson),
+  },
+  retrieve: { render: 'json', run: (c) => svc.getOrder(c.ctx, c.actor, c.uuid, c.base) },
+  create: {
+    body: s.OrderCreateBody,
+    fieldErrors: true,
+    render: 'json',
+    run: async (c) => {
+      const { orderId } = await svc.createOrder(c.ctx, c.actor, c.body, c.fieldErrors)
+      return svc.orderRecord(c.ctx, c.actor, orderId, c.base)
+    },
+  },
+  destroy: { run: (c) => svc.deleteOrder(c.ctx, c.actor, c.uuid) },
+  actions: [
+    defineAction({
+      name: 'unlink',
+      summary: 'Forget the order without touching the backend (staff only)',
+      // Staff only, decided before the order is looked up; the refusal has no body.
+      permission: (actor) => {
+        if (!actor.isStaff) throw forbiddenNoBody()
+      },
+      status: 204,
+      response: null,
+      errors: { 403: NoContent, 404: DetailBody },
+      run: (c) => svc.unlinkOrder(c.ctx, c.actor, c.uuid),
+    }),
+    approval('approve_by_consumer', 'Approve the order as its consumer', svc.approveByConsumer),
+    approval('approve_by_provider', 'Approve the order as its provider', svc.approveByProvider),
+    transition(
+      'reject_by_consumer',
+      'Reject the order as its consumer',
+      (c) => svc.rejectByConsumer(c.ctx, c.actor, c.uuid, c.body),
+      s.ConsumerRejectionBody,
+    ),
+    transition(
+      'reject_by_provider',
+      'Reject the order as its provider',
+      (c) => svc.rejectByProvider(c.ctx, c.actor, c.uuid, c.body),
+      s.ProviderRejectionBody,
+    ),
+    transition('cancel', 'Cancel the order', (c) => svc.cancelOrder(c.ctx, c.actor, c.uuid), undefined, 202),
+    transition('set_state_executing', 'Mark the order as executing', (c) =>
+      svc.setStateExecuting(c.ctx, c.actor, c.uuid),
+    ),
+    transition('set_state_done', 'Mark the order as done', (c) => svc.setStateDone(c.ctx, c.actor, c.uuid)),
+    transition(
+      'set_state_erred',
+      'Mark the order as erred',
+      (c) => svc.setStateErred(c.ctx, c.actor, c.uuid, c.body),
+      s.ErrorFieldsBody,
+    ),
+    defineAction({
+      name: 'set_backend_id',
+      summary: "Set the order's backend id (and its resource's)",
+      body: s.BackendIdBody,
+      response: StatusBody,
+      run: async (c) => {
+        await svc.setBackendId(c.ctx, c.actor, c.uuid, c.body.backend_id)
+        return { status: 'Backend ID has been set.' }
+      },
+    }),
+    defineAction({
+      name: 'update_attachment',
+      summary: "Upload the order's PDF attachment",
+      description: 'multipart/form-data with a PDF file in the field `attachment`',
+      consumes: ['multipart/form-data'],
+      response: s.AttachmentResponse,
+      run: async (c) =>
+        svc.updateAttachment(c.ctx, c.actor, c.uuid, await uploadedAttachment(c.request), c.base),
+    }),
+    defineAction({
+      name: 'delete_attachment',
+      summary: "Remove the order's attachment",
+      status: 204,
+      response: null,
+      run: (c) => svc.deleteAttachment(c.ctx, c.actor, c.uuid),
+    }),
+    defineAction({
+      name: 'attachment',
+      method: 'GET',
+      summary: "Download the order's attachment",
+      description: 'The attachment file (application/pdf)',
+      response: {
+        description: 'PDF file',
+        content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
+      } as never,
+      run: async (c) => {
+        const stream = await svc.openAttachment(c.ctx, c.actor, c.uuid)
+        return c.reply
+          .type('application/pdf')
+          .header('content-disposition', 'attachment; filename="attachment.pdf"')
+          .send(stream)
+      },
+    }),
+    defineAction({
+      name: 'offering',
+      method: 'GET',
+      summary: 'Retrieve the offering of the order',
+      response: FreeObject,
+      run: (c) => svc.getOrderOffering(c.ctx, c.actor, c.uuid, c.base),
+    }),
+  ],
+})
+
+/** The marketplace resource actions that place an order: they answer its uuid. */
+export const resourceOrders = defineResource({
+  path: 'marketplace-resources',
+  noun: 'resource',
+  record: s.OrderUuidResponse,
+  actions: [
+    defineAction({
+      name: 'terminate',
+      summary: 'Terminate the resource (places a Terminate order)',
+      body: s.TerminateBody,
+      response: s.OrderUuidResponse,
+      run: (c) =>
+        svc.terminateResource(
+          c.ctx,
+          c.actor,
+          c.uuid,
+          (c.body?.attributes ?? undefined) as Record<string, unknown> | undefined,
+        ),
+    }),
+    defineAction({
+      name: 'switch_plan',
+      summary: "Switch the resource's plan (places an Update order)",
+      body: s.SwitchPlanBody,
+      response: s.OrderUuidResponse,
+      run: (c) => svc.switchPlan(c.ctx, c.actor, c.uuid, c.body.plan),
+    }),
+    defineAction({
+      name: 'update_limits',
+      summary: "Change the resource's limits (places an Update order)",
+      body: s.UpdateLimitsBody,
+      response: s.OrderUuidResponse,
+      run: (c) => svc.updateLimits(c.ctx, c.actor, c.uuid, c.body.limits),
+    }),
+  ],
+})
+
+export const ordersRoutes = resourceRoutes([orders, resourceOrders], (app, ctx) => {
   const jobs = svc.defineOrderJobs(ctx)
   app.addHook('onClose', jobs.close)
-
-  app.get(
-    `${R}/`,
-    {
-      schema: {
-        tags,
-        querystring: s.OrderListQuery,
-        response: { 200: Type.Array(Type.Partial(s.OrderSchema)), ...errors },
-      },
-    },
-    async (request, reply) => {
-      const actor = actorOf(request)
-      const q = request.query as Query
-      const order = parseOrdering(q, s.ORDER_ORDERING, [{ column: 'orders.created', desc: false }])
-      const f: OrderFilters = {
-        ...svc.approvalFilters(
-          actor,
-          boolOrAny(q, 'can_approve_as_consumer'),
-          boolOrAny(q, 'can_approve_as_provider'),
-        ),
-        category_uuid: uuidFilter(q, 'category_uuid'),
-        created: dateTimeFilter(q, 'created'),
-        customer_uuid: uuidFilter(q, 'customer_uuid'),
-        modified: dateTimeFilter(q, 'modified'),
-        offering_slugs: values(q, 'offering_slug')
-          .flatMap((v) => v.split(','))
-          .map((x) => x.trim())
-          .filter(Boolean),
-        offering_types: values(q, 'offering_type')
-          .flatMap((v) => v.split(','))
-          .filter(Boolean),
-        parent_offering_uuid: uuidFilter(q, 'parent_offering_uuid'),
-        project_uuid: uuidFilter(q, 'project_uuid'),
-        provider_uuid: uuidFilter(q, 'provider_uuid'),
-        resource_uuid: uuidFilter(q, 'resource_uuid'),
-        resource_name: single(q, 'resource_name'),
-        service_manager_uuid: uuidFilter(q, 'service_manager_uuid'),
-        states: choiceFilter(q, 'state', ORDER_STATES),
-        types: choiceFilter(q, 'type', ORDER_TYPES),
-      }
-      const offeringUuid = uuidFilter(q, 'offering_uuid')
-      const offering = single(q, 'offering')
-      const offeringUuids = [
-        offeringUuid,
-        offering
-          ? (normalizeUuid(offering) ?? uuidFromLink(offering, 'marketplace-provider-offerings'))
-          : undefined,
-      ]
-      if (offering && !offeringUuids[1]) f.none = true
-      f.offering_uuids = offeringUuids.filter((x): x is string => !!x)
-      if (f.offering_uuids.length === 2 && f.offering_uuids[0] !== f.offering_uuids[1]) f.none = true
-      const resource = single(q, 'resource')
-      if (resource !== undefined) {
-        const r = uuidFromLink(resource, 'marketplace-resources')
-        if (!r) f.none = true
-        else f.resource_uuid = r
-      }
-      const text = single(q, 'query')
-      if (text) f.query = { text, uuid: normalizeUuid(text.trim()) }
-      const body = await svc.listOrders(ctx, actor, f, order, request.baseUrl, jsonPager(request, reply))
-      return sendRendered(request, reply, s.ORDER_FIELDS, body)
-    },
-  )
-
-  app.get(
-    `${R}/:uuid/`,
-    {
-      schema: {
-        tags,
-        params: UuidParams,
-        querystring: FieldQuery,
-        response: { 200: Type.Partial(s.OrderSchema), ...errors },
-      },
-    },
-    async (request, reply) => {
-      const body = await svc.getOrder(ctx, actorOf(request), request.params.uuid, request.baseUrl)
-      return sendRendered(request, reply, s.ORDER_FIELDS, body)
-    },
-  )
-
-  app.post(
-    `${R}/`,
-    {
-      schema: { tags, body: s.OrderCreateBody, response: { 201: s.OrderSchema, ...errors } },
-      // The body's schema errors and the order's rules answer in one 400.
-      attachValidation: true,
-    },
-    async (request, reply) => {
-      const actor = actorOf(request)
-      const fieldErrors = fieldErrorsOf(request)
-      const { orderId } = await fieldErrors.guard(() =>
-        svc.createOrder(ctx, actor, request.body, fieldErrors),
-      )
-      return sendJson(reply.code(201), await svc.orderRecord(ctx, actor, orderId, request.baseUrl))
-    },
-  )
-
-  app.delete(
-    `${R}/:uuid/`,
-    { schema: { tags, params: UuidParams, response: { 204: NoContent, ...errors } } },
-    async (request, reply) => {
-      await svc.deleteOrder(ctx, actorOf(request), request.params.uuid)
-      return reply.code(204).send()
-    },
-  )
-
-  app.post(
-    `${R}/:uuid/unlink/`,
-    { schema: { tags, params: UuidParams, response: { 204: NoContent, 403: NoContent, 404: DetailBody } } },
-    async (request, reply) => {
-      const actor = actorOf(request)
-      // Staff only, decided before the order is looked up; the refusal has no body.
-      if (!actor.isStaff) throw forbiddenNoBody()
-      await svc.unlinkOrder(ctx, actor, request.params.uuid)
-      return reply.code(204).send()
-    },
-  )
-
-  const emptyAction = (
-    name: string,
-    run: (
-      actor: ReturnType<typeof actorOf>,
-      uuid: string,
-      body: Record<string, string | undefined>,
-    ) => Promise<void>,
-    code: 200 | 202 = 200,
-    body?: TSchema,
-  ) =>
-    app.post(
-      `${R}/:uuid/${name}/`,
-      {
-        schema: {
-          tags,
-          params: UuidParams,
-          ...(body ? { body } : {}),
-          response: { [code]: NoContent, ...errors, ...err405 },
-        },
-      },
-      async (request, reply) => {
-        await run(
-          actorOf(request),
-          request.params.uuid,
-          (request.body ?? {}) as Record<string, string | undefined>,
-        )
-        return (reply.code(code) as unknown as { send: () => unknown }).send()
-      },
-    )
-  // An approval answers a detail message (the newest clients read it); the rejections have no body.
-  const approval = (name: string, run: (actor: ReturnType<typeof actorOf>, uuid: string) => Promise<void>) =>
-    app.post(
-      `${R}/:uuid/${name}/`,
-      { schema: { tags, params: UuidParams, response: { 200: s.DetailResponse, ...errors, ...err405 } } },
-      async (request) => {
-        await run(actorOf(request), request.params.uuid)
-        return { detail: 'Order has been approved.' }
-      },
-    )
-  approval('approve_by_consumer', (a, u) => svc.approveByConsumer(ctx, a, u))
-  approval('approve_by_provider', (a, u) => svc.approveByProvider(ctx, a, u))
-  emptyAction(
-    'reject_by_consumer',
-    (a, u, b) => svc.rejectByConsumer(ctx, a, u, b),
-    200,
-    s.ConsumerRejectionBody,
-  )
-  emptyAction(
-    'reject_by_provider',
-    (a, u, b) => svc.rejectByProvider(ctx, a, u, b),
-    200,
-    s.ProviderRejectionBody,
-  )
-  emptyAction('cancel', (a, u) => svc.cancelOrder(ctx, a, u), 202)
-  emptyAction('set_state_executing', (a, u) => svc.setStateExecuting(ctx, a, u))
-  emptyAction('set_state_done', (a, u) => svc.setStateDone(ctx, a, u))
-  emptyAction('set_state_erred', (a, u, b) => svc.setStateErred(ctx, a, u, b), 200, s.ErrorFieldsBody)
-
-  app.post(
-    `${R}/:uuid/set_backend_id/`,
-    { schema: { tags, params: UuidParams, body: s.BackendIdBody, response: { 200: StatusBody, ...errors } } },
-    async (request) => {
-      await svc.setBackendId(ctx, actorOf(request), request.params.uuid, request.body.backend_id)
-      return { status: 'Backend ID has been set.' }
-    },
-  )
-
-  app.post(
-    `${R}/:uuid/update_attachment/`,
-    {
-      schema: {
-        tags,
-        params: UuidParams,
-        consumes: ['multipart/form-data'],
-        description: 'multipart/form-data with a PDF file in the field `attachment`',
-        response: { 200: s.AttachmentResponse, ...errors },
-      },
-    },
-    async (request) => {
-      const actor = actorOf(request)
-      let file: { mimetype: string; data: Buffer } | null = null
-      if (request.isMultipart()) {
-        try {
-          for await (const part of request.parts()) {
-            if (part.type === 'file' && part.fieldname === 'attachment') {
-              file = { mimetype: part.mimetype, data: await part.toBuffer() }
-            } else if (part.type === 'file') {
-              await part.toBuffer()
-            }
-          }
-        } catch (e) {
-          throw unreadableUpload(e)
-        }
-      }
-      return svc.updateAttachment(ctx, actor, request.params.uuid, file, request.baseUrl)
-    },
-  )
-
-  app.post(
-    `${R}/:uuid/delete_attachment/`,
-    { schema: { tags, params: UuidParams, response: { 204: NoContent, ...errors } } },
-    async (request, reply) => {
-      await svc.deleteAttachment(ctx, actorOf(request), request.params.uuid)
-      return reply.code(204).send()
-    },
-  )
-
-  app.get(
-    `${R}/:uuid/attachment/`,
-    {
-      schema: {
-        tags,
-        params: UuidParams,
-        description: 'The attachment file (application/pdf)',
-        response: {
-          200: {
-            description: 'PDF file',
-            content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
-          },
-          ...errors,
-        },
-      },
-    },
-    async (request, reply) => {
-      const stream = await svc.openAttachment(ctx, actorOf(request), request.params.uuid)
-      return reply
-        .type('application/pdf')
-        .header('content-disposition', 'attachment; filename="attachment.pdf"')
-        .send(stream)
-    },
-  )
-
-  app.get(
-    `${R}/:uuid/offering/`,
-    { schema: { tags, params: UuidParams, response: { 200: FreeObject, ...errors } } },
-    async (request) => svc.getOrderOffering(ctx, actorOf(request), request.params.uuid, request.baseUrl),
-  )
-
-  // ---- marketplace resource actions that create orders ----
-  const rtags = ['marketplace-resources']
-  app.post(
-    '/api/marketplace-resources/:uuid/terminate/',
-    {
-      schema: {
-        tags: rtags,
-        params: UuidParams,
-        body: s.TerminateBody,
-        response: { 200: s.OrderUuidResponse, ...errors },
-      },
-    },
-    async (request) =>
-      svc.terminateResource(
-        ctx,
-        actorOf(request),
-        request.params.uuid,
-        (request.body?.attributes ?? undefined) as Record<string, unknown> | undefined,
-      ),
-  )
-  app.post(
-    '/api/marketplace-resources/:uuid/switch_plan/',
-    {
-      schema: {
-        tags: rtags,
-        params: UuidParams,
-        body: s.SwitchPlanBody,
-        response: { 200: s.OrderUuidResponse, ...errors },
-      },
-    },
-    async (request) => svc.switchPlan(ctx, actorOf(request), request.params.uuid, request.body.plan),
-  )
-  app.post(
-    '/api/marketplace-resources/:uuid/update_limits/',
-    {
-      schema: {
-        tags: rtags,
-        params: UuidParams,
-        body: s.UpdateLimitsBody,
-        response: { 200: s.OrderUuidResponse, ...errors },
-      },
-    },
-    async (request) => svc.updateLimits(ctx, actorOf(request), request.params.uuid, request.body.limits),
-  )
-}
-
-/**
- * can_approve_as_*: the reference's quirk — any present value restricts to the pending state;
- * a true value also restricts to orders the caller may approve.
- */
-function boolOrAny(q: Query, name: string): boolean | undefined {
-  if (single(q, name) === undefined) return undefined
-  return boolFilter(q, name) === true
-}
+})

@@ -1,16 +1,6 @@
 // Marketplace orders: the record of spec 2.1, the create request of 2.2, list query of 4.1.
 import { Type, type Static } from '@sinclair/typebox'
-import {
-  AnyValue,
-  Body,
-  DateOnly,
-  DateTime,
-  FreeObject,
-  ListQuery,
-  Nullable,
-  Url,
-  Uuid,
-} from '../../http/schemas.js'
+import { AnyValue, Body, DateOnly, DateTime, FreeObject, Nullable, Url, Uuid } from '../../http/schemas.js'
 import { SLUG_PATTERN } from '../../http/slug.js'
 import { ORDER_STATES, ORDER_TYPES } from './state-machine.js'
 
@@ -169,35 +159,3 @@ export const SwitchPlanBody = Body({ plan: Type.String() })
 export const UpdateLimitsBody = Body({ limits: Type.Record(Type.String(), Type.Integer({ minimum: 0 })) })
 export const TerminateBody = Body({ attributes: Type.Optional(AttributesInput) })
 export const OrderUuidResponse = Type.Object({ order_uuid: Uuid })
-
-const F = Type.Optional(Type.String())
-const A = Type.Optional(Type.Array(Type.String()))
-export const OrderListQuery = ListQuery({
-  can_approve_as_consumer: F,
-  can_approve_as_provider: F,
-  category_uuid: F,
-  created: F,
-  customer_uuid: F,
-  modified: F,
-  offering: F,
-  offering_slug: A,
-  offering_type: A,
-  offering_uuid: F,
-  parent_offering_uuid: F,
-  project_uuid: F,
-  provider_uuid: F,
-  query: F,
-  resource: F,
-  resource_name: F,
-  resource_uuid: F,
-  service_manager_uuid: F,
-  state: A,
-  type: A,
-})
-
-export const ORDER_ORDERING = {
-  created: 'orders.created',
-  consumer_reviewed_at: 'orders.consumer_reviewed_at',
-  cost: 'orders.cost',
-  state: 'orders.state',
-} as const

@@ -9,7 +9,7 @@ import { findVisible } from './order-rules.js'
 
 export { orderVisibility } from './order-rules.js'
 export { CALLBACK_LANE, JOBS } from './state-changes.js'
-export { approvalFilters, getOrder, listOrders, orderRecord, orderRecordCounters } from './records.js'
+export { getOrder, listOrders, orderRecord, orderRecordCounters } from './records.js'
 export { createOrder } from './create.js'
 export { switchPlan, terminateResource, updateLimits } from './resource-actions.js'
 export {
