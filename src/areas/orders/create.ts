@@ -95,6 +95,26 @@ export function orderSlug(resourceName: string, offeringName: string): string {
   return slugify(resourceName, '') || slugify(offeringName, 'order')
 }
 
+/**
+ * The columns every new order starts with: placed by `actor` now, consumer review done by the
+ * placer when the skip rules imply it, no provider review, attachment or completion yet.
+ */
+export function newOrderColumns(actor: Actor, implied: boolean, now: string) {
+  return {
+    attachment: null,
+    termination_comment: null,
+    consumer_reviewed_by_id: implied ? actor.id : null,
+    consumer_reviewed_at: implied ? now : null,
+    auto_approved: implied ? 1 : 0,
+    provider_reviewed_by_id: null,
+    provider_reviewed_at: null,
+    created_by_id: actor.id,
+    completed_at: null,
+    created: now,
+    modified: now,
+  }
+}
+
 /** Places a Create order (and its resource, in state Creating); answers both ids. */
 export async function createOrder(
   ctx: AppContext,
@@ -209,17 +229,7 @@ export async function createOrder(
       callback_url: body.callback_url ?? null,
       request_comment: body.request_comment ?? null,
       start_date: body.start_date ?? null,
-      attachment: null,
-      termination_comment: null,
-      consumer_reviewed_by_id: implied ? actor.id : null,
-      consumer_reviewed_at: implied ? now : null,
-      auto_approved: implied ? 1 : 0,
-      provider_reviewed_by_id: null,
-      provider_reviewed_at: null,
-      created_by_id: actor.id,
-      completed_at: null,
-      created: now,
-      modified: now,
+      ...newOrderColumns(actor, implied, now),
     })
     await afterStateChange(
       ctx,

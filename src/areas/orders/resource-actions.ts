@@ -10,7 +10,7 @@ import { ordersRepository, resourcesWriteRepository } from './repository.js'
 import { initialState } from './state-machine.js'
 import { orderVisibility, planCost } from './order-rules.js'
 import { afterStateChange, approvalContext } from './state-changes.js'
-import { consumerApprovalImplied, orderSlug } from './create.js'
+import { consumerApprovalImplied, newOrderColumns, orderSlug } from './create.js'
 
 async function resourceOrder(
   ctx: AppContext,
@@ -71,17 +71,7 @@ async function resourceOrder(
       callback_url: null,
       request_comment: null,
       start_date: null,
-      attachment: null,
-      termination_comment: null,
-      consumer_reviewed_by_id: implied ? actor.id : null,
-      consumer_reviewed_at: implied ? now : null,
-      auto_approved: implied ? 1 : 0,
-      provider_reviewed_by_id: null,
-      provider_reviewed_at: null,
-      created_by_id: actor.id,
-      completed_at: null,
-      created: now,
-      modified: now,
+      ...newOrderColumns(actor, implied, now),
     })
     await afterStateChange(ctx, trx, orderId, state)
   })
