@@ -1,5 +1,4 @@
 // HTTP for /api/cloudA-locations/, /api/cloudA-resource-groups/ and /api/cloudA-public-ips/.
-import { fieldErrorsOf } from '../../http/errors.js'
 import { filter } from '../../http/filters.js'
 import { defineResource, resourceRoutes } from '../../http/resource.js'
 import {
@@ -86,11 +85,8 @@ export const publicIps = defineResource({
     summary: 'Create a public IP; the backend allocates it asynchronously (state CREATION_SCHEDULED)',
     body: s.PublicIpCreateBody,
     // The body's schema errors and the links' rules answer in one 400.
-    attachValidation: true,
-    run: (c) => {
-      const errors = fieldErrorsOf(c.request)
-      return errors.guard(() => ips.createPublicIp(c.ctx, c.actor, c.body, c.base, errors))
-    },
+    fieldErrors: true,
+    run: (c) => ips.createPublicIp(c.ctx, c.actor, c.body, c.base, c.fieldErrors),
   },
   update: {
     body: s.PublicIpPutBody,
