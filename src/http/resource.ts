@@ -92,24 +92,26 @@ export interface ListSpec<T, F extends FilterSet, S> extends ReadOptions {
   run: (c: ListCall<T, F, S>) => Answer<T[]>
 }
 
-export interface WriteSpec<T, B extends TSchema, C> extends OperationOptions {
-  body: B
+interface WriteOptions extends OperationOptions {
   /** Checked before the body is read (e.g. staff only: 403 whatever the body holds). */
   permission?: (actor: Actor) => void
   /**
-   * The body's schema errors and the service's field rules answer in one 400: the schema's
-   * errors are handed to the service in `c.fieldErrors`, which adds its own (see FieldErrorSet).
+   * The body's schema errors and the service's field rules answer in one 400: the route keeps
+   * the schema's errors and runs the service in `c.fieldErrors.guard`, the service adding its own.
    */
   fieldErrors?: boolean
+}
+
+export interface WriteSpec<T, B extends TSchema, C> extends WriteOptions {
+  body: B
   run: (c: C & BodyCall<Static<B>>) => Answer<T>
 }
 
-export interface UpdateSpec<T, B extends TSchema, P extends TSchema> extends OperationOptions {
+export interface UpdateSpec<T, B extends TSchema, P extends TSchema> extends WriteOptions {
   /** The PUT body. */
   body: B
   /** The PATCH body (default: the PUT body). */
   patch?: P
-  permission?: (actor: Actor) => void
   run: (c: ItemCall & BodyCall<Static<B> | Static<P>>) => Answer<T>
 }
 
@@ -125,6 +127,8 @@ export interface ActionSpec<B extends TSchema = TSchema> {
   description?: string
   consumes?: string[]
   body?: B
+  /** The query parameters the action reads (its run parses them from `c.request.query`). */
+  query?: TObject
   /** A missing or `null` body counts as `{}`. */
   bodyOptional?: boolean
   /** Checked before the body is read. */
@@ -384,19 +388,15 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
       create.summary ?? `Create ${one}`,
       { body: create.body, response: { [status]: create.response ?? spec.record } },
       writeHandler(ctx, create.run, status, create.render === 'json' ? 'json' : 'object', create.fieldErrors),
-      {
-        errors: create.errors,
-        public: create.public,
-        attachValidation: create.fieldErrors,
-        ...permissionHook(create.permission),
-      },
+      { errors: create.errors, public: create.public, ...writeOptions(create) },
     )
   }
 
   if (spec.update) {
     const update = spec.update
-    const handler = writeHandler(ctx, update.run, 200, update.render === 'json' ? 'json' : 'object')
-    const options = { errors: update.errors, ...permissionHook(update.permission) }
+    const render = update.render === 'json' ? 'json' : 'object'
+    const handler = writeHandler(ctx, update.run, 200, render, update.fieldErrors)
+    const options = { errors: update.errors, ...writeOptions(update) }
     const response = { 200: spec.record }
     add(
       'PUT',
@@ -444,6 +444,7 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
       ...(action.consumes ? { consumes: action.consumes } : {}),
       ...(detail ? { params: UuidParams } : {}),
       ...(action.body ? { body: action.body } : {}),
+      ...(action.query ? { querystring: action.query } : {}),
       response: Object.fromEntries(
         [status, ...(action.otherStatuses ?? [])].map((code) => [code, action.response ?? NoContent]),
       ),
@@ -478,6 +479,11 @@ function permissionHook(
     })
   }
   return hooks.length ? { preValidation: hooks } : {}
+}
+
+/** A write's route options: its permission hook, and the schema's errors kept for `fieldErrors`. */
+function writeOptions(spec: WriteOptions): Partial<RouteOptions> {
+  return { ...permissionHook(spec.permission), ...(spec.fieldErrors ? { attachValidation: true } : {}) }
 }
 
 /** Answers a write or an action: the record(s) with the status, JSON text as is, or no body. */
