@@ -1,5 +1,28 @@
-// Who may do what in the catalog (→ 403). Pure functions over the actor's grants.
-import { can, hasRole, seesAll, type Actor } from '../../http/permissions.js'
+// Who may see what in the catalog (→ 404) and do what (→ 403). Pure functions over the actor's
+// grants.
+import {
+  can,
+  connectedCustomerIds,
+  customerIds,
+  hasRole,
+  offeringIds,
+  projectIds,
+  seesAll,
+  type Actor,
+} from '../../http/permissions.js'
+import type { CatalogVisibility } from './repository.js'
+
+/** What the actor may see in the catalog. */
+export function catalogVisibility(actor: Actor): CatalogVisibility {
+  if (seesAll(actor)) return { all: true }
+  return {
+    all: false,
+    customerIds: customerIds(actor),
+    connectedCustomerIds: connectedCustomerIds(actor),
+    projectIds: projectIds(actor),
+    offeringIds: offeringIds(actor),
+  }
+}
 
 interface OfferingRef {
   id: number

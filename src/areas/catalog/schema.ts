@@ -1,5 +1,5 @@
 // Catalog: service providers, categories, offerings, plans, offering types and (read-only)
-// marketplace resources. Records, request bodies, list queries, field and ordering allow-lists.
+// marketplace resources. Records, request bodies, the area's paths and choices.
 import { Type, type Static } from '@sinclair/typebox'
 import {
   AnyValue,
@@ -8,7 +8,6 @@ import {
   DateTime,
   FreeObject,
   HttpUrlInput,
-  ListQuery,
   Nullable,
   Url,
   Uuid,
@@ -39,7 +38,6 @@ const Str = (maxLength: number) => Type.String({ maxLength })
 const DecimalInput = Type.Union([Type.Number(), Type.String({ maxLength: 40 })], {
   description: 'decimal, as a number or a numeric string; not negative',
 })
-const Filter = Type.Optional(Type.String())
 
 // ---- service providers ----
 export const ServiceProviderSchema = Type.Object({
@@ -53,7 +51,6 @@ export const ServiceProviderSchema = Type.Object({
   created: DateTime,
 })
 export type ServiceProvider = Static<typeof ServiceProviderSchema>
-export const SERVICE_PROVIDER_FIELDS = Object.keys(ServiceProviderSchema.properties)
 export const ServiceProviderCreateBody = Body({
   customer: Type.String({ description: 'URL of the customer that becomes a provider' }),
   description: Type.Optional(Str(5000)),
@@ -65,14 +62,6 @@ export const ServiceProviderUpdateBody = Body({
   image: Type.Optional(Nullable(HttpUrlInput(500))),
 })
 export type ServiceProviderWrite = Static<typeof ServiceProviderUpdateBody>
-export const ServiceProviderListQuery = ListQuery({
-  customer_uuid: Filter,
-  name: Type.Optional(Type.String({ description: 'customer name contains' })),
-})
-export const SERVICE_PROVIDER_ORDERING = {
-  name: 'customers.name',
-  created: 'service_providers.created',
-} as const
 
 // ---- categories ----
 export const CategorySchema = Type.Object({
@@ -85,7 +74,6 @@ export const CategorySchema = Type.Object({
   created: DateTime,
 })
 export type Category = Static<typeof CategorySchema>
-export const CATEGORY_FIELDS = Object.keys(CategorySchema.properties)
 export const CategoryBody = Body({
   title: Type.String({ minLength: 1, maxLength: 255 }),
   description: Type.Optional(Str(5000)),
@@ -93,8 +81,6 @@ export const CategoryBody = Body({
 })
 export const CategoryPatchBody = Type.Partial(CategoryBody, { additionalProperties: false })
 export type CategoryWrite = Partial<Static<typeof CategoryBody>>
-export const CategoryListQuery = ListQuery({ title: Filter })
-export const CATEGORY_ORDERING = { title: 'categories.title', created: 'categories.created' } as const
 
 // ---- plans ----
 export const PlanSchema = Type.Object({
@@ -113,7 +99,6 @@ export const PlanSchema = Type.Object({
   created: DateTime,
 })
 export type Plan = Static<typeof PlanSchema>
-export const PLAN_FIELDS = Object.keys(PlanSchema.properties)
 const planWritable = {
   name: Type.String({ minLength: 1, maxLength: 150 }),
   description: Type.Optional(Str(5000)),
@@ -145,8 +130,6 @@ export interface PlanWrite {
   activation_price?: number | string
   archived?: boolean
 }
-export const PlanListQuery = ListQuery({ offering_uuid: Filter, archived: Filter })
-export const PLAN_ORDERING = { name: 'plans.name', created: 'plans.created' } as const
 
 // ---- offerings ----
 export const OfferingSchema = Type.Object({
@@ -179,7 +162,6 @@ export const OfferingSchema = Type.Object({
   modified: DateTime,
 })
 export type Offering = Static<typeof OfferingSchema>
-export const OFFERING_FIELDS = Object.keys(OfferingSchema.properties)
 const offeringWritable = {
   description: Type.Optional(Str(10000)),
   slug: Type.Optional(Type.String({ minLength: 1, maxLength: 150, pattern: '^[-a-zA-Z0-9_]+$' })),
@@ -228,26 +210,6 @@ export interface OfferingWrite {
   parent?: string | null
   plans?: PlanWrite[]
 }
-export const OfferingListQuery = ListQuery({
-  name: Filter,
-  name_exact: Filter,
-  customer_uuid: Filter,
-  category_uuid: Filter,
-  type: Type.Optional(Type.Array(Type.String())),
-  state: Type.Optional(Type.Array(Type.String())),
-  shared: Filter,
-  billable: Filter,
-  uuid: Filter,
-  slug: Filter,
-  scope_uuid: Filter,
-  parent_uuid: Filter,
-})
-export const OFFERING_ORDERING = {
-  name: 'offerings.name',
-  created: 'offerings.created',
-  type: 'offerings.type',
-  state: 'offerings.state',
-} as const
 
 // ---- offering types ----
 export const OfferingTypeSchema = Type.Object({
@@ -294,20 +256,3 @@ export const ResourceSchema = Type.Object({
   resource_uuid: Nullable(Uuid),
 })
 export type Resource = Static<typeof ResourceSchema>
-export const RESOURCE_FIELDS = Object.keys(ResourceSchema.properties)
-export const ResourceListQuery = ListQuery({
-  project_uuid: Filter,
-  customer_uuid: Filter,
-  offering_uuid: Filter,
-  provider_uuid: Filter,
-  category_uuid: Filter,
-  state: Type.Optional(Type.Array(Type.String())),
-  name: Filter,
-  query: Type.Optional(Type.String({ description: 'name contains, or the exact uuid' })),
-  backend_id: Filter,
-})
-export const RESOURCE_ORDERING = {
-  name: 'resources.name',
-  created: 'resources.created',
-  state: 'resources.state',
-} as const

@@ -1,0 +1,202 @@
+// SQL of offerings (with their organization groups) and their plans, scoped by what the caller
+// may see of the catalog.
+import { reusableByForm, slot } from '../../db/compiled.js'
+import { countRows, scopedList } from '../../db/listing.js'
+import { deleteRow, updateRow } from '../../db/rows.js'
+import { offeringVisible, slottedCatalogVisibility, type CatalogVisibility, type Db } from './repository.js'
+
+const offeringByUuid = reusableByForm()
+const planByUuid = reusableByForm(1)
+
+export function offeringsRepository(db: Db) {
+  function base() {
+    return db
+      .selectFrom('offerings')
+      .innerJoin('customers as provider', 'provider.id', 'offerings.customer_id')
+      .leftJoin('categories', 'categories.id', 'offerings.category_id')
+      .leftJoin('service_settings', 'service_settings.id', 'offerings.service_settings_id')
+      .leftJoin('projects as offering_project', 'offering_project.id', 'offerings.project_id')
+      .leftJoin('offerings as parent', 'parent.id', 'offerings.parent_id')
+  }
+  const visible = (vis: CatalogVisibility) => base().where((eb) => offeringVisible(eb, vis))
+  const columns = [
+    'offerings.id',
+    'offerings.uuid',
+    'offerings.name',
+    'offerings.description',
+    'offerings.slug',
+    'offerings.category_id',
+    'offerings.customer_id',
+    'offerings.parent_id',
+    'offerings.type',
+    'offerings.state',
+    'offerings.shared',
+    'offerings.billable',
+    'offerings.plugin_options',
+    'offerings.terms_of_service',
+    'offerings.image',
+    'offerings.thumbnail',
+    'offerings.service_settings_id',
+    'offerings.project_id',
+    'offerings.created',
+    'offerings.modified',
+    'provider.uuid as customer_uuid',
+    'provider.name as customer_name',
+    'categories.uuid as category_uuid',
+    'categories.title as category_title',
+    'service_settings.uuid as scope_uuid',
+    'offering_project.uuid as project_uuid',
+    'offering_project.customer_id as project_customer_id',
+    'parent.uuid as parent_uuid',
+  ] as const
+  const { count, list } = scopedList(visible, (q) => q.select(columns), 'offerings.id')
+  return {
+    count,
+    list,
+    /** Compiled once per form of the caller's scopes: order creation resolves an offering each time. */
+    async findVisibleByUuid(vis: CatalogVisibility, uuid: string) {
+      const { slotted, values, form } = slottedCatalogVisibility(vis)
+      const build = () => visible(slotted).select(columns).where('offerings.uuid', '=', slot(values.length))
+      return (await offeringByUuid(db, form, build, [...values, uuid])).rows[0]
+    },
+    findByUuid(uuid: string) {
+      return base().select(columns).where('offerings.uuid', '=', uuid).executeTakeFirst()
+    },
+    findById(id: number) {
+      return base().select(columns).where('offerings.id', '=', id).executeTakeFirst()
+    },
+    async groupUuids(offeringIds: number[]): Promise<Map<number, string[]>> {
+      const out = new Map<number, string[]>()
+      if (!offeringIds.length) return out
+      const rows = await db
+        .selectFrom('offering_organization_groups')
+        .innerJoin(
+          'organization_groups',
+          'organization_groups.id',
+          'offering_organization_groups.organization_group_id',
+        )
+        .select(['offering_organization_groups.offering_id', 'organization_groups.uuid'])
+        .where('offering_organization_groups.offering_id', 'in', offeringIds)
+        .orderBy('organization_groups.name')
+        .execute()
+      for (const r of rows) out.set(r.offering_id, [...(out.get(r.offering_id) ?? []), r.uuid])
+      return out
+    },
+    async setGroups(offeringId: number, groupIds: number[]): Promise<void> {
+      await db.deleteFrom('offering_organization_groups').where('offering_id', '=', offeringId).execute()
+      const unique = [...new Set(groupIds)]
+      if (unique.length) {
+        await db
+          .insertInto('offering_organization_groups')
+          .values(unique.map((g) => ({ offering_id: offeringId, organization_group_id: g })))
+          .execute()
+      }
+    },
+    async insert(values: Record<string, unknown>): Promise<number> {
+      const r = await db
+        .insertInto('offerings')
+        .values(values as any)
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      return r.id
+    },
+    update: (id: number, values: Record<string, unknown>) => updateRow(db, 'offerings', id, values),
+    /** The conditional write of a state transition: true when this call won. */
+    async updateStateIfCurrent(id: number, from: readonly string[], to: string, modified: string) {
+      const r = await db
+        .updateTable('offerings')
+        .set({ state: to, modified })
+        .where('id', '=', id)
+        .where('state', 'in', [...from])
+        .executeTakeFirst()
+      return Number(r.numUpdatedRows) > 0
+    },
+    /** Deletes only while the offering is in one of `states`: true when deleted. */
+    async deleteIfState(id: number, states: readonly string[]): Promise<boolean> {
+      const r = await db
+        .deleteFrom('offerings')
+        .where('id', '=', id)
+        .where('state', 'in', [...states])
+        .executeTakeFirst()
+      return Number(r.numDeletedRows) > 0
+    },
+    countByCustomer(customerId: number, exceptStates: string[]): Promise<number> {
+      return countRows(
+        db
+          .selectFrom('offerings')
+          .where('customer_id', '=', customerId)
+          .where('state', 'not in', exceptStates),
+      )
+    },
+    resourceCount(offeringId: number): Promise<number> {
+      return countRows(db.selectFrom('resources').where('offering_id', '=', offeringId))
+    },
+    findServiceSettingsByUuid(uuid: string) {
+      return db
+        .selectFrom('service_settings')
+        .select(['id', 'uuid', 'type', 'shared', 'customer_id'])
+        .where('uuid', '=', uuid)
+        .executeTakeFirst()
+    },
+  }
+}
+
+export function plansRepository(db: Db) {
+  function base() {
+    return db.selectFrom('plans').innerJoin('offerings', 'offerings.id', 'plans.offering_id')
+  }
+  const visible = (vis: CatalogVisibility) => base().where((eb) => offeringVisible(eb, vis))
+  const columns = [
+    'plans.id',
+    'plans.uuid',
+    'plans.offering_id',
+    'plans.name',
+    'plans.description',
+    'plans.unit',
+    'plans.unit_price',
+    'plans.fixed_price',
+    'plans.activation_price',
+    'plans.archived',
+    'plans.created',
+    'offerings.uuid as offering_uuid',
+    'offerings.name as offering_name',
+    'offerings.customer_id as offering_customer_id',
+  ] as const
+  const { count, list } = scopedList(visible, (q) => q.select(columns), 'plans.id')
+  return {
+    count,
+    list,
+    findVisibleByUuid(vis: CatalogVisibility, uuid: string) {
+      return visible(vis).select(columns).where('plans.uuid', '=', uuid).executeTakeFirst()
+    },
+    async findByUuid(uuid: string) {
+      const build = () => base().select(columns).where('plans.uuid', '=', slot(0))
+      return (await planByUuid(db, '', build, [uuid])).rows[0]
+    },
+    findById(id: number) {
+      return base().select(columns).where('plans.id', '=', id).executeTakeFirst()
+    },
+    listByOfferings(offeringIds: number[]) {
+      if (!offeringIds.length) return Promise.resolve([])
+      return base()
+        .select(columns)
+        .where('plans.offering_id', 'in', offeringIds)
+        .orderBy('plans.created')
+        .orderBy('plans.id')
+        .execute()
+    },
+    async insert(values: Record<string, unknown>): Promise<number> {
+      const r = await db
+        .insertInto('plans')
+        .values(values as any)
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      return r.id
+    },
+    update: (id: number, values: Record<string, unknown>) => updateRow(db, 'plans', id, values),
+    delete: (id: number) => deleteRow(db, 'plans', id),
+    resourceCount(planId: number): Promise<number> {
+      return countRows(db.selectFrom('resources').where('plan_id', '=', planId))
+    },
+  }
+}

@@ -1,0 +1,78 @@
+// SQL of the read side of marketplace resources: the rows a caller may see (its projects, its
+// customers' projects, its providers' and offerings' resources) and the `query` search.
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
+import { scopedList } from '../../db/listing.js'
+import { icontains } from '../../db/sql.js'
+import { normalizeUuid } from '../../http/uuid.js'
+import { none, type CatalogVisibility, type Db } from './repository.js'
+
+/** `query`: the name contains the text, or the text is the resource's uuid. */
+export function resourceQueryMatches(eb: ExpressionBuilder<any, any>, text: string): Expression<SqlBool> {
+  const uuid = normalizeUuid(text.trim())
+  return uuid
+    ? eb.or([icontains('resources.name', text), eb('resources.uuid', '=', uuid)])
+    : icontains('resources.name', text)
+}
+
+export function resourcesRepository(db: Db) {
+  function base() {
+    return db
+      .selectFrom('resources')
+      .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
+      .innerJoin('customers as provider', 'provider.id', 'offerings.customer_id')
+      .innerJoin('projects', 'projects.id', 'resources.project_id')
+      .innerJoin('customers', 'customers.id', 'projects.customer_id')
+      .leftJoin('plans', 'plans.id', 'resources.plan_id')
+      .leftJoin('categories', 'categories.id', 'offerings.category_id')
+  }
+  function visible(vis: CatalogVisibility) {
+    if (vis.all) return base()
+    return base().where((eb) =>
+      eb.or([
+        eb('resources.project_id', 'in', none(vis.projectIds)),
+        eb('projects.customer_id', 'in', none(vis.customerIds)),
+        eb('offerings.customer_id', 'in', none(vis.customerIds)),
+        eb('resources.offering_id', 'in', none(vis.offeringIds)),
+      ]),
+    )
+  }
+  const columns = [
+    'resources.id',
+    'resources.uuid',
+    'resources.name',
+    'resources.state',
+    'resources.attributes',
+    'resources.limits',
+    'resources.backend_id',
+    'resources.resource_type',
+    'resources.scope_type',
+    'resources.scope_id',
+    'resources.end_date',
+    'resources.created',
+    'resources.modified',
+    'offerings.uuid as offering_uuid',
+    'offerings.name as offering_name',
+    'offerings.type as offering_type',
+    'plans.uuid as plan_uuid',
+    'plans.name as plan_name',
+    'projects.uuid as project_uuid',
+    'projects.name as project_name',
+    'customers.uuid as customer_uuid',
+    'customers.name as customer_name',
+    'provider.uuid as provider_uuid',
+    'provider.name as provider_name',
+    'categories.uuid as category_uuid',
+    'categories.title as category_title',
+  ] as const
+  const { count, list } = scopedList(visible, (q) => q.select(columns), 'resources.id')
+  return {
+    count,
+    list,
+    findVisibleByUuid(vis: CatalogVisibility, uuid: string) {
+      return visible(vis).select(columns).where('resources.uuid', '=', uuid).executeTakeFirst()
+    },
+    findById(id: number) {
+      return base().select(columns).where('resources.id', '=', id).executeTakeFirst()
+    },
+  }
+}

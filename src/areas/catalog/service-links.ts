@@ -1,0 +1,100 @@
+// The catalog rows a request names: by the uuid of its path (404 when not found) or by a
+// hyperlink in its body (400 on the field), for the catalog's own writes and for other areas.
+import type { AppContext } from '../../context.js'
+import { toBool } from '../../db/values.js'
+import { fieldError, notFound } from '../../http/errors.js'
+import { invalidHyperlink, uuidFromLink } from '../../http/links.js'
+import type { Actor } from '../../http/permissions.js'
+import { normalizeUuid } from '../../http/uuid.js'
+import { catalogVisibility } from './access.js'
+import { OFFERING_TYPE_RULES, isOfferingType } from './offering-types.js'
+import { categoriesRepository } from './repository.js'
+import { offeringsRepository, plansRepository } from './repository-offerings.js'
+import { PATHS } from './schema.js'
+
+export type OfferingRow = NonNullable<Awaited<ReturnType<ReturnType<typeof offeringsRepository>['findById']>>>
+export type PlanRow = NonNullable<Awaited<ReturnType<ReturnType<typeof plansRepository>['findByUuid']>>>
+
+/** The row of `uuid` (hyphenated or 32 hex digits) found by `find`, or 404 with `message`. */
+export async function findOr404<R>(
+  uuid: string,
+  find: (id: string) => Promise<R | undefined>,
+  message: string,
+): Promise<R> {
+  const id = normalizeUuid(uuid)
+  const row = id ? await find(id) : undefined
+  if (!row) throw notFound(message)
+  return row
+}
+
+/** The uuid a body's hyperlink to `/api/<path>/<uuid>/` names; 400 on `field` otherwise. */
+function linkedUuid(field: string, value: unknown, path: string): string {
+  if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
+  const uuid = uuidFromLink(value, path)
+  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
+  return uuid
+}
+
+/**
+ * The offering a request's hyperlink names, if the actor may see it.
+ * 400 on `field` when the value is not an offering URL, unknown, or not visible.
+ */
+export async function resolveOfferingLink(
+  ctx: AppContext,
+  actor: Actor,
+  field: string,
+  value: unknown,
+): Promise<OfferingRow> {
+  const uuid = linkedUuid(field, value, PATHS.offerings)
+  const row = await offeringsRepository(ctx.db).findVisibleByUuid(catalogVisibility(actor), uuid)
+  if (!row) throw invalidHyperlink(field)
+  return row
+}
+
+/**
+ * The plan a request's hyperlink names (no visibility check: callers check that it belongs to
+ * the offering they resolved). 400 on `field` when not a plan URL or unknown.
+ */
+export async function resolvePlanLink(ctx: AppContext, field: string, value: unknown): Promise<PlanRow> {
+  const uuid = linkedUuid(field, value, PATHS.plans)
+  const row = await plansRepository(ctx.db).findByUuid(uuid)
+  if (!row) throw invalidHyperlink(field)
+  return row
+}
+
+/** An offering's `category`: the category's id, or null. */
+export async function resolveCategoryLink(ctx: AppContext, value: string | null): Promise<number | null> {
+  if (value === null) return null
+  const uuid = linkedUuid('category', value, PATHS.categories)
+  const row = await categoriesRepository(ctx.db).findByUuid(uuid)
+  if (!row) throw invalidHyperlink('category')
+  return row.id
+}
+
+/**
+ * The service settings an offering's `scope` names. Cloud types (with a scope kind) need one of
+ * that kind; the settings must be shared or belong to the provider (staff may use any).
+ */
+export async function resolveScope(
+  ctx: AppContext,
+  actor: Actor,
+  type: string,
+  customerId: number,
+  value: string | null | undefined,
+): Promise<number | null> {
+  const kind = isOfferingType(type) ? OFFERING_TYPE_RULES[type].scopeKind : null
+  if (value === null || value === undefined) {
+    if (kind)
+      throw fieldError('scope', `Service settings of kind ${kind} are required for ${type} offerings.`)
+    return null
+  }
+  const uuid = linkedUuid('scope', value, PATHS.serviceSettings)
+  const row = await offeringsRepository(ctx.db).findServiceSettingsByUuid(uuid)
+  if (!row || (!actor.isStaff && !toBool(row.shared) && row.customer_id !== customerId)) {
+    throw invalidHyperlink('scope')
+  }
+  if (kind && row.type !== kind) {
+    throw fieldError('scope', `Service settings of kind ${kind} are required for ${type} offerings.`)
+  }
+  return row.id
+}
