@@ -1,6 +1,6 @@
-// Writes of one row by its id, the same for every table with an `id` primary key, so that no
-// repository spells out the update and delete statements again.
-import type { Kysely, Transaction } from 'kysely'
+// One row: found by a column, inserted, or updated and deleted by its `id` (the same for every
+// table), so that no repository spells out these statements again.
+import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely'
 import type { DB } from './tables.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -20,4 +20,18 @@ export async function deleteRow(db: Db, table: keyof DB, id: number): Promise<vo
     .deleteFrom(table)
     .where('id' as any, '=', id)
     .execute()
+}
+
+/** Inserts one row (no id wanted back). */
+export async function insertRow(db: Db, table: keyof DB, values: object): Promise<void> {
+  await db.insertInto(table).values(values).execute()
+}
+
+/** The first row the query selects whose `column` equals `value`, or undefined. */
+export function firstWhere<O>(
+  query: SelectQueryBuilder<any, any, O>,
+  column: string,
+  value: unknown,
+): Promise<O | undefined> {
+  return query.where(column, '=', value).executeTakeFirst()
 }

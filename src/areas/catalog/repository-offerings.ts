@@ -1,8 +1,8 @@
 // SQL of offerings (with their organization groups) and their plans, scoped by what the caller
 // may see of the catalog.
-import { reusableByForm, slot } from '../../db/compiled.js'
+import { insertReturningId, reusableByForm, slot } from '../../db/compiled.js'
 import { countRows, scopedList } from '../../db/listing.js'
-import { deleteRow, updateRow } from '../../db/rows.js'
+import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import { offeringVisible, slottedCatalogVisibility, type CatalogVisibility, type Db } from './repository.js'
 
 const offeringByUuid = reusableByForm()
@@ -59,12 +59,8 @@ export function offeringsRepository(db: Db) {
       const build = () => visible(slotted).select(columns).where('offerings.uuid', '=', slot(values.length))
       return (await offeringByUuid(db, form, build, [...values, uuid])).rows[0]
     },
-    findByUuid(uuid: string) {
-      return base().select(columns).where('offerings.uuid', '=', uuid).executeTakeFirst()
-    },
-    findById(id: number) {
-      return base().select(columns).where('offerings.id', '=', id).executeTakeFirst()
-    },
+    findByUuid: (uuid: string) => firstWhere(base().select(columns), 'offerings.uuid', uuid),
+    findById: (id: number) => firstWhere(base().select(columns), 'offerings.id', id),
     async groupUuids(offeringIds: number[]): Promise<Map<number, string[]>> {
       const out = new Map<number, string[]>()
       if (!offeringIds.length) return out
@@ -92,14 +88,7 @@ export function offeringsRepository(db: Db) {
           .execute()
       }
     },
-    async insert(values: Record<string, unknown>): Promise<number> {
-      const r = await db
-        .insertInto('offerings')
-        .values(values as any)
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
-    },
+    insert: (values: Record<string, unknown>) => insertReturningId(db, 'offerings', values),
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'offerings', id, values),
     /** The conditional write of a state transition: true when this call won. */
     async updateStateIfCurrent(id: number, from: readonly string[], to: string, modified: string) {
@@ -166,16 +155,13 @@ export function plansRepository(db: Db) {
   return {
     count,
     list,
-    findVisibleByUuid(vis: CatalogVisibility, uuid: string) {
-      return visible(vis).select(columns).where('plans.uuid', '=', uuid).executeTakeFirst()
-    },
+    findVisibleByUuid: (vis: CatalogVisibility, uuid: string) =>
+      firstWhere(visible(vis).select(columns), 'plans.uuid', uuid),
     async findByUuid(uuid: string) {
       const build = () => base().select(columns).where('plans.uuid', '=', slot(0))
       return (await planByUuid(db, '', build, [uuid])).rows[0]
     },
-    findById(id: number) {
-      return base().select(columns).where('plans.id', '=', id).executeTakeFirst()
-    },
+    findById: (id: number) => firstWhere(base().select(columns), 'plans.id', id),
     listByOfferings(offeringIds: number[]) {
       if (!offeringIds.length) return Promise.resolve([])
       return base()
@@ -185,14 +171,7 @@ export function plansRepository(db: Db) {
         .orderBy('plans.id')
         .execute()
     },
-    async insert(values: Record<string, unknown>): Promise<number> {
-      const r = await db
-        .insertInto('plans')
-        .values(values as any)
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
-    },
+    insert: (values: Record<string, unknown>) => insertReturningId(db, 'plans', values),
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'plans', id, values),
     delete: (id: number) => deleteRow(db, 'plans', id),
     resourceCount(planId: number): Promise<number> {

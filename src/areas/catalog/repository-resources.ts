@@ -2,6 +2,7 @@
 // customers' projects, its providers' and offerings' resources) and the `query` search.
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import { scopedList } from '../../db/listing.js'
+import { firstWhere } from '../../db/rows.js'
 import { icontains } from '../../db/sql.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { none, type CatalogVisibility, type Db } from './repository.js'
@@ -68,11 +69,8 @@ export function resourcesRepository(db: Db) {
   return {
     count,
     list,
-    findVisibleByUuid(vis: CatalogVisibility, uuid: string) {
-      return visible(vis).select(columns).where('resources.uuid', '=', uuid).executeTakeFirst()
-    },
-    findById(id: number) {
-      return base().select(columns).where('resources.id', '=', id).executeTakeFirst()
-    },
+    findVisibleByUuid: (vis: CatalogVisibility, uuid: string) =>
+      firstWhere(visible(vis).select(columns), 'resources.uuid', uuid),
+    findById: (id: number) => firstWhere(base().select(columns), 'resources.id', id),
   }
 }

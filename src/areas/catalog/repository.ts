@@ -12,7 +12,7 @@ import {
 import type { DB } from '../../db/tables.js'
 import { slottedLists } from '../../db/compiled.js'
 import { countRows, scopedList } from '../../db/listing.js'
-import { deleteRow, updateRow } from '../../db/rows.js'
+import { deleteRow, firstWhere, insertRow, updateRow } from '../../db/rows.js'
 
 export type Db = Kysely<DB> | Transaction<DB>
 
@@ -88,6 +88,15 @@ export function offeringVisible(
 
 // ---- service providers (everybody sees them all) ----
 
+interface ProviderValues {
+  uuid: string
+  customer_id: number
+  description: string
+  image: string | null
+  created: string
+  modified: string
+}
+
 export function serviceProvidersRepository(db: Db) {
   function base() {
     return db
@@ -108,28 +117,25 @@ export function serviceProvidersRepository(db: Db) {
   return {
     count,
     list,
-    findByUuid(uuid: string) {
-      return base().select(columns).where('service_providers.uuid', '=', uuid).executeTakeFirst()
-    },
-    findByCustomer(customerId: number) {
-      return base().select(columns).where('service_providers.customer_id', '=', customerId).executeTakeFirst()
-    },
-    async insert(values: {
-      uuid: string
-      customer_id: number
-      description: string
-      image: string | null
-      created: string
-      modified: string
-    }): Promise<void> {
-      await db.insertInto('service_providers').values(values).execute()
-    },
+    findByUuid: (uuid: string) => firstWhere(base().select(columns), 'service_providers.uuid', uuid),
+    findByCustomer: (customerId: number) =>
+      firstWhere(base().select(columns), 'service_providers.customer_id', customerId),
+    insert: (values: ProviderValues) => insertRow(db, 'service_providers', values),
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'service_providers', id, values),
     delete: (id: number) => deleteRow(db, 'service_providers', id),
   }
 }
 
 // ---- categories (everybody sees them all) ----
+
+interface CategoryValues {
+  uuid: string
+  title: string
+  description: string
+  icon: string | null
+  created: string
+  modified: string
+}
 
 export function categoriesRepository(db: Db) {
   const base = () => db.selectFrom('categories')
@@ -148,19 +154,8 @@ export function categoriesRepository(db: Db) {
   return {
     count,
     list,
-    findByUuid(uuid: string) {
-      return withCount(base()).where('categories.uuid', '=', uuid).executeTakeFirst()
-    },
-    async insert(values: {
-      uuid: string
-      title: string
-      description: string
-      icon: string | null
-      created: string
-      modified: string
-    }): Promise<void> {
-      await db.insertInto('categories').values(values).execute()
-    },
+    findByUuid: (uuid: string) => firstWhere(withCount(base()), 'categories.uuid', uuid),
+    insert: (values: CategoryValues) => insertRow(db, 'categories', values),
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'categories', id, values),
     delete: (id: number) => deleteRow(db, 'categories', id),
     offeringCount(id: number): Promise<number> {

@@ -8,7 +8,7 @@ import type { Actor } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { catalogVisibility } from './access.js'
 import { OFFERING_TYPE_RULES, isOfferingType } from './offering-types.js'
-import { categoriesRepository } from './repository.js'
+import { categoriesRepository, type CatalogVisibility } from './repository.js'
 import { offeringsRepository, plansRepository } from './repository-offerings.js'
 import { PATHS } from './schema.js'
 
@@ -25,6 +25,17 @@ export async function findOr404<R>(
   const row = id ? await find(id) : undefined
   if (!row) throw notFound(message)
   return row
+}
+
+/** A catalog row the actor may see, by the uuid of the path; 404 with `message` otherwise. */
+export function findVisible<R>(
+  rows: { findVisibleByUuid(vis: CatalogVisibility, uuid: string): Promise<R | undefined> },
+  actor: Actor,
+  uuid: string,
+  message: string,
+): Promise<R> {
+  const vis = catalogVisibility(actor)
+  return findOr404(uuid, (id) => rows.findVisibleByUuid(vis, id), message)
 }
 
 /** The uuid a body's hyperlink to `/api/<path>/<uuid>/` names; 400 on `field` otherwise. */

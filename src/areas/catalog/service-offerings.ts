@@ -25,14 +25,13 @@ import {
   canListOfferingUsers,
   canManageOfferingUsers,
   canUpdateOffering,
-  catalogVisibility,
 } from './access.js'
 import { isOfferingType } from './offering-types.js'
 import { serviceProvidersRepository, type CatalogVisibility } from './repository.js'
 import { offeringsRepository, plansRepository } from './repository-offerings.js'
 import { PATHS, type Offering, type OfferingWrite, type Plan } from './schema.js'
 import {
-  findOr404,
+  findVisible,
   resolveCategoryLink,
   resolveOfferingLink,
   resolveScope,
@@ -94,9 +93,7 @@ export function listOfferings(
 }
 
 function findVisibleOffering(ctx: AppContext, actor: Actor, uuid: string): Promise<OfferingRow> {
-  const repo = offeringsRepository(ctx.db)
-  const vis = catalogVisibility(actor)
-  return findOr404(uuid, (id) => repo.findVisibleByUuid(vis, id), 'No Offering matches the given query.')
+  return findVisible(offeringsRepository(ctx.db), actor, uuid, 'No Offering matches the given query.')
 }
 
 /** An offering the actor may see and edit (`OFFERING.UPDATE` or staff); 404, then 403. */

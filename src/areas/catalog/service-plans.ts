@@ -8,12 +8,12 @@ import { urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
-import { canUpdateOffering, catalogVisibility } from './access.js'
+import { canUpdateOffering } from './access.js'
 import type { CatalogVisibility, Db } from './repository.js'
 import { plansRepository } from './repository-offerings.js'
 import { PATHS, PLAN_UNITS, type Plan, type PlanWrite } from './schema.js'
 import { parsePrice } from './prices.js'
-import { findOr404, resolveOfferingLink, type PlanRow } from './service-links.js'
+import { findVisible, resolveOfferingLink, type PlanRow } from './service-links.js'
 
 /** Decimal places plan prices are rendered with. */
 const PRICE_PLACES = 7
@@ -111,9 +111,7 @@ export function listPlans(
 }
 
 function findVisiblePlan(ctx: AppContext, actor: Actor, uuid: string): Promise<PlanRow> {
-  const repo = plansRepository(ctx.db)
-  const vis = catalogVisibility(actor)
-  return findOr404(uuid, (id) => repo.findVisibleByUuid(vis, id), 'No Plan matches the given query.')
+  return findVisible(plansRepository(ctx.db), actor, uuid, 'No Plan matches the given query.')
 }
 
 /** A plan the actor may edit (through its offering); 404, then 403. */

@@ -7,11 +7,10 @@ import { notFound } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { Pager } from '../../http/resource.js'
-import { catalogVisibility } from './access.js'
 import { uuidsOf, type CatalogVisibility } from './repository.js'
 import { resourcesRepository } from './repository-resources.js'
 import { PATHS, type Resource } from './schema.js'
-import { findOr404 } from './service-links.js'
+import { findVisible } from './service-links.js'
 
 /**
  * How a resource's `scope_type` maps to a hyperlink: the API path and the table holding the
@@ -92,11 +91,10 @@ export function listResources(
 }
 
 export async function getResource(ctx: AppContext, actor: Actor, uuid: string, base: string) {
-  const repo = resourcesRepository(ctx.db)
-  const vis = catalogVisibility(actor)
-  const row = await findOr404(
+  const row = await findVisible(
+    resourcesRepository(ctx.db),
+    actor,
     uuid,
-    (id) => repo.findVisibleByUuid(vis, id),
     'No Resource matches the given query.',
   )
   return (await toResources(ctx, base, [row]))[0]!

@@ -7,7 +7,7 @@ import { isoNow } from '../../db/values.js'
 import { AppError, fieldError, forbidden } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
-import { pageOf, type Pager } from '../../http/resource.js'
+import { pageOf, type Pager, type ScopedRows } from '../../http/resource.js'
 import { resolveCustomerLink } from '../directory/service.js'
 import { canManageProvider, canWriteCategories } from './access.js'
 import { OFFERING_TYPE_RULES, OFFERING_TYPES } from './offering-types.js'
@@ -29,6 +29,24 @@ export { findOfferingById, findOfferingByUuid, offeringRecord } from './service-
 export { findPlanById } from './service-plans.js'
 export { getResource, registerResourceScope, resourceRecord } from './service-resources.js'
 
+/** The list and the record of a catalog table everybody sees whole (404 when not found). */
+function openRecords<Row, T>(
+  repositoryOf: (db: AppContext['db']) => ScopedRows<undefined, Row> & {
+    findByUuid(uuid: string): Promise<Row | undefined>
+  },
+  render: (base: string, row: Row) => T,
+  notFoundMessage: string,
+) {
+  const find = (ctx: AppContext, uuid: string): Promise<Row> =>
+    findOr404(uuid, (id) => repositoryOf(ctx.db).findByUuid(id), notFoundMessage)
+  return {
+    find,
+    list: (ctx: AppContext, listing: Listing, base: string, page: Pager<T>) =>
+      pageOf(page, repositoryOf(ctx.db), undefined, listing, (r) => render(base, r)),
+    get: async (ctx: AppContext, uuid: string, base: string) => render(base, await find(ctx, uuid)),
+  }
+}
+
 // ---- service providers ----
 
 type ProviderRow = NonNullable<
@@ -48,23 +66,14 @@ function toProvider(base: string, r: ProviderRow): ServiceProvider {
   }
 }
 
-export function listServiceProviders(
-  ctx: AppContext,
-  listing: Listing,
-  base: string,
-  page: Pager<ServiceProvider>,
-) {
-  return pageOf(page, serviceProvidersRepository(ctx.db), undefined, listing, (r) => toProvider(base, r))
-}
-
-function findProvider(ctx: AppContext, uuid: string): Promise<ProviderRow> {
-  const repo = serviceProvidersRepository(ctx.db)
-  return findOr404(uuid, (id) => repo.findByUuid(id), 'No ServiceProvider matches the given query.')
-}
-
-export async function getServiceProvider(ctx: AppContext, uuid: string, base: string) {
-  return toProvider(base, await findProvider(ctx, uuid))
-}
+const providers = openRecords(
+  serviceProvidersRepository,
+  toProvider,
+  'No ServiceProvider matches the given query.',
+)
+export const listServiceProviders = providers.list
+export const getServiceProvider = providers.get
+const findProvider = providers.find
 
 /** A customer becomes a service provider: staff or the customer's owner; one per customer. */
 export async function createServiceProvider(
@@ -148,18 +157,10 @@ function toCategory(base: string, r: CategoryRow): Category {
   }
 }
 
-export function listCategories(ctx: AppContext, listing: Listing, base: string, page: Pager<Category>) {
-  return pageOf(page, categoriesRepository(ctx.db), undefined, listing, (r) => toCategory(base, r))
-}
-
-function findCategory(ctx: AppContext, uuid: string): Promise<CategoryRow> {
-  const repo = categoriesRepository(ctx.db)
-  return findOr404(uuid, (id) => repo.findByUuid(id), 'No Category matches the given query.')
-}
-
-export async function getCategory(ctx: AppContext, uuid: string, base: string) {
-  return toCategory(base, await findCategory(ctx, uuid))
-}
+const categoryRecords = openRecords(categoriesRepository, toCategory, 'No Category matches the given query.')
+export const listCategories = categoryRecords.list
+export const getCategory = categoryRecords.get
+const findCategory = categoryRecords.find
 
 export async function createCategory(
   ctx: AppContext,
