@@ -1,5 +1,5 @@
 // Small SQL fragments that read the same on both dialects.
-import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely'
+import { PostgresAdapter, sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely'
 
 export function isPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter
@@ -21,6 +21,11 @@ export function containsPattern(value: string): string {
  */
 export function ilike(column: string, pattern: unknown): RawBuilder<boolean> {
   return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`
+}
+
+/** A search: any of the columns contains the value, ignoring case (a list's `query` filter). */
+export function icontainsAny(columns: readonly string[]) {
+  return (eb: ExpressionBuilder<any, any>, value: string) => eb.or(columns.map((c) => icontains(c, value)))
 }
 
 /** Case-insensitive equality. */

@@ -112,6 +112,8 @@ export interface UpdateSpec<T, B extends TSchema, P extends TSchema> extends Wri
   body: B
   /** The PATCH body (default: the PUT body). */
   patch?: P
+  /** `false`: partial updates only (PATCH); a PUT answers 405. */
+  put?: false
   run: (c: ItemCall & BodyCall<Static<B> | Static<P>>) => Answer<T>
 }
 
@@ -127,8 +129,11 @@ export interface ActionSpec<B extends TSchema = TSchema> {
   description?: string
   consumes?: string[]
   body?: B
-  /** The query parameters the action reads (its run parses them from `c.request.query`). */
-  query?: TObject
+  /**
+   * The query string's schema, validated as written; the call reads it from `c.request` (a GET
+   * action that pages with `pager` or applies `field` with `withFields`).
+   */
+  query?: TSchema
   /** A missing or `null` body counts as `{}`. */
   bodyOptional?: boolean
   /** Checked before the body is read. */
@@ -398,15 +403,17 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
     const handler = writeHandler(ctx, update.run, 200, render, update.fieldErrors)
     const options = { errors: update.errors, ...writeOptions(update) }
     const response = { 200: spec.record }
-    add(
-      'PUT',
-      item,
-      'update',
-      update.summary ?? `Update ${one}`,
-      { params: UuidParams, body: update.body, response },
-      handler,
-      options,
-    )
+    if (update.put !== false) {
+      add(
+        'PUT',
+        item,
+        'update',
+        update.summary ?? `Update ${one}`,
+        { params: UuidParams, body: update.body, response },
+        handler,
+        options,
+      )
+    }
     add(
       'PATCH',
       item,
@@ -453,7 +460,9 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
     const handler = writeHandler(ctx, action.run, status, render)
     const hooks = permissionHook(action.permission, action.bodyOptional)
     const extra = { errors: action.errors, public: action.public, ...hooks }
-    if (method === 'GET' && !detail) {
+    // A GET on the collection answering records is a list (with its HEAD count); one answering
+    // one object is a retrieve.
+    if (method === 'GET' && !detail && isArraySchema(action.response)) {
       addCollectionGet(url, action.name, action.summary, schema, handler, extra)
     } else {
       const suffix = method === 'GET' ? (isArraySchema(action.response) ? 'list' : 'retrieve') : null

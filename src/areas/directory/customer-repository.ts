@@ -1,0 +1,180 @@
+// SQL of customers (organizations) and the organization groups they belong to.
+import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
+import type { DB } from '../../db/tables.js'
+import { insertReturningId, reusable, slot } from '../../db/compiled.js'
+import { scopedList } from '../../db/listing.js'
+import { deleteRow, updateRow } from '../../db/rows.js'
+import { icontainsAny } from '../../db/sql.js'
+import type { Db, Visibility } from './repository.js'
+
+const customerById = reusable((db: Db) => db.selectFrom('customers').selectAll().where('id', '=', slot(0)))
+
+/** The `query` filter of customers: name, abbreviation or native name. */
+export const searchCustomers = icontainsAny([
+  'customers.name',
+  'customers.abbreviation',
+  'customers.native_name',
+])
+
+/** Customers in the organization group of this uuid. */
+export function customerInGroup(eb: ExpressionBuilder<any, any>, groupUuid: string) {
+  return eb(
+    'customers.id',
+    'in',
+    eb
+      .selectFrom('customer_organization_groups')
+      .innerJoin(
+        'organization_groups',
+        'organization_groups.id',
+        'customer_organization_groups.organization_group_id',
+      )
+      .select('customer_organization_groups.customer_id')
+      .where('organization_groups.uuid', '=', groupUuid),
+  )
+}
+
+// ---- organization groups ----
+
+export function organizationGroupsRepository(db: Db) {
+  function base() {
+    return db
+      .selectFrom('organization_groups')
+      .leftJoin('organization_groups as parent', 'parent.id', 'organization_groups.parent_id')
+  }
+  /** A group's columns, its parent's and how many customers it holds. */
+  function record(q: ReturnType<typeof base>) {
+    return q
+      .select([
+        'organization_groups.id',
+        'organization_groups.uuid',
+        'organization_groups.name',
+        'organization_groups.created',
+        'parent.uuid as parent_uuid',
+        'parent.name as parent_name',
+      ])
+      .select((eb) =>
+        eb
+          .selectFrom('customer_organization_groups')
+          .whereRef('customer_organization_groups.organization_group_id', '=', 'organization_groups.id')
+          .select((e) => e.fn.countAll<number>().as('c'))
+          .as('customers_count'),
+      )
+  }
+  return {
+    /** Every group, for every caller. */
+    ...scopedList((_all: void) => base(), record, 'organization_groups.id'),
+    findByUuid(uuid: string) {
+      return record(base()).where('organization_groups.uuid', '=', uuid).executeTakeFirst()
+    },
+    insert(values: {
+      uuid: string
+      name: string
+      parent_id: number | null
+      created: string
+      modified: string
+    }) {
+      return insertReturningId(db, 'organization_groups', values)
+    },
+    update: (id: number, values: Record<string, unknown>) =>
+      updateRow(db, 'organization_groups', id, values),
+    delete: (id: number) => deleteRow(db, 'organization_groups', id),
+    /** The ancestors of a group (to refuse cycles). */
+    async ancestorIds(id: number): Promise<number[]> {
+      const out: number[] = []
+      let current: number | null = id
+      while (current !== null && out.length < 100) {
+        const row: { parent_id: number | null } | undefined = await db
+          .selectFrom('organization_groups')
+          .select('parent_id')
+          .where('id', '=', current)
+          .executeTakeFirst()
+        current = row?.parent_id ?? null
+        if (current !== null) out.push(current)
+      }
+      return out
+    },
+  }
+}
+
+// ---- customers ----
+
+export function customersRepository(db: Db) {
+  /** Customers the caller has a role in, directly or through one of their projects. */
+  function visible(vis: Visibility) {
+    const q = db.selectFrom('customers')
+    if (vis.all) return q
+    const ids = vis.customerIds
+    const pids = vis.projectIds
+    return q.where((eb) =>
+      eb.or([
+        eb('customers.id', 'in', ids.length ? ids : [-1]),
+        eb(
+          'customers.id',
+          'in',
+          eb
+            .selectFrom('projects')
+            .select('projects.customer_id')
+            .where('projects.id', 'in', pids.length ? pids : [-1]),
+        ),
+      ]),
+    )
+  }
+  function withCounts<QB extends SelectQueryBuilder<DB, 'customers', any>>(q: QB) {
+    return q.selectAll('customers').select((eb) =>
+      eb
+        .selectFrom('projects')
+        .whereRef('projects.customer_id', '=', 'customers.id')
+        .select((e) => e.fn.countAll<number>().as('c'))
+        .as('projects_count'),
+    )
+  }
+  return {
+    ...scopedList(visible, withCounts, 'customers.id'),
+    findVisibleByUuid(vis: Visibility, uuid: string) {
+      return withCounts(visible(vis)).where('customers.uuid', '=', uuid).executeTakeFirst()
+    },
+    findByUuid(uuid: string) {
+      return db.selectFrom('customers').selectAll().where('uuid', '=', uuid).executeTakeFirst()
+    },
+    async findById(id: number) {
+      return (await customerById(db, [], [id])).rows[0]
+    },
+    async groupUuids(customerIds: number[]): Promise<Map<number, string[]>> {
+      const out = new Map<number, string[]>()
+      if (!customerIds.length) return out
+      const rows = await db
+        .selectFrom('customer_organization_groups')
+        .innerJoin(
+          'organization_groups',
+          'organization_groups.id',
+          'customer_organization_groups.organization_group_id',
+        )
+        .select(['customer_organization_groups.customer_id', 'organization_groups.uuid'])
+        .where('customer_organization_groups.customer_id', 'in', customerIds)
+        .orderBy('organization_groups.id')
+        .execute()
+      for (const r of rows) out.set(r.customer_id, [...(out.get(r.customer_id) ?? []), r.uuid])
+      return out
+    },
+    insert: (values: Record<string, unknown>) => insertReturningId(db, 'customers', values),
+    update: (id: number, values: Record<string, unknown>) => updateRow(db, 'customers', id, values),
+    async setGroups(customerId: number, groupIds: number[]): Promise<void> {
+      await db.deleteFrom('customer_organization_groups').where('customer_id', '=', customerId).execute()
+      if (groupIds.length) {
+        await db
+          .insertInto('customer_organization_groups')
+          .values([...new Set(groupIds)].map((g) => ({ customer_id: customerId, organization_group_id: g })))
+          .execute()
+      }
+    },
+    async delete(id: number): Promise<void> {
+      await deleteGrantsOn(db, 'customer', id)
+      await deleteRow(db, 'customers', id)
+    },
+  }
+}
+
+/** Ends every grant on a customer or project that is being deleted. */
+export async function deleteGrantsOn(db: Db, scopeType: 'customer' | 'project', id: number): Promise<void> {
+  await db.deleteFrom('user_roles').where('scope_type', '=', scopeType).where('scope_id', '=', id).execute()
+}

@@ -1,0 +1,266 @@
+// Customers (organizations) and the organization groups they belong to.
+import type { AppContext } from '../../context.js'
+import type { Listing } from '../../db/listing.js'
+import { fromBool, toBool } from '../../db/values.js'
+import { AppError, fieldError, findOr404, forbidden } from '../../http/errors.js'
+import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
+import { can, requireStaff, type Actor } from '../../http/permissions.js'
+import { pageOf, type Pager } from '../../http/resource.js'
+import { slugify } from '../../http/slug.js'
+import { visibilityOf } from './access.js'
+import { customersRepository, organizationGroupsRepository, type Visibility } from './repository.js'
+import { PATHS, type Customer, type CustomerWrite, type OrganizationGroup } from './schema.js'
+
+type CustomerRow = NonNullable<Awaited<ReturnType<ReturnType<typeof customersRepository>['findById']>>>
+function toCustomer(base: string, r: CustomerRow & { projects_count?: unknown }, groups: string[]): Customer {
+  return {
+    url: urlOf(base, PATHS.customers, r.uuid)!,
+    uuid: r.uuid,
+    name: r.name,
+    abbreviation: r.abbreviation,
+    native_name: r.native_name,
+    slug: r.slug,
+    email: r.email,
+    image: r.image,
+    blocked: toBool(r.blocked),
+    archived: toBool(r.archived),
+    organization_groups: groups.map((g) => urlOf(base, PATHS.organizationGroups, g)!),
+    projects_count: Number(r.projects_count ?? 0),
+    created: r.created,
+    modified: r.modified,
+  }
+}
+
+// ---- organization groups ----
+
+type GroupRow = NonNullable<
+  Awaited<ReturnType<ReturnType<typeof organizationGroupsRepository>['findByUuid']>>
+>
+function toGroup(base: string, r: GroupRow): OrganizationGroup {
+  return {
+    url: urlOf(base, PATHS.organizationGroups, r.uuid)!,
+    uuid: r.uuid,
+    name: r.name,
+    parent: urlOf(base, PATHS.organizationGroups, r.parent_uuid),
+    parent_uuid: r.parent_uuid ?? null,
+    parent_name: r.parent_name ?? null,
+    customers_count: Number(r.customers_count ?? 0),
+    created: r.created,
+  }
+}
+
+/** Every group, for any authenticated caller. */
+export function listOrganizationGroups(
+  ctx: AppContext,
+  listing: Listing,
+  base: string,
+  page: Pager<OrganizationGroup>,
+) {
+  return pageOf(page, organizationGroupsRepository(ctx.db), undefined, listing, (r) => toGroup(base, r))
+}
+
+function findGroup(ctx: AppContext, uuid: string): Promise<GroupRow> {
+  return findOr404(uuid, 'OrganizationGroup', (id) => organizationGroupsRepository(ctx.db).findByUuid(id))
+}
+
+export async function getOrganizationGroup(ctx: AppContext, uuid: string, base: string) {
+  return toGroup(base, await findGroup(ctx, uuid))
+}
+
+async function resolveGroupLink(ctx: AppContext, field: string, value: unknown): Promise<number> {
+  const uuid = uuidFromLink(value, PATHS.organizationGroups)
+  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
+  const row = await organizationGroupsRepository(ctx.db).findByUuid(uuid)
+  if (!row) throw invalidHyperlink(field)
+  return row.id
+}
+
+/** Resolves organization group links (used by customers and cost policies). */
+export async function resolveOrganizationGroups(
+  ctx: AppContext,
+  field: string,
+  links: unknown[],
+): Promise<number[]> {
+  const ids: number[] = []
+  for (const l of links) ids.push(await resolveGroupLink(ctx, field, l))
+  return ids
+}
+
+export async function createOrganizationGroup(
+  ctx: AppContext,
+  actor: Actor,
+  body: { name: string; parent?: string | null },
+  base: string,
+) {
+  requireStaff(actor)
+  const repo = organizationGroupsRepository(ctx.db)
+  const parentId = body.parent ? await resolveGroupLink(ctx, 'parent', body.parent) : null
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  await repo.insert({ uuid, name: body.name, parent_id: parentId, created: now, modified: now })
+  return toGroup(base, (await repo.findByUuid(uuid))!)
+}
+
+export async function updateOrganizationGroup(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { name?: string; parent?: string | null },
+  base: string,
+) {
+  const row = await findGroup(ctx, uuid)
+  requireStaff(actor)
+  const repo = organizationGroupsRepository(ctx.db)
+  const values: Record<string, unknown> = { modified: ctx.clock().toISOString() }
+  if (body.name !== undefined) values.name = body.name
+  if (body.parent !== undefined) {
+    const parentId = body.parent ? await resolveGroupLink(ctx, 'parent', body.parent) : null
+    if (parentId !== null && (parentId === row.id || (await repo.ancestorIds(parentId)).includes(row.id))) {
+      throw fieldError('parent', 'A group cannot be its own ancestor.')
+    }
+    values.parent_id = parentId
+  }
+  await repo.update(row.id, values)
+  return toGroup(base, (await repo.findByUuid(row.uuid))!)
+}
+
+export async function deleteOrganizationGroup(ctx: AppContext, actor: Actor, uuid: string) {
+  const row = await findGroup(ctx, uuid)
+  requireStaff(actor)
+  await organizationGroupsRepository(ctx.db).delete(row.id)
+}
+
+// ---- customers ----
+
+export function listCustomers(
+  ctx: AppContext,
+  vis: Visibility,
+  listing: Listing,
+  base: string,
+  page: Pager<Customer>,
+) {
+  const repo = customersRepository(ctx.db)
+  return page(
+    () => repo.count(vis, listing),
+    async (l, o) => {
+      const rows = await repo.list(vis, listing, l, o)
+      const groups = await repo.groupUuids(rows.map((r) => r.id))
+      return rows.map((r) => toCustomer(base, r as unknown as CustomerRow, groups.get(r.id) ?? []))
+    },
+  )
+}
+
+/** The customer of a path's uuid if the actor may see it, else 404. */
+export function findVisibleCustomer(ctx: AppContext, actor: Actor, uuid: string) {
+  const repo = customersRepository(ctx.db)
+  return findOr404(uuid, 'Customer', (id) => repo.findVisibleByUuid(visibilityOf(actor), id))
+}
+
+async function customerRecord(ctx: AppContext, id: number, base: string): Promise<Customer> {
+  const repo = customersRepository(ctx.db)
+  const row = await repo.findVisibleByUuid({ all: true }, (await repo.findById(id))!.uuid)
+  const groups = await repo.groupUuids([id])
+  return toCustomer(base, row, groups.get(id) ?? [])
+}
+
+export async function getCustomer(ctx: AppContext, actor: Actor, uuid: string, base: string) {
+  const row = await findVisibleCustomer(ctx, actor, uuid)
+  return customerRecord(ctx, row.id, base)
+}
+
+export async function createCustomer(
+  ctx: AppContext,
+  actor: Actor,
+  body: CustomerWrite & { name: string },
+  base: string,
+) {
+  requireStaff(actor)
+  const groupIds = body.organization_groups
+    ? await resolveOrganizationGroups(ctx, 'organization_groups', body.organization_groups)
+    : []
+  const now = ctx.clock().toISOString()
+  const id = await ctx.db.transaction().execute(async (trx) => {
+    const repo = customersRepository(trx)
+    const newId = await repo.insert({
+      uuid: ctx.newUuid(),
+      name: body.name,
+      abbreviation: body.abbreviation ?? '',
+      native_name: body.native_name ?? '',
+      slug: body.slug || slugify(body.name, 'item'),
+      email: body.email ?? '',
+      image: body.image ?? null,
+      blocked: fromBool(body.blocked),
+      archived: fromBool(body.archived),
+      created: now,
+      modified: now,
+    })
+    await repo.setGroups(newId, groupIds)
+    return newId
+  })
+  return customerRecord(ctx, id, base)
+}
+
+export async function updateCustomer(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: CustomerWrite,
+  base: string,
+) {
+  const row = await findVisibleCustomer(ctx, actor, uuid)
+  if (!can(actor, 'CUSTOMER.UPDATE', { customerId: row.id })) throw forbidden()
+  for (const staffOnly of ['blocked', 'archived', 'organization_groups'] as const) {
+    if (body[staffOnly] !== undefined && !actor.isStaff)
+      throw fieldError(staffOnly, 'Only staff can change this field.')
+  }
+  const groupIds =
+    body.organization_groups !== undefined
+      ? await resolveOrganizationGroups(ctx, 'organization_groups', body.organization_groups)
+      : null
+  await ctx.db.transaction().execute(async (trx) => {
+    const repo = customersRepository(trx)
+    const values: Record<string, unknown> = { modified: ctx.clock().toISOString() }
+    for (const k of ['name', 'abbreviation', 'native_name', 'slug', 'email', 'image'] as const) {
+      if (body[k] !== undefined) values[k] = body[k]
+    }
+    if (body.blocked !== undefined) values.blocked = fromBool(body.blocked)
+    if (body.archived !== undefined) values.archived = fromBool(body.archived)
+    await repo.update(row.id, values)
+    if (groupIds) await repo.setGroups(row.id, groupIds)
+  })
+  return customerRecord(ctx, row.id, base)
+}
+
+export async function deleteCustomer(ctx: AppContext, actor: Actor, uuid: string) {
+  const row = await findVisibleCustomer(ctx, actor, uuid)
+  requireStaff(actor)
+  if (Number(row.projects_count ?? 0) > 0) {
+    throw new AppError('conflict', 'Cannot delete organization with existing projects')
+  }
+  await customersRepository(ctx.db).delete(row.id)
+  ctx.actorsChanged()
+}
+
+/** The customer row behind a link, or 400 on `field` when unknown or not visible to the actor. */
+export async function resolveCustomerLink(
+  ctx: AppContext,
+  actor: Actor | null,
+  field: string,
+  value: unknown,
+) {
+  const uuid = uuidFromLink(value, PATHS.customers)
+  if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
+  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
+  const repo = customersRepository(ctx.db)
+  const row = actor ? await repo.findVisibleByUuid(visibilityOf(actor), uuid) : await repo.findByUuid(uuid)
+  if (!row) throw invalidHyperlink(field)
+  return row
+}
+
+export async function findCustomerById(ctx: AppContext, id: number) {
+  return customersRepository(ctx.db).findById(id)
+}
+
+export async function findCustomerByUuid(ctx: AppContext, uuid: string) {
+  return customersRepository(ctx.db).findByUuid(uuid)
+}

@@ -1,0 +1,270 @@
+// Roles, and their grants to users on customers, projects and offerings.
+import type { AppContext } from '../../context.js'
+import type { Listing } from '../../db/listing.js'
+import { toBool } from '../../db/values.js'
+import { fieldError, findOr404, forbidden, nonFieldError } from '../../http/errors.js'
+import { urlOf } from '../../http/links.js'
+import {
+  can,
+  requireStaff,
+  ROLE_NAMES,
+  ROLE_SCOPE,
+  type Actor,
+  type RoleName,
+  type ScopeType,
+} from '../../http/permissions.js'
+import { parseDateTime } from '../../http/query.js'
+import { pageOf, type Pager } from '../../http/resource.js'
+import { normalizeUuid } from '../../http/uuid.js'
+import { findVisibleCustomer } from './customer-service.js'
+import { findVisibleProject } from './project-service.js'
+import {
+  grantsRepository,
+  rolesRepository,
+  usersRepository,
+  type Db,
+  type GrantFilters,
+} from './repository.js'
+import { PATHS, type GrantRecord, type Role } from './schema.js'
+
+type RoleRow = NonNullable<Awaited<ReturnType<ReturnType<typeof rolesRepository>['findById']>>>
+export function toRole(base: string, r: RoleRow): Role {
+  return {
+    url: urlOf(base, PATHS.roles, r.uuid)!,
+    uuid: r.uuid,
+    name: r.name,
+    description: r.description,
+    content_type: r.content_type,
+    is_active: toBool(r.is_active),
+  }
+}
+
+// ---- roles ----
+
+/** Every role, for any authenticated caller. */
+export function listRoles(ctx: AppContext, listing: Listing, base: string, page: Pager<Role>) {
+  return pageOf(page, rolesRepository(ctx.db), undefined, listing, (r) => toRole(base, r))
+}
+
+function findRole(ctx: AppContext, uuid: string) {
+  return findOr404(uuid, 'Role', (id) => rolesRepository(ctx.db).findByUuid(id))
+}
+
+export async function getRole(ctx: AppContext, uuid: string, base: string) {
+  return toRole(base, await findRole(ctx, uuid))
+}
+
+export async function updateRole(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: { description?: string },
+  base: string,
+) {
+  const row = await findRole(ctx, uuid)
+  requireStaff(actor)
+  const repo = rolesRepository(ctx.db)
+  if (body.description !== undefined) await repo.update(row.id, { description: body.description })
+  return toRole(base, (await repo.findById(row.id))!)
+}
+
+/** A role by name or uuid, or 400 on `field`. */
+export async function resolveRole(ctx: AppContext, field: string, value: string) {
+  const repo = rolesRepository(ctx.db)
+  const uuid = normalizeUuid(value)
+  const row = uuid ? await repo.findByUuid(uuid) : await repo.findByName(value)
+  if (!row || !toBool(row.is_active)) throw fieldError(field, `Role "${value}" does not exist.`)
+  return row
+}
+
+export async function findRoleById(ctx: AppContext, id: number) {
+  return rolesRepository(ctx.db).findById(id)
+}
+
+// ---- role grants ----
+
+export interface GrantScope {
+  type: ScopeType
+  id: number
+  uuid: string
+  name: string
+}
+
+/** Grants `roleName` on a scope (idempotent for an active identical grant); used by invitations too. */
+export async function grantRole(
+  ctx: AppContext,
+  db: Db,
+  g: {
+    userId: number
+    roleId: number
+    scope: GrantScope
+    createdById: number | null
+    expiration: string | null
+  },
+): Promise<boolean> {
+  const repo = grantsRepository(db)
+  const existing = await repo.findActive({
+    userId: g.userId,
+    roleId: g.roleId,
+    scopeType: g.scope.type,
+    scopeId: g.scope.id,
+  })
+  if (existing) return false
+  const inserted = await repo.insert({
+    uuid: ctx.newUuid(),
+    user_id: g.userId,
+    role_id: g.roleId,
+    scope_type: g.scope.type,
+    scope_id: g.scope.id,
+    expiration_time: g.expiration,
+    created_by_id: g.createdById,
+    created: ctx.clock().toISOString(),
+  })
+  if (inserted) ctx.actorsChanged()
+  return inserted
+}
+
+/** Does the user already hold this role on this scope? */
+export async function hasActiveGrant(
+  ctx: AppContext,
+  userId: number,
+  roleId: number,
+  scopeType: ScopeType,
+  scopeId: number,
+) {
+  return !!(await grantsRepository(ctx.db).findActive({ userId, roleId, scopeType, scopeId }))
+}
+
+/** Users holding one of these roles on a scope (e.g. a customer's owners, to notify them). */
+export async function userIdsWithRole(
+  ctx: AppContext,
+  scopeType: ScopeType,
+  scopeId: number,
+  roles: RoleName[],
+) {
+  return grantsRepository(ctx.db).userIdsWithRole(scopeType, scopeId, roles, ctx.clock().toISOString())
+}
+
+async function grantTarget(ctx: AppContext, body: { user: string; role: string }, scope: GrantScope) {
+  const userUuid = normalizeUuid(body.user)
+  const user = userUuid ? await usersRepository(ctx.db).findByUuid(userUuid) : undefined
+  if (!user) throw fieldError('user', 'User does not exist.')
+  const role = await resolveRole(ctx, 'role', body.role)
+  if (
+    !(ROLE_NAMES as readonly string[]).includes(role.name) ||
+    ROLE_SCOPE[role.name as RoleName] !== scope.type
+  ) {
+    throw fieldError('role', `Role ${role.name} cannot be granted on a ${scope.type}.`)
+  }
+  return { user, role }
+}
+
+function parseExpiration(ctx: AppContext, v: string | null | undefined): string | null {
+  if (v === null || v === undefined) return null
+  const parsed = parseDateTime(v)
+  if (!parsed) throw fieldError('expiration_time', 'Enter a valid date/time.')
+  if (parsed <= ctx.clock().toISOString())
+    throw fieldError('expiration_time', 'Expiration time should be in the future.')
+  return parsed
+}
+
+/** `add_user` on a customer, project or offering: 201 with the grant. */
+export async function addUser(
+  ctx: AppContext,
+  actor: Actor,
+  scope: GrantScope,
+  body: { user: string; role: string; expiration_time?: string | null },
+  base: string,
+): Promise<GrantRecord> {
+  const { user, role } = await grantTarget(ctx, body, scope)
+  const expiration = parseExpiration(ctx, body.expiration_time)
+  const repo = grantsRepository(ctx.db)
+  const granted = await grantRole(ctx, ctx.db, {
+    userId: user.id,
+    roleId: role.id,
+    scope,
+    createdById: actor.id,
+    expiration,
+  })
+  // Also the answer for every loser of a race: the database keeps one active grant per triple.
+  if (!granted) throw nonFieldError('User already has this role in this scope.')
+  const rows = await repo.list(scope.type, scope.id, { roleId: role.id, user_uuid: user.uuid }, 1, 0)
+  return toGrant(rows[0]!, scope, base)
+}
+
+/** `delete_user`: revokes an active grant (404-free: 400 when there is none). */
+export async function deleteUserGrant(
+  ctx: AppContext,
+  scope: GrantScope,
+  body: { user: string; role: string },
+) {
+  const { user, role } = await grantTarget(ctx, body, scope)
+  const repo = grantsRepository(ctx.db)
+  // Every active grant of the triple ends (rows from before the one-grant rule included).
+  const ended = await repo.deactivateAll({
+    userId: user.id,
+    roleId: role.id,
+    scopeType: scope.type,
+    scopeId: scope.id,
+  })
+  if (!ended) throw nonFieldError('User does not have this role in this scope.')
+  ctx.actorsChanged()
+}
+
+type GrantRow = Awaited<ReturnType<ReturnType<typeof grantsRepository>['list']>>[number]
+function toGrant(r: GrantRow, scope: GrantScope, _base: string): GrantRecord {
+  return {
+    uuid: r.uuid,
+    user_uuid: r.user_uuid,
+    user_username: r.user_username,
+    user_full_name: r.user_full_name,
+    user_email: r.user_email,
+    role_name: r.role_name,
+    role_uuid: r.role_uuid,
+    scope_type: scope.type,
+    scope_uuid: scope.uuid,
+    scope_name: scope.name,
+    expiration_time: r.expiration_time,
+    created: r.created,
+    created_by_full_name: r.created_by_full_name ?? null,
+  }
+}
+
+export async function listGrants(
+  ctx: AppContext,
+  scope: GrantScope,
+  f: { role?: string; user_uuid?: string; user_username?: string },
+  base: string,
+  page: (
+    count: () => Promise<number>,
+    fetch: (l: number, o: number) => Promise<GrantRecord[]>,
+  ) => Promise<GrantRecord[]>,
+) {
+  const filters: GrantFilters = { user_uuid: f.user_uuid, user_username: f.user_username }
+  if (f.role) filters.roleId = (await resolveRole(ctx, 'role', f.role)).id
+  const repo = grantsRepository(ctx.db)
+  return page(
+    () => repo.count(scope.type, scope.id, filters),
+    async (l, o) =>
+      (await repo.list(scope.type, scope.id, filters, l, o)).map((r) => toGrant(r, scope, base)),
+  )
+}
+
+/** The customer or project a grant call is made on, with the permission check of its owners. */
+export async function grantScopeFor(
+  ctx: AppContext,
+  actor: Actor,
+  kind: 'customer' | 'project',
+  uuid: string,
+  write: boolean,
+): Promise<GrantScope> {
+  if (kind === 'customer') {
+    const c = await findVisibleCustomer(ctx, actor, uuid)
+    if (write && !can(actor, 'CUSTOMER.CREATE_PERMISSION', { customerId: c.id })) throw forbidden()
+    return { type: 'customer', id: c.id, uuid: c.uuid, name: c.name }
+  }
+  const p = await findVisibleProject(ctx, actor, uuid)
+  if (write && !can(actor, 'PROJECT.CREATE_PERMISSION', { customerId: p.customer_id, projectId: p.id }))
+    throw forbidden()
+  return { type: 'project', id: p.id, uuid: p.uuid, name: p.name }
+}

@@ -1,0 +1,96 @@
+// SQL of projects.
+import { sql } from 'kysely'
+import { insertReturningId, reusableByForm, slot, slottedLists } from '../../db/compiled.js'
+import { scopedList } from '../../db/listing.js'
+import { deleteRow, updateRow } from '../../db/rows.js'
+import { icontainsAny } from '../../db/sql.js'
+import { deleteGrantsOn } from './customer-repository.js'
+import type { Db, Visibility } from './repository.js'
+
+const projectByUuid = reusableByForm()
+
+/** The `query` filter of projects: name or description. */
+export const searchProjects = icontainsAny(['projects.name', 'projects.description'])
+
+const columns = [
+  'projects.id',
+  'projects.uuid',
+  'projects.name',
+  'projects.customer_id',
+  'projects.description',
+  'projects.slug',
+  'projects.start_date',
+  'projects.end_date',
+  'projects.created',
+  'projects.modified',
+  'customers.uuid as customer_uuid',
+  'customers.name as customer_name',
+  'customers.abbreviation as customer_abbreviation',
+  'customers.native_name as customer_native_name',
+] as const
+
+export function projectsRepository(db: Db) {
+  /** Projects of the caller's customers, and the projects the caller has a role in. */
+  function visible(vis: Visibility) {
+    const q = db.selectFrom('projects').innerJoin('customers', 'customers.id', 'projects.customer_id')
+    if (vis.all) return q
+    const cids = vis.customerIds
+    const pids = vis.projectIds
+    return q.where((eb) =>
+      eb.or([
+        eb('projects.customer_id', 'in', cids.length ? cids : [-1]),
+        eb('projects.id', 'in', pids.length ? pids : [-1]),
+      ]),
+    )
+  }
+  const all = visible({ all: true })
+  return {
+    ...scopedList(visible, (q) => q.select(columns), 'projects.id'),
+    /** Compiled once per form of the caller's scopes: order creation resolves a project each time. */
+    async findVisibleByUuid(vis: Visibility, uuid: string) {
+      let slotted: Visibility = vis
+      let values: number[] = []
+      let form = 'all'
+      if (!vis.all) {
+        const lists = slottedLists([vis.customerIds, vis.projectIds])
+        const [customerIds, projectIds] = lists.slots as [number[], number[]]
+        slotted = { all: false, userId: vis.userId, customerIds, projectIds }
+        values = lists.values
+        form = lists.form
+      }
+      const build = () => visible(slotted).select(columns).where('projects.uuid', '=', slot(values.length))
+      return (await projectByUuid(db, form, build, [...values, uuid])).rows[0]
+    },
+    findByUuid(uuid: string) {
+      return all.select(columns).where('projects.uuid', '=', uuid).executeTakeFirst()
+    },
+    findById(id: number) {
+      return all.select(columns).where('projects.id', '=', id).executeTakeFirst()
+    },
+    /** The uuids of every project of a customer, oldest first. */
+    uuidsOfCustomer(customerId: number) {
+      return db
+        .selectFrom('projects')
+        .select(['uuid'])
+        .where('customer_id', '=', customerId)
+        .orderBy('id')
+        .execute()
+    },
+    /** Names of the customer's projects that begin with `prefix` (exact, case-sensitive). */
+    async namesStartingWith(prefix: string, customerId: number): Promise<string[]> {
+      const rows = await db
+        .selectFrom('projects')
+        .select('name')
+        .where('customer_id', '=', customerId)
+        .where(sql<boolean>`substr(name, 1, ${prefix.length}) = ${prefix}`)
+        .execute()
+      return rows.map((r) => r.name)
+    },
+    insert: (values: Record<string, unknown>) => insertReturningId(db, 'projects', values),
+    update: (id: number, values: Record<string, unknown>) => updateRow(db, 'projects', id, values),
+    async delete(id: number): Promise<void> {
+      await deleteGrantsOn(db, 'project', id)
+      await deleteRow(db, 'projects', id)
+    },
+  }
+}
