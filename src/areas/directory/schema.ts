@@ -89,22 +89,6 @@ export const ConfirmEmailBody = Body({
   ),
 })
 export const PasswordBody = Body({ password: Type.String({ minLength: 8, maxLength: 200 }) })
-export const UserListQuery = ListQuery({
-  username: Type.Optional(Type.String()),
-  email: Type.Optional(Type.String()),
-  full_name: Type.Optional(Type.String()),
-  is_active: Type.Optional(Type.String()),
-  is_staff: Type.Optional(Type.String()),
-  is_support: Type.Optional(Type.String()),
-  uuid: Type.Optional(Type.String()),
-  query: Type.Optional(Type.String({ description: 'search in username, full name and email' })),
-})
-export const USER_ORDERING = {
-  username: 'username',
-  full_name: 'full_name',
-  email: 'email',
-  created: 'created',
-} as const
 
 export const LoginBody = Body({
   username: Type.String({ minLength: 1 }),
@@ -124,20 +108,11 @@ export const OrganizationGroupSchema = Type.Object({
   created: DateTime,
 })
 export type OrganizationGroup = Static<typeof OrganizationGroupSchema>
-export const ORGANIZATION_GROUP_FIELDS = Object.keys(OrganizationGroupSchema.properties)
 export const OrganizationGroupBody = Body({
   name: Type.String({ minLength: 1, maxLength: 150 }),
   parent: Type.Optional(Nullable(Type.String())),
 })
 export const OrganizationGroupPatchBody = Type.Partial(OrganizationGroupBody, { additionalProperties: false })
-export const OrganizationGroupListQuery = ListQuery({
-  name: Type.Optional(Type.String()),
-  parent_uuid: Type.Optional(Type.String()),
-})
-export const ORGANIZATION_GROUP_ORDERING = {
-  name: 'organization_groups.name',
-  created: 'organization_groups.created',
-} as const
 
 // ---- customers ----
 export const CustomerSchema = Type.Object({
@@ -157,7 +132,6 @@ export const CustomerSchema = Type.Object({
   modified: DateTime,
 })
 export type Customer = Static<typeof CustomerSchema>
-export const CUSTOMER_FIELDS = Object.keys(CustomerSchema.properties)
 const customerWritable = {
   abbreviation: Type.String({ maxLength: 20 }),
   native_name: Type.String({ maxLength: 160 }),
@@ -172,10 +146,7 @@ export const CustomerCreateBody = Body({
   name: Type.String({ minLength: 1, maxLength: 150 }),
   ...Type.Partial(Type.Object(customerWritable)).properties,
 })
-export const CustomerUpdateBody = Body({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 150 })),
-  ...Type.Partial(Type.Object(customerWritable)).properties,
-})
+export const CustomerUpdateBody = Type.Partial(CustomerCreateBody, { additionalProperties: false })
 export type CustomerWrite = {
   name?: string
   abbreviation?: string
@@ -187,21 +158,6 @@ export type CustomerWrite = {
   blocked?: boolean
   archived?: boolean
 }
-export const CustomerListQuery = ListQuery({
-  name: Type.Optional(Type.String()),
-  name_exact: Type.Optional(Type.String()),
-  abbreviation: Type.Optional(Type.String()),
-  native_name: Type.Optional(Type.String()),
-  slug: Type.Optional(Type.String()),
-  uuid: Type.Optional(Type.String()),
-  query: Type.Optional(Type.String()),
-  organization_group_uuid: Type.Optional(Type.String()),
-})
-export const CUSTOMER_ORDERING = {
-  name: 'customers.name',
-  abbreviation: 'customers.abbreviation',
-  created: 'customers.created',
-} as const
 
 // ---- projects ----
 export const ProjectSchema = Type.Object({
@@ -221,7 +177,6 @@ export const ProjectSchema = Type.Object({
   modified: DateTime,
 })
 export type Project = Static<typeof ProjectSchema>
-export const PROJECT_FIELDS = Object.keys(ProjectSchema.properties)
 const DateInput = Type.String({ format: 'date' })
 export const ProjectCreateBody = Body({
   name: Type.String({ minLength: 1, maxLength: 500 }),
@@ -231,14 +186,7 @@ export const ProjectCreateBody = Body({
   start_date: Type.Optional(Nullable(DateInput)),
   end_date: Type.Optional(Nullable(DateInput)),
 })
-export const ProjectUpdateBody = Body({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
-  customer: Type.Optional(Type.String()),
-  description: Type.Optional(Type.String({ maxLength: 5000 })),
-  slug: Type.Optional(Type.String({ maxLength: 150, pattern: '^[-a-zA-Z0-9_]*$' })),
-  start_date: Type.Optional(Nullable(DateInput)),
-  end_date: Type.Optional(Nullable(DateInput)),
-})
+export const ProjectUpdateBody = Type.Partial(ProjectCreateBody, { additionalProperties: false })
 export type ProjectWrite = {
   name?: string
   customer?: string
@@ -247,23 +195,6 @@ export type ProjectWrite = {
   start_date?: string | null
   end_date?: string | null
 }
-export const ProjectListQuery = ListQuery({
-  name: Type.Optional(Type.String()),
-  name_exact: Type.Optional(Type.String()),
-  customer: Type.Optional(Type.String()),
-  customer_uuid: Type.Optional(Type.String()),
-  customer_name: Type.Optional(Type.String()),
-  description: Type.Optional(Type.String()),
-  slug: Type.Optional(Type.String()),
-  uuid: Type.Optional(Type.String()),
-  query: Type.Optional(Type.String()),
-})
-export const PROJECT_ORDERING = {
-  name: 'projects.name',
-  created: 'projects.created',
-  customer_name: 'customers.name',
-  end_date: 'projects.end_date',
-} as const
 
 // ---- roles ----
 export const RoleSchema = Type.Object({
@@ -275,13 +206,8 @@ export const RoleSchema = Type.Object({
   is_active: Type.Boolean(),
 })
 export type Role = Static<typeof RoleSchema>
-export const ROLE_FIELDS = Object.keys(RoleSchema.properties)
 export const RoleUpdateBody = Body({
   description: Type.Optional(Type.String({ maxLength: 2000 })),
-})
-export const RoleListQuery = ListQuery({
-  name: Type.Optional(Type.String()),
-  content_type: Type.Optional(Type.String()),
 })
 
 // ---- role grants ----
