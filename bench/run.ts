@@ -164,7 +164,8 @@ async function run(url: string, s: Scenario, pid: number): Promise<Result> {
   clearInterval(sampler)
   peak = Math.max(peak, rssMb(pid))
   const elapsed = s.once ? (lastResponse - started) / 1000 : result.duration
-  const perRequest = (seconds: number) => (result.requests.total ? (seconds * 1e6) / result.requests.total : 0)
+  const perRequest = (seconds: number) =>
+    result.requests.total ? (seconds * 1e6) / result.requests.total : 0
   return {
     scenario: s.name,
     // total / elapsed rather than the per-second average, which is wrong for runs under a second

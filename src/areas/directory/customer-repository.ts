@@ -75,8 +75,7 @@ export function organizationGroupsRepository(db: Db) {
     }) {
       return insertReturningId(db, 'organization_groups', values)
     },
-    update: (id: number, values: Record<string, unknown>) =>
-      updateRow(db, 'organization_groups', id, values),
+    update: (id: number, values: Record<string, unknown>) => updateRow(db, 'organization_groups', id, values),
     delete: (id: number) => deleteRow(db, 'organization_groups', id),
     /** The ancestors of a group (to refuse cycles). */
     async ancestorIds(id: number): Promise<number[]> {
