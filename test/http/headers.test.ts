@@ -30,6 +30,16 @@ describe('security headers', () => {
       assert.equal(r.headers['cross-origin-opener-policy'], 'same-origin', url)
       assert.ok(r.headers['strict-transport-security'], url)
       assert.match(String(r.headers['x-request-id']), /^[0-9a-f-]{36}$/, url)
+      // Helmet's headers for HTML documents in old browsers are not sent with JSON.
+      for (const name of [
+        'origin-agent-cluster',
+        'x-dns-prefetch-control',
+        'x-download-options',
+        'x-permitted-cross-domain-policies',
+        'x-xss-protection',
+      ]) {
+        assert.equal(r.headers[name], undefined, `${url}: ${name}`)
+      }
     }
   })
 
