@@ -4,7 +4,7 @@
 // DRF error shapes and OpenAPI metadata (operationId, summary, tag). Everything that can be worked
 // out from the declaration is worked out once, at registration; a request runs only the compiled
 // query parser, the service call and the response.
-import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import type {
   FastifyInstance,
   FastifyReply,
@@ -17,18 +17,11 @@ import type { AppContext } from '../context.js'
 import type { OrderBy } from '../db/listing.js'
 import { actorOf } from './auth.js'
 import { AppError } from './errors.js'
-import { compileFilters, type FilterSet } from './filters.js'
+import { compileFilters } from './filters.js'
 import type { Actor } from './permissions.js'
+import type { Resource, WriteOptions } from './resource-spec.js'
 import { parseOrdering, sendJson, sendRendered, withFields, type Query } from './query.js'
-import {
-  ListRequestCall,
-  RequestCall,
-  type BodyCall,
-  type Call,
-  type ItemCall,
-  type ListCall,
-  type ScopedCall,
-} from './resource-calls.js'
+import { ListRequestCall, RequestCall } from './resource-calls.js'
 import {
   article,
   fieldParam,
@@ -54,162 +47,8 @@ export type {
 } from './resource-calls.js'
 export { operationId } from './resource-docs.js'
 
-// ---- the declaration ----
-
-type Rec<R extends TObject> = Static<R>
-
-/**
- * An operation's answer: the record(s); JSON text the service rendered (`render: 'json'`); or the
- * reply itself, when the call sent the answer on its own (`c.reply`).
- */
-type Answer<T> = Promise<T | string | FastifyReply>
-
-interface OperationOptions {
-  /** A one-line summary instead of the one made from the resource's noun. */
-  summary?: string
-  /** Documented error statuses (default 400, 401, 403, 404, 409). */
-  errors?: Record<number, TSchema>
-  /**
-   * The service answers JSON text it rendered itself (a hot path that keeps rendered records);
-   * `field` is still applied, and the response schema still documents the record.
-   */
-  render?: 'json'
-}
-
-/** A list or retrieve anyone may call: no token needed (documented with no security requirement). */
-interface ReadOptions extends OperationOptions {
-  public?: boolean
-}
-
-export interface ListSpec<T, F extends FilterSet, S> extends ReadOptions {
-  /** The filters, in the order they are checked (the first malformed one answers 400). */
-  filters?: F
-  /**
-   * `o`: API names → columns, and the order without `o`. Without `fields` the order is fixed
-   * and `o` is ignored.
-   */
-  ordering?: { fields?: Readonly<Record<string, string>>; default: readonly OrderBy[] }
-  run: (c: ListCall<T, F, S>) => Answer<T[]>
-}
-
-interface WriteOptions extends OperationOptions {
-  /** Checked before the body is read (e.g. staff only: 403 whatever the body holds). */
-  permission?: (actor: Actor) => void
-  /**
-   * The body's schema errors and the service's field rules answer in one 400: the route keeps
-   * the schema's errors and runs the service in `c.fieldErrors.guard`, the service adding its own.
-   */
-  fieldErrors?: boolean
-}
-
-export interface WriteSpec<T, B extends TSchema, C> extends WriteOptions {
-  body: B
-  run: (c: C & BodyCall<Static<B>>) => Answer<T>
-}
-
-export interface UpdateSpec<T, B extends TSchema, P extends TSchema> extends WriteOptions {
-  /** The PUT body. */
-  body: B
-  /** The PATCH body (default: the PUT body). */
-  patch?: P
-  /** `false`: partial updates only (PATCH); a PUT answers 405. */
-  put?: false
-  run: (c: ItemCall & BodyCall<Static<B> | Static<P>>) => Answer<T>
-}
-
-export interface ActionSpec<B extends TSchema = TSchema> {
-  /** The last path segment, and the operationId's last word. */
-  name: string
-  /** Default POST. */
-  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
-  /** On one record (`/<uuid>/<name>/`, the default) or on the collection (`/<name>/`). */
-  detail?: boolean
-  summary: string
-  /** A longer description, and the media types of a body the call reads itself (a file upload). */
-  description?: string
-  consumes?: string[]
-  body?: B
-  /**
-   * The query string's schema, validated as written; the call reads it from `c.request` (a GET
-   * action that pages with `pager` or applies `field` with `withFields`).
-   */
-  query?: TSchema
-  /** A missing or `null` body counts as `{}`. */
-  bodyOptional?: boolean
-  /** Checked before the body is read. */
-  permission?: (actor: Actor) => void
-  /** No token needed (documented with no security requirement). */
-  public?: boolean
-  /** Default 200. */
-  status?: number
-  /**
-   * Other success statuses the call may answer with the same body, sending it itself through
-   * `c.reply` (e.g. 201 when an upsert created the record, 200 when it updated it).
-   */
-  otherStatuses?: readonly number[]
-  /** The response body's schema; null: no body. */
-  response: TSchema | null
-  errors?: Record<number, TSchema>
-  render?: 'json'
-  run: (c: ItemCall & BodyCall<Static<B>>) => Promise<unknown>
-}
-
-export interface ResourceSpec<
-  R extends TObject,
-  F extends FilterSet,
-  S,
-  CB extends TSchema,
-  UB extends TSchema,
-  PB extends TSchema,
-  CR extends TSchema = R,
-> {
-  /** The path after `/api/`, as the spec spells it: `payment-profiles`. */
-  path: string
-  /** The OpenAPI tag (default: the path). */
-  tag?: string
-  /** For summaries: `payment profile`; the plural defaults to the noun and `s`. */
-  noun: string
-  plural?: string
-  /** The record: what retrieve, create and update answer (lists and retrieve apply `field`). */
-  record: R
-  /** Names `field` may select (default: the record's properties). */
-  fields?: readonly string[]
-  /** What a caller may see (a repository scope); list and retrieve receive it as `scope`. */
-  visibility?: (actor: Actor) => S
-  list?: ListSpec<Rec<R>, F, S>
-  retrieve?: ReadOptions & { run: (c: ItemCall & ScopedCall<S>) => Answer<Rec<R>> }
-  create?: WriteSpec<Static<CR>, CB, Call> & {
-    /** Default 201. */
-    status?: number
-    /** No token needed (documented with no security requirement). */
-    public?: boolean
-    /** What the create answers, when it is not the record. */
-    response?: CR
-  }
-  update?: UpdateSpec<Rec<R>, UB, PB>
-  destroy?: OperationOptions & { run: (c: ItemCall) => Promise<void> }
-  actions?: readonly ActionSpec<any>[]
-}
-
-export type Resource = ResourceSpec<TObject, FilterSet, any, TSchema, TSchema, TSchema>
-
-/** Declares a resource (the kit registers it with `registerResource` or `resourceRoutes`). */
-export function defineResource<
-  R extends TObject,
-  F extends FilterSet = FilterSet,
-  S = never,
-  CB extends TSchema = TSchema,
-  UB extends TSchema = TSchema,
-  PB extends TSchema = UB,
-  CR extends TSchema = R,
->(spec: ResourceSpec<R, F, S, CB, UB, PB, CR>): Resource {
-  return spec as unknown as Resource
-}
-
-/** Declares an action (typed by its body schema). */
-export function defineAction<B extends TSchema = TSchema>(spec: ActionSpec<B>): ActionSpec<B> {
-  return spec
-}
+export { defineAction, defineResource } from './resource-spec.js'
+export type { ActionSpec, ListSpec, Resource, ResourceSpec, UpdateSpec, WriteSpec } from './resource-spec.js'
 
 // ---- registration ----
 
