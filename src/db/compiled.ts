@@ -175,3 +175,17 @@ export function anyOf<Q extends { where: any }>(
     },
   }
 }
+
+/**
+ * A repository built once per database handle (or transaction) and reused: building one prepares
+ * its query builders, which would otherwise cost every call that asks for it (an order create
+ * looks up its project and customer through them).
+ */
+export function perDatabase<D extends object, R>(build: (db: D) => R): (db: D) => R {
+  const built = new WeakMap<D, R>()
+  return (db) => {
+    let repository = built.get(db)
+    if (repository === undefined) built.set(db, (repository = build(db)))
+    return repository
+  }
+}

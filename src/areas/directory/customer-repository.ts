@@ -1,7 +1,7 @@
 // SQL of customers (organizations) and the organization groups they belong to.
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { insertReturningId, reusable, slot } from '../../db/compiled.js'
+import { insertReturningId, reusable, slot, perDatabase } from '../../db/compiled.js'
 import { scopedList } from '../../db/listing.js'
 import { deleteRow, updateRow } from '../../db/rows.js'
 import { icontainsAny } from '../../db/sql.js'
@@ -97,7 +97,8 @@ export function organizationGroupsRepository(db: Db) {
 
 // ---- customers ----
 
-export function customersRepository(db: Db) {
+/** The SQL of the table, built once per database handle (`perDatabase`). */
+export const customersRepository = perDatabase((db: Db) => {
   /** Customers the caller has a role in, directly or through one of their projects. */
   function visible(vis: Visibility) {
     const q = db.selectFrom('customers')
@@ -171,7 +172,7 @@ export function customersRepository(db: Db) {
       await deleteRow(db, 'customers', id)
     },
   }
-}
+})
 
 /** Ends every grant on a customer or project that is being deleted. */
 export async function deleteGrantsOn(db: Db, scopeType: 'customer' | 'project', id: number): Promise<void> {

@@ -1,6 +1,6 @@
 // SQL of projects.
 import { sql } from 'kysely'
-import { insertReturningId, reusableByForm, slot, slottedLists } from '../../db/compiled.js'
+import { insertReturningId, reusableByForm, slot, slottedLists, perDatabase } from '../../db/compiled.js'
 import { scopedList } from '../../db/listing.js'
 import { deleteRow, updateRow } from '../../db/rows.js'
 import { icontainsAny } from '../../db/sql.js'
@@ -29,7 +29,8 @@ const columns = [
   'customers.native_name as customer_native_name',
 ] as const
 
-export function projectsRepository(db: Db) {
+/** The SQL of the table, built once per database handle (`perDatabase`). */
+export const projectsRepository = perDatabase((db: Db) => {
   /** Projects of the caller's customers, and the projects the caller has a role in. */
   function visible(vis: Visibility) {
     const q = db.selectFrom('projects').innerJoin('customers', 'customers.id', 'projects.customer_id')
@@ -93,4 +94,4 @@ export function projectsRepository(db: Db) {
       await deleteRow(db, 'projects', id)
     },
   }
-}
+})
