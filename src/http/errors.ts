@@ -1,7 +1,6 @@
 // Error kinds, the one mapping from kind to HTTP status, and the DRF-shaped bodies.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorObject } from 'ajv'
-import { normalizeUuid } from './uuid.js'
 
 export type ErrorKind =
   | 'invalid'
@@ -405,19 +404,4 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((_request, reply) => {
     send(reply, 404, { detail: 'Not found.' })
   })
-}
-
-/**
- * The row a path's uuid names, or 404 "No <Model> matches the given query." (a malformed uuid
- * names nothing); `find` gets the uuid in its canonical form.
- */
-export async function findOr404<R>(
-  uuid: string,
-  model: string,
-  find: (uuid: string) => Promise<R | undefined>,
-): Promise<R> {
-  const id = normalizeUuid(uuid)
-  const row = id ? await find(id) : undefined
-  if (!row) throw notFound(`No ${model} matches the given query.`)
-  return row
 }

@@ -4,11 +4,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../context.js'
 import type { Listing } from '../db/listing.js'
 import { actorOf } from './auth.js'
-import { fieldErrorsOf, notFound, type FieldErrorSet } from './errors.js'
+import { fieldErrorsOf, type FieldErrorSet } from './errors.js'
 import type { FilterSet, FilterValues } from './filters.js'
 import type { Actor } from './permissions.js'
 import { listResponse, paginate } from './query.js'
-import { normalizeUuid } from './uuid.js'
 
 /** A page of records: `page(count, fetch)` counts, fetches the requested page and sets the headers. */
 export type Pager<T> = (
@@ -40,21 +39,6 @@ export function pageOf<S, Row, T>(
     () => rows.count(scope, listing),
     async (limit, offset) => (await rows.list(scope, listing, limit, offset)).map((r) => render(r)),
   )
-}
-
-/**
- * The row of the path's uuid, as `find` reads it (normalized; a malformed uuid matches nothing);
- * none is 404 with the resource's message (`No <Model> matches the given query.`).
- */
-export async function rowOr404<Row>(
-  find: (uuid: string) => Promise<Row | undefined>,
-  uuid: string,
-  message: string,
-): Promise<Row> {
-  const u = normalizeUuid(uuid)
-  const row = u ? await find(u) : undefined
-  if (!row) throw notFound(message)
-  return row
 }
 
 export interface Call {

@@ -34,7 +34,7 @@ import {
 } from './resource-docs.js'
 import { errors as standardErrors, NoContent, UuidParams } from './schemas.js'
 
-export { pageOf, rowOr404 } from './resource-calls.js'
+export { pageOf } from './resource-calls.js'
 export type {
   BodyCall,
   Call,

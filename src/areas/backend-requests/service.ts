@@ -2,11 +2,12 @@
 // (acting as a user holding OFFERING.MANAGE_BACKEND_RESOURCES on the offering or its provider)
 // moves them along Sent → Processing → Done, or reports Erred from any state.
 import type { AppContext } from '../../context.js'
+import { foundByUuid } from '../../http/uuid.js'
 import type { Listing } from '../../db/listing.js'
 import { fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import { requireStaff, can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
-import { pageOf, rowOr404, type Pager } from '../../http/resource.js'
+import { pageOf, type Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { backendRequestsRepository, type RequestRow, type RequestVisibility } from './repository.js'
 import { PATH, type BackendRequest } from './schema.js'
@@ -59,7 +60,7 @@ export async function get(
   b: string,
 ): Promise<BackendRequest> {
   const find = (u: string) => backendRequestsRepository(ctx.db).findVisibleByUuid(vis, u)
-  return toRecord(b, await rowOr404(find, uuid, NOT_FOUND))
+  return toRecord(b, await foundByUuid(uuid, find, 'BackendResourceRequest'))
 }
 
 export async function create(

@@ -2,10 +2,10 @@
 // hyperlink in its body (400 on the field), for the catalog's own writes and for other areas.
 import type { AppContext } from '../../context.js'
 import { toBool } from '../../db/values.js'
-import { fieldError, notFound } from '../../http/errors.js'
+import { fieldError } from '../../http/errors.js'
 import { invalidHyperlink, uuidFromLink } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { catalogVisibility } from './access.js'
 import { OFFERING_TYPE_RULES, isOfferingType } from './offering-types.js'
 import { categoriesRepository, type CatalogVisibility } from './repository.js'
@@ -15,27 +15,15 @@ import { PATHS } from './schema.js'
 export type OfferingRow = NonNullable<Awaited<ReturnType<ReturnType<typeof offeringsRepository>['findById']>>>
 export type PlanRow = NonNullable<Awaited<ReturnType<ReturnType<typeof plansRepository>['findByUuid']>>>
 
-/** The row of `uuid` (hyphenated or 32 hex digits) found by `find`, or 404 with `message`. */
-export async function findOr404<R>(
-  uuid: string,
-  find: (id: string) => Promise<R | undefined>,
-  message: string,
-): Promise<R> {
-  const id = normalizeUuid(uuid)
-  const row = id ? await find(id) : undefined
-  if (!row) throw notFound(message)
-  return row
-}
-
-/** A catalog row the actor may see, by the uuid of the path; 404 with `message` otherwise. */
+/** A catalog row the actor may see, by the uuid of the path; 404 naming `model` otherwise. */
 export function findVisible<R>(
   rows: { findVisibleByUuid(vis: CatalogVisibility, uuid: string): Promise<R | undefined> },
   actor: Actor,
   uuid: string,
-  message: string,
+  model: string,
 ): Promise<R> {
   const vis = catalogVisibility(actor)
-  return findOr404(uuid, (id) => rows.findVisibleByUuid(vis, id), message)
+  return foundByUuid(uuid, (id) => rows.findVisibleByUuid(vis, id), model)
 }
 
 /** The uuid a body's hyperlink to `/api/<path>/<uuid>/` names; 400 on `field` otherwise. */

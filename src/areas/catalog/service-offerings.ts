@@ -93,7 +93,7 @@ export function listOfferings(
 }
 
 function findVisibleOffering(ctx: AppContext, actor: Actor, uuid: string): Promise<OfferingRow> {
-  return findVisible(offeringsRepository(ctx.db), actor, uuid, 'No Offering matches the given query.')
+  return findVisible(offeringsRepository(ctx.db), actor, uuid, 'Offering')
 }
 
 /** An offering the actor may see and edit (`OFFERING.UPDATE` or staff); 404, then 403. */

@@ -111,7 +111,7 @@ export function listPlans(
 }
 
 function findVisiblePlan(ctx: AppContext, actor: Actor, uuid: string): Promise<PlanRow> {
-  return findVisible(plansRepository(ctx.db), actor, uuid, 'No Plan matches the given query.')
+  return findVisible(plansRepository(ctx.db), actor, uuid, 'Plan')
 }
 
 /** A plan the actor may edit (through its offering); 404, then 403. */

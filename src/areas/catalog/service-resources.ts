@@ -91,12 +91,7 @@ export function listResources(
 }
 
 export async function getResource(ctx: AppContext, actor: Actor, uuid: string, base: string) {
-  const row = await findVisible(
-    resourcesRepository(ctx.db),
-    actor,
-    uuid,
-    'No Resource matches the given query.',
-  )
+  const row = await findVisible(resourcesRepository(ctx.db), actor, uuid, 'Resource')
   return (await toResources(ctx, base, [row]))[0]!
 }
 

@@ -2,6 +2,7 @@
 // the read side of marketplace resources have their own files; this module also gathers what
 // other areas (orders, cloud, policies) call instead of touching the catalog's tables.
 import type { AppContext } from '../../context.js'
+import { foundByUuid } from '../../http/uuid.js'
 import type { Listing } from '../../db/listing.js'
 import { isoNow } from '../../db/values.js'
 import { AppError, fieldError, forbidden } from '../../http/errors.js'
@@ -13,7 +14,6 @@ import { canManageProvider, canWriteCategories } from './access.js'
 import { OFFERING_TYPE_RULES, OFFERING_TYPES } from './offering-types.js'
 import { categoriesRepository, serviceProvidersRepository } from './repository.js'
 import { offeringsRepository } from './repository-offerings.js'
-import { findOr404 } from './service-links.js'
 import {
   PATHS,
   type Category,
@@ -35,10 +35,10 @@ function openRecords<Row, T>(
     findByUuid(uuid: string): Promise<Row | undefined>
   },
   render: (base: string, row: Row) => T,
-  notFoundMessage: string,
+  model: string,
 ) {
   const find = (ctx: AppContext, uuid: string): Promise<Row> =>
-    findOr404(uuid, (id) => repositoryOf(ctx.db).findByUuid(id), notFoundMessage)
+    foundByUuid(uuid, (id) => repositoryOf(ctx.db).findByUuid(id), model)
   return {
     find,
     list: (ctx: AppContext, listing: Listing, base: string, page: Pager<T>) =>
@@ -66,11 +66,7 @@ function toProvider(base: string, r: ProviderRow): ServiceProvider {
   }
 }
 
-const providers = openRecords(
-  serviceProvidersRepository,
-  toProvider,
-  'No ServiceProvider matches the given query.',
-)
+const providers = openRecords(serviceProvidersRepository, toProvider, 'ServiceProvider')
 export const listServiceProviders = providers.list
 export const getServiceProvider = providers.get
 const findProvider = providers.find
@@ -157,7 +153,7 @@ function toCategory(base: string, r: CategoryRow): Category {
   }
 }
 
-const categoryRecords = openRecords(categoriesRepository, toCategory, 'No Category matches the given query.')
+const categoryRecords = openRecords(categoriesRepository, toCategory, 'Category')
 export const listCategories = categoryRecords.list
 export const getCategory = categoryRecords.get
 const findCategory = categoryRecords.find

@@ -10,11 +10,11 @@
 import type { AppContext } from '../../context.js'
 import { loadActor } from '../../http/auth.js'
 import { parseJson, toJson } from '../../db/values.js'
-import { AppError, fieldError, nonFieldError, notFound } from '../../http/errors.js'
+import { AppError, fieldError, nonFieldError } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import { can, seesAll, type Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import { findOfferingByUuid, getResource, resolvePlanLink } from '../catalog/service.js'
 import { createOrder } from '../orders/service.js'
 import { migrationsRepository, type MigrationFilters, type MigrationRow } from './migrations-repository.js'
@@ -25,7 +25,6 @@ import { settingsInfo } from '../cloud/common.js'
 import { EMPTY_MAPPINGS, parseCidr, validateMappings, type Mappings } from './validators.js'
 
 export const MIGRATION_JOBS = { start: 'cloudB.migration.start', apply: 'cloudB.migration.apply' } as const
-const NOT_FOUND = 'No Migration matches the given query.'
 
 type Page = (
   count: () => Promise<number>,
@@ -80,10 +79,11 @@ export async function listMigrations(
 }
 
 async function findVisible(ctx: AppContext, actor: Actor, uuid: string): Promise<MigrationRow> {
-  const u = normalizeUuid(uuid)
-  const row = u ? await migrationsRepository(ctx.db).findVisibleByUuid(visibility(actor), u) : undefined
-  if (!row) throw notFound(NOT_FOUND)
-  return row
+  return foundByUuid(
+    uuid,
+    (u) => migrationsRepository(ctx.db).findVisibleByUuid(visibility(actor), u),
+    'Migration',
+  )
 }
 
 export async function getMigration(ctx: AppContext, actor: Actor, uuid: string, base: string) {

@@ -7,7 +7,7 @@ import { notFound } from '../../http/errors.js'
 import { uuidFromLink, urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundByUuid } from '../../http/uuid.js'
 import {
   cloudResourcesQuery,
   cloudResourceType,
@@ -345,11 +345,11 @@ export async function getKind<T>(
   uuid: string,
   base: string,
 ): Promise<T> {
-  const u = normalizeUuid(uuid)
-  const row = u
-    ? await cloudBRepository(ctx.db).findExtBy(kind.type, kind.ext, { uuid: u }, resourceVisibility(actor))
-    : undefined
-  if (!row) throw notFound(`No ${cloudResourceType(kind.type).modelName} matches the given query.`)
+  const row = await foundByUuid(
+    uuid,
+    (u) => cloudBRepository(ctx.db).findExtBy(kind.type, kind.ext, { uuid: u }, resourceVisibility(actor)),
+    cloudResourceType(kind.type).modelName,
+  )
   return (await kind.render(ctx.db, base, [row]))[0]!
 }
 

@@ -4,12 +4,13 @@
 // assertNewResourceAllowed (before a Create order is accepted).
 import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
+import { foundByUuid } from '../../http/uuid.js'
 import type { DB } from '../../db/tables.js'
 import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, forbidden, nonFieldError } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
-import { rowOr404, type Pager } from '../../http/resource.js'
+import { type Pager } from '../../http/resource.js'
 import type { Listing } from '../../db/listing.js'
 import { resolveOrganizationGroups } from '../directory/service.js'
 import { PERIODS, type Period } from './estimate.js'
@@ -18,7 +19,6 @@ import { policiesRepository, type PolicyRow, type PolicyVisibility } from './rep
 import { ACTION_NAMES, ACTIONS, OFFERINGS_PATH, PATH, type Policy, type PolicyWrite } from './schema.js'
 
 type Db = Kysely<DB> | Transaction<DB>
-const NOT_FOUND = 'No OfferingEstimatedCostPolicy matches the given query.'
 const BOTH =
   'Cannot set apply_to_all=True when organization_groups are specified. Choose one approach: either apply_to_all or specific organization_groups.'
 
@@ -190,7 +190,11 @@ export function listPolicies(
 }
 
 function findVisible(ctx: AppContext, vis: PolicyVisibility, uuid: string) {
-  return rowOr404((u) => policiesRepository(ctx.db).findVisibleByUuid(vis, u), uuid, NOT_FOUND)
+  return foundByUuid(
+    uuid,
+    (u) => policiesRepository(ctx.db).findVisibleByUuid(vis, u),
+    'OfferingEstimatedCostPolicy',
+  )
 }
 
 export async function getPolicy(

@@ -2,7 +2,8 @@
 import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { fromBool, toBool } from '../../db/values.js'
-import { AppError, fieldError, findOr404, forbidden } from '../../http/errors.js'
+import { AppError, fieldError, forbidden } from '../../http/errors.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import { can, requireStaff, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
@@ -60,7 +61,7 @@ export function listOrganizationGroups(
 }
 
 function findGroup(ctx: AppContext, uuid: string): Promise<GroupRow> {
-  return findOr404(uuid, 'OrganizationGroup', (id) => organizationGroupsRepository(ctx.db).findByUuid(id))
+  return foundByUuid(uuid, (id) => organizationGroupsRepository(ctx.db).findByUuid(id), 'OrganizationGroup')
 }
 
 export async function getOrganizationGroup(ctx: AppContext, uuid: string, base: string) {
@@ -153,7 +154,7 @@ export function listCustomers(
 /** The customer of a path's uuid if the actor may see it, else 404. */
 export function findVisibleCustomer(ctx: AppContext, actor: Actor, uuid: string) {
   const repo = customersRepository(ctx.db)
-  return findOr404(uuid, 'Customer', (id) => repo.findVisibleByUuid(visibilityOf(actor), id))
+  return foundByUuid(uuid, (id) => repo.findVisibleByUuid(visibilityOf(actor), id), 'Customer')
 }
 
 async function customerRecord(ctx: AppContext, id: number, base: string): Promise<Customer> {

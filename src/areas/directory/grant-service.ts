@@ -2,7 +2,8 @@
 import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { toBool } from '../../db/values.js'
-import { fieldError, findOr404, forbidden, nonFieldError } from '../../http/errors.js'
+import { fieldError, forbidden, nonFieldError } from '../../http/errors.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { urlOf } from '../../http/links.js'
 import {
   can,
@@ -47,7 +48,7 @@ export function listRoles(ctx: AppContext, listing: Listing, base: string, page:
 }
 
 function findRole(ctx: AppContext, uuid: string) {
-  return findOr404(uuid, 'Role', (id) => rolesRepository(ctx.db).findByUuid(id))
+  return foundByUuid(uuid, (id) => rolesRepository(ctx.db).findByUuid(id), 'Role')
 }
 
 export async function getRole(ctx: AppContext, uuid: string, base: string) {

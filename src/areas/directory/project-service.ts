@@ -1,7 +1,8 @@
 // Projects of customers.
 import type { AppContext } from '../../context.js'
 import type { Condition, Listing } from '../../db/listing.js'
-import { fieldError, findOr404, forbidden } from '../../http/errors.js'
+import { fieldError, forbidden } from '../../http/errors.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
@@ -57,7 +58,7 @@ export function listProjects(
 /** The project of a path's uuid if the actor may see it, else 404. */
 export function findVisibleProject(ctx: AppContext, actor: Actor, uuid: string) {
   const repo = projectsRepository(ctx.db)
-  return findOr404(uuid, 'Project', (id) => repo.findVisibleByUuid(visibilityOf(actor), id))
+  return foundByUuid(uuid, (id) => repo.findVisibleByUuid(visibilityOf(actor), id), 'Project')
 }
 
 export async function getProject(ctx: AppContext, actor: Actor, uuid: string, base: string) {

@@ -3,11 +3,12 @@
 // others in the same transaction, under a per-organization lock, and a partial unique index
 // guarantees at most one active profile per organization.
 import type { AppContext } from '../../context.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { requireStaff, customerIds, seesAll, type Actor } from '../../http/permissions.js'
-import { pageOf, rowOr404, type Pager } from '../../http/resource.js'
+import { pageOf, type Pager } from '../../http/resource.js'
 import type { Listing } from '../../db/listing.js'
 import { paymentProfilesRepository, type ProfileRow, type ProfileVisibility } from './repository.js'
 import {
@@ -19,8 +20,6 @@ import {
   type PaymentProfileWrite,
   type PaymentType,
 } from './schema.js'
-
-const NOT_FOUND = 'No PaymentProfile matches the given query.'
 
 /** Staff and support see every profile; organization owners the active ones of their organizations. */
 export function visibility(actor: Actor): ProfileVisibility {
@@ -106,7 +105,11 @@ export async function listPaymentProfiles(
 }
 
 function findVisible(ctx: AppContext, vis: ProfileVisibility, uuid: string) {
-  return rowOr404((u) => paymentProfilesRepository(ctx.db).findVisibleByUuid(vis, u), uuid, NOT_FOUND)
+  return foundByUuid(
+    uuid,
+    (u) => paymentProfilesRepository(ctx.db).findVisibleByUuid(vis, u),
+    'PaymentProfile',
+  )
 }
 
 export async function getPaymentProfile(

@@ -6,11 +6,11 @@ import type { AppContext } from '../../context.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import type { Listing } from '../../db/listing.js'
 import { toJson } from '../../db/values.js'
-import { fieldError, forbidden, notFound } from '../../http/errors.js'
+import { fieldError, forbidden } from '../../http/errors.js'
 import { resolveLink, resolveUuid } from '../../http/links.js'
 import { can, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
 import { parseDateTime } from '../../http/query.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import { ACTIVE, IDLE_AFTER_MS, MARK_IDLE_JOB, STALE_MS } from './maintenance.js'
 import { identityRecord, serviceRecord, toIdentities, toProcessor, toServices } from './records.js'
 import * as repo from './repository.js'
@@ -26,8 +26,9 @@ import {
 
 export type { ServiceFilters }
 
-const IDENTITY_NOT_FOUND = 'No AgentIdentity matches the given query.'
-const SERVICE_NOT_FOUND = 'No AgentService matches the given query.'
+/** The models a 404 names (`No <Model> matches the given query.`). */
+const IDENTITY = 'AgentIdentity'
+const SERVICE = 'AgentService'
 
 // ---- visibility and permission ----
 
@@ -45,26 +46,14 @@ function mayManage(actor: Actor, row: { offering_id: number; offering_customer_i
   return can(actor, 'OFFERING.UPDATE', { customerId: row.offering_customer_id, offeringId: row.offering_id })
 }
 
-/** The row the scope sees by this uuid, or 404 with `message`. */
-async function visible<R>(
-  find: (u: string) => Promise<R | undefined>,
-  uuid: string,
-  message: string,
-): Promise<R> {
-  const u = normalizeUuid(uuid)
-  const row = u ? await find(u) : undefined
-  if (!row) throw notFound(message)
-  return row
-}
-
 /** The row the actor sees by this uuid (404), when it may also manage it (403). */
 async function managed<R extends { offering_id: number; offering_customer_id: number }>(
   actor: Actor,
   find: (u: string) => Promise<R | undefined>,
   uuid: string,
-  message: string,
+  model: string,
 ): Promise<R> {
-  const row = await visible(find, uuid, message)
+  const row = await foundByUuid(uuid, find, model)
   if (!mayManage(actor, row)) throw forbidden()
   return row
 }
@@ -74,9 +63,9 @@ const identityOf = (ctx: AppContext, scope: AgentScope) => (u: string) =>
 const serviceOf = (ctx: AppContext, scope: AgentScope) => (u: string) => repo.visibleService(ctx.db, scope, u)
 
 const managedIdentity = (ctx: AppContext, actor: Actor, uuid: string): Promise<IdentityRow> =>
-  managed(actor, identityOf(ctx, visibility(actor)), uuid, IDENTITY_NOT_FOUND)
+  managed(actor, identityOf(ctx, visibility(actor)), uuid, IDENTITY)
 const managedService = (ctx: AppContext, actor: Actor, uuid: string): Promise<ServiceRow> =>
-  managed(actor, serviceOf(ctx, visibility(actor)), uuid, SERVICE_NOT_FOUND)
+  managed(actor, serviceOf(ctx, visibility(actor)), uuid, SERVICE)
 
 /**
  * Runs an upsert keyed by a unique index; when a racing one inserted the same key first, runs it
@@ -109,7 +98,7 @@ export function listIdentities(
 }
 
 export async function getIdentity(ctx: AppContext, scope: AgentScope, uuid: string, b: string) {
-  const row = await visible(identityOf(ctx, scope), uuid, IDENTITY_NOT_FOUND)
+  const row = await foundByUuid(uuid, identityOf(ctx, scope), IDENTITY)
   return (await toIdentities(ctx, b, [row]))[0]!
 }
 
@@ -230,7 +219,7 @@ export function listServices(
 }
 
 export async function getService(ctx: AppContext, scope: AgentScope, uuid: string, b: string) {
-  const row = await visible(serviceOf(ctx, scope), uuid, SERVICE_NOT_FOUND)
+  const row = await foundByUuid(uuid, serviceOf(ctx, scope), SERVICE)
   return (await toServices(ctx, b, [row]))[0]!
 }
 

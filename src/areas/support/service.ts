@@ -2,12 +2,13 @@
 // their caller and the owners of their customer. Feedback is left without a login, by presenting
 // a signed token that staff or support obtained for the issue; one feedback per issue.
 import type { AppContext } from '../../context.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { fromBool, toBool } from '../../db/values.js'
 import { AppError, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { customerIds, seesAll, type Actor } from '../../http/permissions.js'
 import type { Listing } from '../../db/listing.js'
-import { pageOf, rowOr404, type Pager } from '../../http/resource.js'
+import { pageOf, type Pager } from '../../http/resource.js'
 import { findProjectById } from '../directory/service.js'
 import { signFeedbackToken, verifyFeedbackToken } from './feedback-token.js'
 import {
@@ -20,8 +21,6 @@ import {
 } from './repository.js'
 import { FEEDBACKS_PATH, ISSUES_PATH, type Feedback, type Issue, type IssueWrite } from './schema.js'
 
-const ISSUE_NOT_FOUND = 'No Issue matches the given query.'
-const FEEDBACK_NOT_FOUND = 'No Feedback matches the given query.'
 const TOKEN_WRONG = 'Token is wrong.'
 
 /** Staff and support see every issue; others the issues they are the caller of or whose customer they own. */
@@ -89,7 +88,7 @@ export async function listIssues(
 }
 
 function findVisibleIssue(ctx: AppContext, vis: IssueVisibility, uuid: string) {
-  return rowOr404((u) => issuesRepository(ctx.db).findVisibleByUuid(vis, u), uuid, ISSUE_NOT_FOUND)
+  return foundByUuid(uuid, (u) => issuesRepository(ctx.db).findVisibleByUuid(vis, u), 'Issue')
 }
 
 export async function getIssue(
@@ -285,5 +284,5 @@ export async function listFeedbacks(
 export async function getFeedback(ctx: AppContext, actor: Actor, uuid: string): Promise<Feedback> {
   requireSupportDesk(actor)
   const find = (u: string) => feedbacksRepository(ctx.db).findByUuid(u)
-  return toFeedback(await rowOr404(find, uuid, FEEDBACK_NOT_FOUND))
+  return toFeedback(await foundByUuid(uuid, find, 'Feedback'))
 }
