@@ -2,7 +2,7 @@
 // ports, security groups, floating IPs (4.9), routers (4.10) and migrations (4.11).
 import { Type, type TObject } from '@sinclair/typebox'
 import type { AppContext } from '../../context.js'
-import { filter, type Filter } from '../../http/filters.js'
+import { filter } from '../../http/filters.js'
 import { boolFilter, single, uuidFilter, type Query } from '../../http/query.js'
 import { defineAction, defineResource, resourceRoutes, type ActionSpec } from '../../http/resource.js'
 import { errors, NoContent } from '../../http/schemas.js'
@@ -10,12 +10,11 @@ import { registerResourceScope } from '../catalog/service.js'
 import { registerOfferingProcessor } from '../orders/processors.js'
 import {
   COMMON_ORDERING,
-  parseCommonFilters,
+  commonFilters,
+  commonFiltersOf,
   scheduleDeletion,
   schedulePull,
-  setResourceState,
-  SetErredBody,
-  StateDetail,
+  stateActions,
   unlinkResource,
 } from '../cloud/common.js'
 import * as mig from './migrations.js'
@@ -28,15 +27,16 @@ type Kind = keyof typeof s.TYPES
 const LIST_PARAMS = ['page', 'page_size', 'field', 'o']
 
 /**
- * The filters a cloud list documents, from its query schema. The cloud base parses them together
- * (`parseCommonFilters`, then the kind's own), in the reference's order, so the first malformed
- * one answers; here they are declared for the documentation, the `Link` header and the check
- * that a single-valued parameter arrives once.
+ * The filters a cloud list declares: the common ones, which the kit parses (first, as the
+ * reference does), then the tenant's and the kind's own from its query schema, which the list's
+ * call parses after them (`extra`), so the first malformed one answers; those are declared here
+ * for the documentation, the `Link` header and the check that a single-valued parameter arrives
+ * once.
  */
-function declaredFilters(query: TObject): Record<string, Filter<undefined>> {
-  return Object.fromEntries(
+function declaredFilters(query: TObject) {
+  const own = Object.fromEntries(
     Object.entries(query.properties)
-      .filter(([name]) => !LIST_PARAMS.includes(name))
+      .filter(([name]) => !LIST_PARAMS.includes(name) && !(name in commonFilters))
       .map(([name, doc]) => [
         name,
         filter.custom<undefined>(doc, () => undefined, undefined, {
@@ -44,6 +44,7 @@ function declaredFilters(query: TObject): Record<string, Filter<undefined>> {
         }),
       ]),
   )
+  return { ...commonFilters, ...own }
 }
 
 const nameOrder = [{ column: 'cloud_resources.name', desc: false }]
@@ -72,24 +73,7 @@ function cloudKind(
   const def = svc.KINDS[kind] as svc.KindDef<any>
   const query = opts.query ?? (kind === 'tenant' ? s.TenantListQuery : s.TenantScopedListQuery)
   const actions: ActionSpec<any>[] = []
-  if (opts.setState) {
-    actions.push(
-      defineAction({
-        name: 'set_ok',
-        summary: `Staff only: mark the resource OK and clear its error`,
-        response: StateDetail,
-        run: (c) => setResourceState(c.ctx, c.actor, type, c.uuid, 'OK'),
-      }),
-      defineAction({
-        name: 'set_erred',
-        summary: `Staff only: mark the resource ERRED with the error given`,
-        body: SetErredBody,
-        bodyOptional: true,
-        response: StateDetail,
-        run: (c) => setResourceState(c.ctx, c.actor, type, c.uuid, 'ERRED', c.body),
-      }),
-    )
-  }
+  if (opts.setState) actions.push(...stateActions(type, 'resource'))
   if (opts.pull) {
     actions.push(
       defineAction({
@@ -127,7 +111,7 @@ function cloudKind(
       ordering: { fields: opts.ordering ?? COMMON_ORDERING, default: opts.defaultOrder ?? nameOrder },
       run: (c: any) => {
         const q = c.request.query as Query
-        const f = parseCommonFilters(q, c.actor)
+        const f = commonFiltersOf(c.filters, c.actor)
         // Tenants themselves take no tenant filter (their query does not declare one).
         const x = {
           ...(opts.extra?.(q) ?? {}),

@@ -4,7 +4,7 @@ import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { fieldError, forbidden } from '../../http/errors.js'
-import { compileFilters, filter, type FilterValues } from '../../http/filters.js'
+import { filter, type FilterValues } from '../../http/filters.js'
 import { can, customerIds, projectIds, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
 import { values, type Query } from '../../http/query.js'
 import { Type } from '@sinclair/typebox'
@@ -106,13 +106,6 @@ export function commonFiltersOf(v: CommonFilterValues, actor: Actor): CommonFilt
     uuid: v.uuid ?? undefined,
     can_manage: v.can_manage ? manageScopes(actor) : undefined,
   }
-}
-
-const parseCommon = compileFilters(commonFilters)
-
-/** Parses the common filters of spec 4.8 from a list query. */
-export function parseCommonFilters(q: Query, actor: Actor): CommonFilters {
-  return commonFiltersOf(parseCommon(q).values, actor)
 }
 
 /** The visible, filtered resources of one type: add the type's joins, then select. */

@@ -1,12 +1,10 @@
 // The HTTP side of the generic operations, for the kit: delete, pull, unlink, set_ok and
 // set_erred of one kind of cloud resource.
-import type { FastifyInstance } from 'fastify'
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { AppContext } from '../../context.js'
 import type { Actor } from '../../http/permissions.js'
 import {
   defineAction,
-  registerResource,
   type ActionSpec,
   type BodyCall,
   type Call,
@@ -73,24 +71,6 @@ export function scheduledDestroy(type: string) {
     summary: 'Schedule deletion (DELETION_SCHEDULED); the backend deletion then runs as a job',
     run: (c: ItemCall) => scheduleDeletion(c.ctx, c.actor, type, c.uuid),
   }
-}
-
-/**
- * POST `/api/<path>/{uuid}/set_ok/` and `.../set_erred/` (staff only) for one kind of cloud
- * resource whose other routes are written by hand.
- */
-export function registerStateActions(
-  fastify: FastifyInstance,
-  ctx: AppContext,
-  kind: { path: string; type: string; tags: string[]; noun: string },
-): void {
-  registerResource(fastify, ctx, {
-    path: kind.path,
-    tag: kind.tags[0],
-    noun: kind.noun,
-    record: Type.Object({}),
-    actions: stateActions(kind.type, kind.noun),
-  })
 }
 
 /** The use cases of an object read and written directly (no lifecycle): the kit's operations call these. */

@@ -44,7 +44,6 @@ export {
   commonFiltersOf,
   findManageableResource,
   findVisibleResource,
-  parseCommonFilters,
   resolveManagedProject,
   resourceVisibility,
   type CommonFilterValues,
@@ -62,7 +61,6 @@ export {
 export {
   lifecycleActions,
   objectOperations,
-  registerStateActions,
   type ObjectService,
   scheduledDestroy,
   SetErredBody,
