@@ -2,6 +2,7 @@
 // registers them, and docs/development.md).
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
+import type { AppContext } from '../context.js'
 import type { OrderBy } from '../db/listing.js'
 import type { FilterSet } from './filters.js'
 import type { Actor } from './permissions.js'
@@ -160,4 +161,38 @@ export function defineResource<
 /** Declares an action (typed by its body schema). */
 export function defineAction<B extends TSchema = TSchema>(spec: ActionSpec<B>): ActionSpec<B> {
   return spec
+}
+
+/**
+ * The use cases of a record read and written by the path's uuid, each taking the caller:
+ * `recordOperations` turns them into the kit's retrieve, create, update and delete.
+ */
+export interface RecordService<T, C, U> {
+  get(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<T>
+  create(ctx: AppContext, actor: Actor, body: C, base: string): Promise<T>
+  update(ctx: AppContext, actor: Actor, uuid: string, body: U, base: string): Promise<T>
+  destroy(ctx: AppContext, actor: Actor, uuid: string): Promise<void>
+}
+
+/**
+ * Retrieve, create, update (PUT: `bodies.put`, by default the create body; PATCH: `bodies.patch`)
+ * and delete of a record, for `defineResource`.
+ */
+export function recordOperations<T, CB extends TSchema, PB extends TSchema>(
+  service: RecordService<T, Static<CB>, Static<PB>>,
+  bodies: { create: CB; patch: PB; put?: TSchema },
+) {
+  return {
+    retrieve: { run: (c: ItemCall) => service.get(c.ctx, c.actor, c.uuid, c.base) },
+    create: {
+      body: bodies.create,
+      run: (c: Call & BodyCall<Static<CB>>) => service.create(c.ctx, c.actor, c.body, c.base),
+    },
+    update: {
+      body: bodies.put ?? bodies.create,
+      patch: bodies.patch,
+      run: (c: ItemCall & BodyCall<unknown>) => service.update(c.ctx, c.actor, c.uuid, c.body, c.base),
+    },
+    destroy: { run: (c: ItemCall) => service.destroy(c.ctx, c.actor, c.uuid) },
+  }
 }

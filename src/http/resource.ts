@@ -47,8 +47,16 @@ export type {
 } from './resource-calls.js'
 export { operationId } from './resource-docs.js'
 
-export { defineAction, defineResource } from './resource-spec.js'
-export type { ActionSpec, ListSpec, Resource, ResourceSpec, UpdateSpec, WriteSpec } from './resource-spec.js'
+export { defineAction, defineResource, recordOperations } from './resource-spec.js'
+export type {
+  ActionSpec,
+  ListSpec,
+  RecordService,
+  Resource,
+  ResourceSpec,
+  UpdateSpec,
+  WriteSpec,
+} from './resource-spec.js'
 
 // ---- registration ----
 

@@ -1,10 +1,9 @@
 // HTTP for /api/cloudA-locations/, /api/cloudA-resource-groups/ and /api/cloudA-public-ips/.
 import { filter } from '../../http/filters.js'
-import { defineResource, resourceRoutes } from '../../http/resource.js'
+import { defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
 import {
   commonFilters,
   lifecycleActions,
-  objectOperations,
   resourceVisibility,
   scheduledDestroy,
   settingsVisibility,
@@ -31,7 +30,7 @@ export const locations = defineResource({
     },
     run: (c) => svc.listLocations(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...objectOperations(svc.locationService, s.LocationCreateBody, s.LocationPatchBody),
+  ...recordOperations(svc.locationService, { create: s.LocationCreateBody, patch: s.LocationPatchBody }),
 })
 
 export const resourceGroups = defineResource({
@@ -55,7 +54,10 @@ export const resourceGroups = defineResource({
     },
     run: (c) => svc.listResourceGroups(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...objectOperations(svc.resourceGroupService, s.ResourceGroupCreateBody, s.ResourceGroupPatchBody),
+  ...recordOperations(svc.resourceGroupService, {
+    create: s.ResourceGroupCreateBody,
+    patch: s.ResourceGroupPatchBody,
+  }),
 })
 
 export const publicIps = defineResource({

@@ -160,7 +160,7 @@ export const locationService = {
   get: getLocation,
   create: createLocation,
   update: updateLocation,
-  remove: deleteLocation,
+  destroy: deleteLocation,
 }
 
 // ---- resource groups ----
@@ -280,5 +280,5 @@ export const resourceGroupService = {
   get: getResourceGroup,
   create: createResourceGroup,
   update: updateResourceGroup,
-  remove: deleteResourceGroup,
+  destroy: deleteResourceGroup,
 }

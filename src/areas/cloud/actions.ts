@@ -1,15 +1,7 @@
 // The HTTP side of the generic operations, for the kit: delete, pull, unlink, set_ok and
 // set_erred of one kind of cloud resource.
-import { Type, type TSchema } from '@sinclair/typebox'
-import type { AppContext } from '../../context.js'
-import type { Actor } from '../../http/permissions.js'
-import {
-  defineAction,
-  type ActionSpec,
-  type BodyCall,
-  type Call,
-  type ItemCall,
-} from '../../http/resource.js'
+import { Type } from '@sinclair/typebox'
+import { defineAction, type ActionSpec, type ItemCall } from '../../http/resource.js'
 import { Body } from '../../http/schemas.js'
 import { scheduleDeletion, schedulePull, setResourceState, unlinkResource } from './operations.js'
 
@@ -70,34 +62,5 @@ export function scheduledDestroy(type: string) {
   return {
     summary: 'Schedule deletion (DELETION_SCHEDULED); the backend deletion then runs as a job',
     run: (c: ItemCall) => scheduleDeletion(c.ctx, c.actor, type, c.uuid),
-  }
-}
-
-/** The use cases of an object read and written directly (no lifecycle): the kit's operations call these. */
-export interface ObjectService<T, W> {
-  get(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<T>
-  create(ctx: AppContext, actor: Actor, body: W, base: string): Promise<T>
-  update(ctx: AppContext, actor: Actor, uuid: string, body: W, base: string): Promise<T>
-  remove(ctx: AppContext, actor: Actor, uuid: string): Promise<void>
-}
-
-/**
- * Retrieve, create, PUT (the create body), PATCH and delete of such an object, for
- * `defineResource`.
- */
-export function objectOperations<T, W, CB extends TSchema, PB extends TSchema>(
-  svc: ObjectService<T, W>,
-  body: CB,
-  patch: PB,
-) {
-  return {
-    retrieve: { run: (c: ItemCall) => svc.get(c.ctx, c.actor, c.uuid, c.base) },
-    create: { body, run: (c: Call & BodyCall<W>) => svc.create(c.ctx, c.actor, c.body, c.base) },
-    update: {
-      body,
-      patch,
-      run: (c: ItemCall & BodyCall<W>) => svc.update(c.ctx, c.actor, c.uuid, c.body, c.base),
-    },
-    destroy: { run: (c: ItemCall) => svc.remove(c.ctx, c.actor, c.uuid) },
   }
 }

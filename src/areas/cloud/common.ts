@@ -58,12 +58,4 @@ export {
   unlinkResource,
   UPDATABLE_STATES,
 } from './operations.js'
-export {
-  lifecycleActions,
-  objectOperations,
-  type ObjectService,
-  scheduledDestroy,
-  SetErredBody,
-  StateDetail,
-  stateActions,
-} from './actions.js'
+export { lifecycleActions, scheduledDestroy, SetErredBody, StateDetail, stateActions } from './actions.js'

@@ -1,8 +1,7 @@
 // HTTP for /api/service-settings/, and the cloud lifecycle job (defined once per app here, so
 // the cloud areas registered after this plugin can enqueue steps).
 import { filter } from '../../http/filters.js'
-import { defineResource, resourceRoutes } from '../../http/resource.js'
-import { objectOperations } from './actions.js'
+import { defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
 import { CLOUD_KINDS } from './driver.js'
 import { defineLifecycleJobs } from './lifecycle.js'
 import * as svc from './service.js'
@@ -32,7 +31,10 @@ export const serviceSettings = defineResource({
     },
     run: (c) => svc.listServiceSettings(c.ctx, c.actor, c.scope, c.listing, c.base, c.page),
   },
-  ...objectOperations(svc.serviceSettingsService, s.ServiceSettingsCreateBody, s.ServiceSettingsPatchBody),
+  ...recordOperations(svc.serviceSettingsService, {
+    create: s.ServiceSettingsCreateBody,
+    patch: s.ServiceSettingsPatchBody,
+  }),
 })
 
 export const cloudRoutes = resourceRoutes([serviceSettings], (_app, ctx) => defineLifecycleJobs(ctx))

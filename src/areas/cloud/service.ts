@@ -185,7 +185,7 @@ export const serviceSettingsService = {
   get: getServiceSettings,
   create: createServiceSettings,
   update: updateServiceSettings,
-  remove: deleteServiceSettings,
+  destroy: deleteServiceSettings,
 }
 
 // ---- for the cloud areas ----

@@ -1,53 +1,15 @@
 // HTTP for the directory: users, customers, projects, roles, grants, organization groups.
 import type { FastifyInstance } from 'fastify'
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { DetailBody, errors, FieldQuery } from '../../http/schemas.js'
 import { pager, single, uuidFilter, withFields, type Query } from '../../http/query.js'
 import { filter } from '../../http/filters.js'
-import type { Actor } from '../../http/permissions.js'
-import {
-  defineAction,
-  defineResource,
-  registerResource,
-  type BodyCall,
-  type ItemCall,
-} from '../../http/resource.js'
+import { defineAction, defineResource, recordOperations, registerResource } from '../../http/resource.js'
 import { customerInGroup, roleNamed, searchCustomers, searchProjects, searchUsers } from './repository.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
-
-/**
- * Retrieve, create, update (PUT and PATCH) and delete of a record whose service takes the caller:
- * `get`/`update`/`destroy` by the path's uuid, `create`/`update` with the body. PUT sends the
- * create body unless `put` says otherwise.
- */
-function recordOperations<CB extends TSchema, PB extends TSchema, T>(
-  createBody: CB,
-  patch: PB,
-  ops: {
-    get: (ctx: AppContext, actor: Actor, uuid: string, base: string) => Promise<T>
-    create: (ctx: AppContext, actor: Actor, body: Static<CB>, base: string) => Promise<T>
-    update: (ctx: AppContext, actor: Actor, uuid: string, body: Static<PB>, base: string) => Promise<T>
-    destroy: (ctx: AppContext, actor: Actor, uuid: string) => Promise<void>
-  },
-  put: TSchema = createBody,
-) {
-  return {
-    retrieve: { run: (c: ItemCall) => ops.get(c.ctx, c.actor, c.uuid, c.base) },
-    create: {
-      body: createBody,
-      run: (c: BodyCall<Static<CB>>) => ops.create(c.ctx, c.actor, c.body, c.base),
-    },
-    update: {
-      body: put,
-      patch,
-      run: (c: ItemCall & BodyCall<unknown>) => ops.update(c.ctx, c.actor, c.uuid, c.body, c.base),
-    },
-    destroy: { run: (c: ItemCall) => ops.destroy(c.ctx, c.actor, c.uuid) },
-  }
-}
 
 const users = defineResource({
   path: s.PATHS.users,
@@ -77,10 +39,8 @@ const users = defineResource({
     run: (c) => svc.listUsers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   ...recordOperations(
-    s.UserCreateBody,
-    s.UserUpdateBody,
     { get: svc.getUser, create: svc.createUser, update: svc.updateUser, destroy: svc.deleteUser },
-    s.UserUpdateBody,
+    { create: s.UserCreateBody, patch: s.UserUpdateBody, put: s.UserUpdateBody },
   ),
   actions: [
     defineAction({
@@ -212,12 +172,15 @@ const customers = defineResource({
     },
     run: (c) => svc.listCustomers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...recordOperations(s.CustomerCreateBody, s.CustomerUpdateBody, {
-    get: svc.getCustomer,
-    create: svc.createCustomer,
-    update: svc.updateCustomer,
-    destroy: svc.deleteCustomer,
-  }),
+  ...recordOperations(
+    {
+      get: svc.getCustomer,
+      create: svc.createCustomer,
+      update: svc.updateCustomer,
+      destroy: svc.deleteCustomer,
+    },
+    { create: s.CustomerCreateBody, patch: s.CustomerUpdateBody },
+  ),
   actions: grantActions('customer'),
 })
 
@@ -250,12 +213,10 @@ const projects = defineResource({
     },
     run: (c) => svc.listProjects(c.ctx, c.scope, c.filters, c.listing, c.base, c.page),
   },
-  ...recordOperations(s.ProjectCreateBody, s.ProjectUpdateBody, {
-    get: svc.getProject,
-    create: svc.createProject,
-    update: svc.updateProject,
-    destroy: svc.deleteProject,
-  }),
+  ...recordOperations(
+    { get: svc.getProject, create: svc.createProject, update: svc.updateProject, destroy: svc.deleteProject },
+    { create: s.ProjectCreateBody, patch: s.ProjectUpdateBody },
+  ),
   actions: grantActions('project'),
 })
 
