@@ -1,9 +1,12 @@
 // One row: found by a column, inserted, or updated and deleted by its `id` (the same for every
-// table), so that no repository spells out these statements again.
-import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely'
+// table), and one table's records read and written from one declaration (`tableRecords`), so that
+// no repository spells out these statements again.
+import type { Insertable, Kysely, SelectQueryBuilder, Transaction } from 'kysely'
 import type { DB } from './tables.js'
+import { scopedList } from './listing.js'
 
 type Db = Kysely<DB> | Transaction<DB>
+type AnySelect = SelectQueryBuilder<any, any, any>
 
 /** Sets the given columns of the row `id` of `table`. */
 export async function updateRow(db: Db, table: keyof DB, id: number, values: Record<string, unknown>) {
@@ -34,4 +37,55 @@ export function firstWhere<O>(
   value: unknown,
 ): Promise<O | undefined> {
   return query.where(column, '=', value).executeTakeFirst()
+}
+
+/** Inserts one row and gives back its `id`. */
+export async function insertReturningId(db: Db, table: keyof DB, values: object): Promise<number> {
+  const r = await db
+    .insertInto(table)
+    .values(values as any)
+    .returning('id' as any)
+    .executeTakeFirstOrThrow()
+  return (r as { id: number }).id
+}
+
+/**
+ * The reads and writes of one table's records, declared once: `base()` joins what a record shows,
+ * `visible(scope)` narrows it to the rows a caller may see, `select` picks a record's columns. Gives
+ * the list and its count, the visible record by uuid, the record by id, and insert (its id back),
+ * update and delete by id. A repository spreads these and adds the queries of its own.
+ */
+export function tableRecords<T extends keyof DB, S, Q extends AnySelect, O>(
+  db: Db,
+  spec: {
+    readonly table: T
+    readonly base: () => Q
+    readonly visible: (scope: S) => Q
+    readonly select: (query: Q) => SelectQueryBuilder<any, any, O>
+  },
+) {
+  const { table, base, visible, select } = spec
+  const id = `${table}.id`
+  return {
+    ...scopedList(visible, select, id),
+    findVisibleByUuid(scope: S, uuid: string): Promise<O | undefined> {
+      return select(visible(scope))
+        .where(`${table}.uuid` as any, '=', uuid)
+        .executeTakeFirst()
+    },
+    findById(rowId: number): Promise<O | undefined> {
+      return select(base())
+        .where(id as any, '=', rowId)
+        .executeTakeFirst()
+    },
+    insert(values: Insertable<DB[T]>): Promise<number> {
+      return insertReturningId(db, table, values)
+    },
+    update(rowId: number, values: Record<string, unknown>): Promise<void> {
+      return updateRow(db, table, rowId, values)
+    },
+    delete(rowId: number): Promise<void> {
+      return deleteRow(db, table, rowId)
+    },
+  }
 }

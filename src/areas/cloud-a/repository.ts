@@ -2,6 +2,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { scopedList } from '../../db/listing.js'
+import { tableRecords } from '../../db/rows.js'
 import {
   COMMON_COLUMNS,
   inScopes,
@@ -38,41 +39,8 @@ export function locationsRepository(db: Db) {
     'service_settings.uuid as service_settings_uuid',
     'service_settings.name as service_settings_name',
   ] as const
-  const { count, list } = scopedList(visible, (q) => q.select(columns), 'cloud_a_locations.id')
   return {
-    count,
-    list,
-    findVisibleByUuid(vis: SettingsVisibility, uuid: string) {
-      return visible(vis).select(columns).where('cloud_a_locations.uuid', '=', uuid).executeTakeFirst()
-    },
-    findById(id: number) {
-      return base().select(columns).where('cloud_a_locations.id', '=', id).executeTakeFirst()
-    },
-    async insert(values: {
-      uuid: string
-      name: string
-      service_settings_id: number
-      backend_id: string
-      created: string
-      modified: string
-    }): Promise<number> {
-      const r = await db
-        .insertInto('cloud_a_locations')
-        .values(values)
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
-    },
-    async update(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('cloud_a_locations')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
-    },
-    async delete(id: number): Promise<void> {
-      await db.deleteFrom('cloud_a_locations').where('id', '=', id).execute()
-    },
+    ...tableRecords(db, { table: 'cloud_a_locations', base, visible, select: (q) => q.select(columns) }),
     /** Resource groups and public IPs in this location. */
     async usage(id: number): Promise<number> {
       const a = await db

@@ -5,7 +5,7 @@ import type { Dialect } from '../../db/database.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { icontains, inAnyOf } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
-import { scopedList } from '../../db/listing.js'
+import { tableRecords } from '../../db/rows.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -44,17 +44,15 @@ export function serviceSettingsRepository(db: Db) {
     'customers.uuid as customer_uuid',
     'customers.name as customer_name',
   ] as const
-  const { count, list } = scopedList(visible, (q) => q.select(columns), 'service_settings.id')
+  const records = tableRecords(db, {
+    table: 'service_settings',
+    base,
+    visible,
+    select: (q) => q.select(columns),
+  })
   return {
-    count,
-    list,
-    findVisibleByUuid(vis: SettingsVisibility, uuid: string) {
-      return visible(vis).select(columns).where('service_settings.uuid', '=', uuid).executeTakeFirst()
-    },
-    findById(id: number) {
-      return base().select(columns).where('service_settings.id', '=', id).executeTakeFirst()
-    },
-    async insert(values: {
+    ...records,
+    insert(values: {
       uuid: string
       name: string
       type: string
@@ -64,22 +62,7 @@ export function serviceSettingsRepository(db: Db) {
       created: string
       modified: string
     }): Promise<number> {
-      const r = await db
-        .insertInto('service_settings')
-        .values({ ...values, state: 'OK', error_message: '' })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
-    },
-    async update(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('service_settings')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
-    },
-    async delete(id: number): Promise<void> {
-      await db.deleteFrom('service_settings').where('id', '=', id).execute()
+      return records.insert({ ...values, state: 'OK', error_message: '' })
     },
     async countResources(id: number): Promise<number> {
       const r = await db
