@@ -34,6 +34,9 @@ export function planCost(unitPrice: unknown, fixedPrice: unknown): number | null
   const u = decimalNumber(unitPrice)
   const f = decimalNumber(fixedPrice)
   if (u === null && f === null) return null
+  // Whole prices add exactly as doubles; Big (a string parse each) only for fractions.
+  const sum = (u ?? 0) + (f ?? 0)
+  if (Number.isSafeInteger(u ?? 0) && Number.isSafeInteger(f ?? 0) && Number.isSafeInteger(sum)) return sum
   return new Big(u ?? 0).plus(f ?? 0).toNumber()
 }
 

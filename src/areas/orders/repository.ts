@@ -98,6 +98,24 @@ const versionByUuid = reusable((db: Db) =>
     .where('uuid', '=', slot(0)),
 )
 const countOf = reusableByForm()
+// Each order create asks both (when the offering is shared, when no plan is named): compiled once.
+const offeringGroupsOf = reusable((db: Db) =>
+  db
+    .selectFrom('offering_organization_groups as og')
+    .leftJoin('customer_organization_groups as cg', (j) =>
+      j.onRef('cg.organization_group_id', '=', 'og.organization_group_id').on('cg.customer_id', '=', slot(0)),
+    )
+    .select(['og.organization_group_id', 'cg.customer_id'])
+    .where('og.offering_id', '=', slot(1)),
+)
+const availablePlansOf = reusable((db: Db, limit: number) =>
+  db
+    .selectFrom('plans')
+    .selectAll()
+    .where('offering_id', '=', slot(0))
+    .where('archived', '=', 0)
+    .limit(limit),
+)
 
 /** The ids and versions of one page, picked on the orders table alone. */
 async function pageVersions(
@@ -260,27 +278,12 @@ export function ordersRepository(db: Db) {
     },
     /** Is the offering open to this customer: no organization groups, or one the customer is in? */
     async offeringOpenToCustomer(offeringId: number, customerId: number): Promise<boolean> {
-      const groups = await db
-        .selectFrom('offering_organization_groups as og')
-        .leftJoin('customer_organization_groups as cg', (j) =>
-          j
-            .onRef('cg.organization_group_id', '=', 'og.organization_group_id')
-            .on('cg.customer_id', '=', customerId),
-        )
-        .select(['og.organization_group_id', 'cg.customer_id'])
-        .where('og.offering_id', '=', offeringId)
-        .execute()
+      const { rows: groups } = await offeringGroupsOf(db, [], [customerId, offeringId])
       return groups.length === 0 || groups.some((g) => g.customer_id !== null)
     },
     /** The offering's plans not archived, at most `limit` of them. */
-    availablePlans(offeringId: number, limit: number) {
-      return db
-        .selectFrom('plans')
-        .selectAll()
-        .where('offering_id', '=', offeringId)
-        .where('archived', '=', 0)
-        .limit(limit)
-        .execute()
+    async availablePlans(offeringId: number, limit: number) {
+      return (await availablePlansOf(db, [limit], [offeringId])).rows
     },
     planById(id: number) {
       return db.selectFrom('plans').selectAll().where('id', '=', id).executeTakeFirst()
