@@ -171,6 +171,12 @@ const transitionRowById = reusable((db: Db) =>
     .select('resources.uuid as resource_uuid')
     .where('orders.id', '=', slot(0)),
 )
+const transitionRowByUuid = reusable((db: Db) =>
+  orderRow(db)
+    .leftJoin('resources', 'resources.id', 'orders.resource_id')
+    .select('resources.uuid as resource_uuid')
+    .where('orders.uuid', '=', slot(0)),
+)
 const projectStartDateById = reusable((db: Db) =>
   db.selectFrom('projects').select('start_date').where('id', '=', slot(0)),
 )
@@ -256,6 +262,14 @@ export function ordersRepository(db: Db) {
       const row = (await transitionRowById(db, [], [id])).rows[0]
       if (!row) throw new Error(`order ${id} is gone`)
       return row
+    },
+    /**
+     * The order row with its resource's uuid, when the caller may see it: a transition decides on
+     * it and its side effects read it (the columns they read are not among those it writes).
+     */
+    async findVisibleTransitionRowByUuid(vis: OrderVisibility, uuid: string) {
+      const row = (await transitionRowByUuid(db, [], [uuid])).rows[0]
+      return row && isVisible(vis, row) ? row : undefined
     },
     async projectStartDate(projectId: number): Promise<string | null> {
       return (await projectStartDateById(db, [], [projectId])).rows[0]?.start_date ?? null

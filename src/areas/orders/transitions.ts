@@ -3,7 +3,8 @@
 // deletions and the backend id.
 import type { AppContext } from '../../context.js'
 import { toBool } from '../../db/values.js'
-import { AppError, forbidden, invalidState, nonFieldError } from '../../http/errors.js'
+import { AppError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
+import { normalizeUuid } from '../../http/uuid.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import type { OfferingTypeRules } from '../catalog/offering-types.js'
@@ -15,7 +16,15 @@ import {
   type OrderAction,
   type OrderState,
 } from './state-machine.js'
-import { consumerScopes, findVisible, providerScopes, rulesOf, type Trx } from './order-rules.js'
+import {
+  consumerScopes,
+  findVisible,
+  ORDER_NOT_FOUND,
+  orderVisibility,
+  providerScopes,
+  rulesOf,
+  type Trx,
+} from './order-rules.js'
 import { afterStateChange, approvalContext, stampTextChanges } from './state-changes.js'
 import { checkCustomerAndProject } from './create.js'
 import { removeAttachmentFile } from './attachments.js'
@@ -45,7 +54,11 @@ async function transition(
   opts: TransitionOptions,
 ): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    const o = await findVisible(ctx, actor, uuid, trx)
+    const id = normalizeUuid(uuid)
+    const o = id
+      ? await ordersRepository(trx).findVisibleTransitionRowByUuid(orderVisibility(actor), id)
+      : undefined
+    if (!o) throw notFound(ORDER_NOT_FOUND)
     if (!opts.permitted(o)) throw forbidden()
     await opts.precheck?.(o, trx)
     const from = allowedFrom(action)
@@ -60,7 +73,8 @@ async function transition(
     if (TERMINAL_STATES.includes(to)) values.completed_at = now
     const moved = await ordersRepository(trx).updateStateIfCurrent(o.id, from, values)
     if (!moved) throw invalidState(from)
-    await afterStateChange(ctx, trx, o.id, to)
+    // The row read above, as written: no second read of it for the side effects.
+    await afterStateChange(ctx, trx, { ...o, modified: now }, to)
   })
   ctx.jobs.wake()
 }
