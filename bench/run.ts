@@ -1,15 +1,27 @@
-// `npm run bench [-- --quick] [--orders N] [--duration S]`
+// `npm run bench [-- --quick] [--orders N] [--duration S] [--workers N] [--databases sqlite,postgres]`
 // Starts the compiled server on a seeded database, runs each scenario with autocannon on loopback,
 // and prints requests/s, p50, p99, peak server RSS and the ratio to the limit (the same stack
 // answering a precomputed body of the same size behind the same token check). Runs on SQLite, and
-// also on PostgreSQL when DATABASE_URL points at one. --quick is the CI smoke run: it fails only
-// on a crash or an error response, never on timing.
+// also on PostgreSQL when DATABASE_URL points at one (--databases picks one of them). --quick is
+// the CI smoke run: it fails only on a crash or an error response, never on timing.
+//
+// --workers N starts the server as `serve --workers N` (N processes sharing the port and the
+// database; the default 1 is the single process of `serve`); the table's title says how many.
+// Columns: peak RSS is the sum over the server's processes (a cluster's primary and workers);
+// "server CPU µs/req (main thread)" is their user and system CPU time per request, all threads and
+// (in brackets) the main threads only; on PostgreSQL, "PostgreSQL CPU µs/req" is the user and
+// system CPU time of every process whose command name starts with "postgres" (backends, postmaster,
+// background writers; from /proc/<pid>/stat, in clock ticks of `getconf CLK_TCK`), read before and
+// after the scenario, per request. It counts whatever else the PostgreSQL server ran meanwhile, so
+// it is only meaningful on a machine where nothing else uses that server.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { createServer } from 'node:net'
 import autocannon from 'autocannon'
 import type { Manifest } from './seed.js'
+import { budgets, table, type Result } from './report.js'
+import { cpuSeconds, postgresCpu, postgresCpuBetween, rssMb, serverProcesses } from './proc.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -18,12 +30,16 @@ const { values: args } = parseArgs({
     duration: { type: 'string' },
     connections: { type: 'string', default: '10' },
     only: { type: 'string' },
+    workers: { type: 'string', default: '1' },
+    databases: { type: 'string', default: 'sqlite,postgres' },
   },
 })
 const quick = args.quick ?? false
 const orders = Number(args.orders ?? (quick ? 2000 : 10000))
 const duration = Number(args.duration ?? (quick ? 1 : 10))
 const connections = Number(args.connections)
+const workers = Math.max(1, Number(args.workers) || 1)
+const databases = args.databases.split(',')
 
 interface Scenario {
   name: string
@@ -35,19 +51,6 @@ interface Scenario {
   token: string
   /** Each path may be requested once only (a transition): the run stops when they are used up. */
   once?: boolean
-}
-
-interface Result {
-  scenario: string
-  rps: number
-  p50: number
-  p99: number
-  errors: number
-  non2xx: number
-  rssMb: number
-  /** Server CPU time per request, in microseconds: the whole process, and its main thread. */
-  cpuUs: number
-  mainCpuUs: number
 }
 
 async function freePort(): Promise<number> {
@@ -79,7 +82,12 @@ async function startServer(databaseUrl: string): Promise<{ url: string; child: C
   const port = await freePort()
   const child = spawn(
     process.execPath,
-    [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), 'dist/main.js', 'serve'],
+    [
+      ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+      'dist/main.js',
+      'serve',
+      ...(workers > 1 ? ['--workers', String(workers)] : []),
+    ],
     {
       env: {
         ...process.env,
@@ -98,7 +106,12 @@ async function startServer(databaseUrl: string): Promise<{ url: string; child: C
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error('server exited during start')
     try {
-      if ((await fetch(`${url}/health/`)).ok) return { url, child }
+      // a cluster answers once its first worker listens: wait for all of them
+      if (
+        (await fetch(`${url}/health/`)).ok &&
+        serverProcesses(child.pid!).length > (workers > 1 ? workers : 0)
+      )
+        return { url, child }
     } catch {
       // not yet listening
     }
@@ -107,35 +120,20 @@ async function startServer(databaseUrl: string): Promise<{ url: string; child: C
   throw new Error('server did not start')
 }
 
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
-
-/** CPU seconds used so far (user and system) by a process, or by one of its threads. */
-function cpuSeconds(pid: number, thread?: number): number {
-  try {
-    const stat = readFileSync(thread ? `/proc/${pid}/task/${thread}/stat` : `/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
-  } catch {
-    return 0
-  }
+/** The summed RSS and CPU time (all threads, main threads) of the server's processes. */
+function serverUsage(pid: number) {
+  const pids = serverProcesses(pid)
+  const sum = (f: (p: number) => number) => pids.reduce((a, p) => a + f(p), 0)
+  return { pids, rss: sum(rssMb), cpu: sum((p) => cpuSeconds(p)), main: sum((p) => cpuSeconds(p, p)) }
 }
 
-function rssMb(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    const m = /VmRSS:\s+(\d+) kB/.exec(status)
-    return m ? Number(m[1]) / 1024 : 0
-  } catch {
-    return 0
-  }
-}
-
-async function run(url: string, s: Scenario, pid: number): Promise<Result> {
-  let peak = rssMb(pid)
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 100)
+async function run(url: string, s: Scenario, pid: number, postgres: boolean): Promise<Result> {
+  const before = serverUsage(pid)
+  let peak = before.rss
+  const rss = () => before.pids.reduce((a, p) => a + rssMb(p), 0)
+  const sampler = setInterval(() => (peak = Math.max(peak, rss())), 100)
   let i = 0
-  const cpuBefore = cpuSeconds(pid)
-  const mainBefore = cpuSeconds(pid, pid)
+  const pgBefore = postgres ? postgresCpu() : null
   // The time of the last response: autocannon ends a run of a fixed number of requests only at
   // its next one-second tick, so for those the elapsed time is measured here.
   const started = performance.now()
@@ -162,7 +160,9 @@ async function run(url: string, s: Scenario, pid: number): Promise<Result> {
     ],
   })
   clearInterval(sampler)
-  peak = Math.max(peak, rssMb(pid))
+  const pgAfter = postgres ? postgresCpu() : null
+  const after = serverUsage(pid)
+  peak = Math.max(peak, after.rss)
   const elapsed = s.once ? (lastResponse - started) / 1000 : result.duration
   const perRequest = (seconds: number) =>
     result.requests.total ? (seconds * 1e6) / result.requests.total : 0
@@ -175,8 +175,9 @@ async function run(url: string, s: Scenario, pid: number): Promise<Result> {
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     rssMb: peak,
-    cpuUs: perRequest(cpuSeconds(pid) - cpuBefore),
-    mainCpuUs: perRequest(cpuSeconds(pid, pid) - mainBefore),
+    cpuUs: perRequest(after.cpu - before.cpu),
+    mainCpuUs: perRequest(after.main - before.main),
+    pgCpuUs: pgBefore && pgAfter ? perRequest(postgresCpuBetween(pgBefore, pgAfter)) : null,
   }
 }
 
@@ -310,53 +311,11 @@ async function primeLimit(url: string, m: Manifest): Promise<void> {
   }
 }
 
-function table(db: string, results: Result[]): string[] {
-  const limitItem = results.find((r) => r.scenario === 'limit: item body')?.rps ?? 0
-  const limitPage = results.find((r) => r.scenario === 'limit: 10-row page body')?.rps ?? 0
-  const lines = [
-    `\n${db}: ${orders.toLocaleString('en')} orders, ${connections} connections, ${duration}s per scenario`,
-    '| scenario | req/s | p50 ms | p99 ms | ratio to limit | peak RSS MB | errors | server CPU µs/req (main thread) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-  ]
-  for (const r of results) {
-    const isPage = /list|page/.test(r.scenario)
-    const ratio = (isPage ? limitPage : limitItem) ? r.rps / (isPage ? limitPage : limitItem) : 0
-    lines.push(
-      `| ${r.scenario} | ${Math.round(r.rps)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${(ratio * 100).toFixed(0)}% | ${r.rssMb.toFixed(0)} | ${r.errors + r.non2xx} | ${r.cpuUs.toFixed(0)} (${r.mainCpuUs.toFixed(0)}) |`,
-    )
-  }
-  return lines
-}
-
-function budgets(results: Result[]): string[] {
-  const limitItem = results.find((r) => r.scenario === 'limit: item body')?.rps ?? 0
-  const limitPage = results.find((r) => r.scenario === 'limit: 10-row page body')?.rps ?? 0
-  const out: string[] = ['budgets:']
-  const check = (ok: boolean, text: string) => out.push(`  ${ok ? 'met   ' : 'MISSED'} ${text}`)
-  for (const r of results) {
-    if (r.scenario.startsWith('limit')) continue
-    if (r.scenario === 'retrieve one order') {
-      check(
-        r.rps >= 0.5 * limitItem,
-        `${r.scenario}: ≥ 50% of limit (${((r.rps / limitItem) * 100).toFixed(0)}%)`,
-      )
-      check(r.p99 < 10, `${r.scenario}: p99 < 10 ms (${r.p99} ms)`)
-    } else if (r.scenario.startsWith('list')) {
-      check(
-        r.rps >= 0.25 * limitPage,
-        `${r.scenario}: ≥ 25% of limit (${((r.rps / limitPage) * 100).toFixed(0)}%)`,
-      )
-      check(r.p99 < 25, `${r.scenario}: p99 < 25 ms (${r.p99} ms)`)
-    } else if (r.scenario.startsWith('create') || r.scenario.startsWith('approve')) {
-      check(r.rps >= 2000, `${r.scenario}: ≥ 2000/s (${Math.round(r.rps)}/s)`)
-    }
-  }
-  const peak = Math.max(...results.map((r) => r.rssMb))
-  check(peak < 200, `server RSS < 200 MB (peak ${peak.toFixed(0)} MB)`)
-  return out
-}
-
-async function benchDatabase(label: string, databaseUrl: string): Promise<{ failures: number }> {
+async function benchDatabase(
+  label: string,
+  databaseUrl: string,
+  postgres: boolean,
+): Promise<{ failures: number }> {
   const manifest = seed(databaseUrl)
   const { url, child } = await startServer(manifest.databaseUrl)
   let failures = 0
@@ -364,7 +323,7 @@ async function benchDatabase(label: string, databaseUrl: string): Promise<{ fail
     await primeLimit(url, manifest)
     const results: Result[] = []
     for (const s of scenarios(manifest)) {
-      const r = await run(url, s, child.pid!)
+      const r = await run(url, s, child.pid!, postgres)
       results.push(r)
       if (r.errors || r.non2xx) {
         failures++
@@ -372,8 +331,8 @@ async function benchDatabase(label: string, databaseUrl: string): Promise<{ fail
       }
       if (child.exitCode !== null) throw new Error(`server crashed during "${s.name}"`)
     }
-    console.log(table(label, results).join('\n'))
-    console.log(budgets(results).join('\n'))
+    console.log(table(label, results, { orders, workers, connections, duration }).join('\n'))
+    console.log(budgets(results, workers).join('\n'))
   } finally {
     child.kill('SIGTERM')
   }
@@ -383,11 +342,12 @@ async function benchDatabase(label: string, databaseUrl: string): Promise<{ fail
 async function main(): Promise<void> {
   if (!existsSync('dist/main.js')) throw new Error('run npm run build first')
   let failures = 0
-  failures += (await benchDatabase('SQLite', `sqlite:./bench/data/bench-${orders}.sqlite`)).failures
+  if (databases.includes('sqlite'))
+    failures += (await benchDatabase('SQLite', `sqlite:./bench/data/bench-${orders}.sqlite`, false)).failures
   const pg = process.env.DATABASE_URL
-  if (pg && /^postgres(ql)?:\/\//.test(pg)) {
+  if (databases.includes('postgres') && pg && /^postgres(ql)?:\/\//.test(pg)) {
     const sep = pg.includes('?') ? '&' : '?'
-    failures += (await benchDatabase('PostgreSQL', `${pg}${sep}schema=bench_${orders}`)).failures
+    failures += (await benchDatabase('PostgreSQL', `${pg}${sep}schema=bench_${orders}`, true)).failures
   }
   if (failures) {
     console.error(`${failures} scenario(s) had errors`)

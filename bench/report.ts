@@ -1,0 +1,75 @@
+// The benchmark's printed results: a table per database and the budgets checked against it.
+
+export interface Result {
+  scenario: string
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+  non2xx: number
+  rssMb: number
+  /** Server CPU time per request, in microseconds: the whole process, and its main thread. */
+  cpuUs: number
+  mainCpuUs: number
+  /** PostgreSQL's CPU time per request, in microseconds (null on SQLite). */
+  pgCpuUs: number | null
+}
+
+/** How a run was made, for the table's title. */
+export interface RunShape {
+  orders: number
+  workers: number
+  connections: number
+  duration: number
+}
+
+export function table(db: string, results: Result[], run: RunShape): string[] {
+  const { orders, workers, connections, duration } = run
+  const pg = results.some((r) => r.pgCpuUs !== null)
+  const limitItem = results.find((r) => r.scenario === 'limit: item body')?.rps ?? 0
+  const limitPage = results.find((r) => r.scenario === 'limit: 10-row page body')?.rps ?? 0
+  const lines = [
+    `\n${db}: ${orders.toLocaleString('en')} orders, ${workers} server process${workers > 1 ? 'es' : ''}, ${connections} connections, ${duration}s per scenario`,
+    `| scenario | req/s | p50 ms | p99 ms | ratio to limit | peak RSS MB | errors | server CPU µs/req (main thread) |${pg ? ' PostgreSQL CPU µs/req |' : ''}`,
+    `|---|---:|---:|---:|---:|---:|---:|---:|${pg ? '---:|' : ''}`,
+  ]
+  for (const r of results) {
+    const isPage = /list|page/.test(r.scenario)
+    const ratio = (isPage ? limitPage : limitItem) ? r.rps / (isPage ? limitPage : limitItem) : 0
+    lines.push(
+      `| ${r.scenario} | ${Math.round(r.rps)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${(ratio * 100).toFixed(0)}% | ${r.rssMb.toFixed(0)} | ${r.errors + r.non2xx} | ${r.cpuUs.toFixed(0)} (${r.mainCpuUs.toFixed(0)}) |${pg ? ` ${r.pgCpuUs?.toFixed(0) ?? ''} |` : ''}`,
+    )
+  }
+  return lines
+}
+
+export function budgets(results: Result[], workers: number): string[] {
+  const limitItem = results.find((r) => r.scenario === 'limit: item body')?.rps ?? 0
+  const limitPage = results.find((r) => r.scenario === 'limit: 10-row page body')?.rps ?? 0
+  const out: string[] = ['budgets:']
+  const check = (ok: boolean, text: string) => out.push(`  ${ok ? 'met   ' : 'MISSED'} ${text}`)
+  for (const r of results) {
+    if (r.scenario.startsWith('limit')) continue
+    if (r.scenario === 'retrieve one order') {
+      check(
+        r.rps >= 0.5 * limitItem,
+        `${r.scenario}: ≥ 50% of limit (${((r.rps / limitItem) * 100).toFixed(0)}%)`,
+      )
+      check(r.p99 < 10, `${r.scenario}: p99 < 10 ms (${r.p99} ms)`)
+    } else if (r.scenario.startsWith('list')) {
+      check(
+        r.rps >= 0.25 * limitPage,
+        `${r.scenario}: ≥ 25% of limit (${((r.rps / limitPage) * 100).toFixed(0)}%)`,
+      )
+      check(r.p99 < 25, `${r.scenario}: p99 < 25 ms (${r.p99} ms)`)
+    } else if (r.scenario.startsWith('create') || r.scenario.startsWith('approve')) {
+      check(r.rps >= 2000, `${r.scenario}: ≥ 2000/s (${Math.round(r.rps)}/s)`)
+    }
+  }
+  const peak = Math.max(...results.map((r) => r.rssMb))
+  check(
+    peak < 200 * workers,
+    `server RSS < 200 MB a process (peak ${peak.toFixed(0)} MB, ${workers} process(es))`,
+  )
+  return out
+}
