@@ -130,8 +130,17 @@ function serverUsage(pid: number) {
 async function run(url: string, s: Scenario, pid: number, postgres: boolean): Promise<Result> {
   const before = serverUsage(pid)
   let peak = before.rss
-  const rss = () => before.pids.reduce((a, p) => a + rssMb(p), 0)
-  const sampler = setInterval(() => (peak = Math.max(peak, rss())), 100)
+  let largest = 0
+  const sample = () => {
+    const each = before.pids.map(rssMb)
+    peak = Math.max(
+      peak,
+      each.reduce((a, b) => a + b, 0),
+    )
+    largest = Math.max(largest, ...each)
+  }
+  sample()
+  const sampler = setInterval(sample, 100)
   let i = 0
   const pgBefore = postgres ? postgresCpu() : null
   // The time of the last response: autocannon ends a run of a fixed number of requests only at
@@ -162,7 +171,7 @@ async function run(url: string, s: Scenario, pid: number, postgres: boolean): Pr
   clearInterval(sampler)
   const pgAfter = postgres ? postgresCpu() : null
   const after = serverUsage(pid)
-  peak = Math.max(peak, after.rss)
+  sample()
   const elapsed = s.once ? (lastResponse - started) / 1000 : result.duration
   const perRequest = (seconds: number) =>
     result.requests.total ? (seconds * 1e6) / result.requests.total : 0
@@ -175,6 +184,7 @@ async function run(url: string, s: Scenario, pid: number, postgres: boolean): Pr
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     rssMb: peak,
+    largestRssMb: largest,
     cpuUs: perRequest(after.cpu - before.cpu),
     mainCpuUs: perRequest(after.main - before.main),
     pgCpuUs: pgBefore && pgAfter ? perRequest(postgresCpuBetween(pgBefore, pgAfter)) : null,
@@ -332,7 +342,7 @@ async function benchDatabase(
       if (child.exitCode !== null) throw new Error(`server crashed during "${s.name}"`)
     }
     console.log(table(label, results, { orders, workers, connections, duration }).join('\n'))
-    console.log(budgets(results, workers).join('\n'))
+    console.log(budgets(results).join('\n'))
   } finally {
     child.kill('SIGTERM')
   }
