@@ -1,7 +1,7 @@
 // All SQL of cloudA: locations, resource groups and the public IPs' own columns.
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { scopedList } from '../../db/listing.js'
+import { countRows, scopedList } from '../../db/listing.js'
 import { tableRecords } from '../../db/rows.js'
 import {
   COMMON_COLUMNS,
@@ -16,6 +16,11 @@ import {
 import { PUBLIC_IP_TYPE } from './schema.js'
 
 type Db = Kysely<DB> | Transaction<DB>
+
+/** How many rows of `table` have `column` = `id` (the records using the row `id`). */
+async function rowsWith(db: Db, table: keyof DB, column: string, id: number): Promise<number> {
+  return countRows(db.selectFrom(table).where(column as any, '=', id))
+}
 
 export function locationsRepository(db: Db) {
   function base() {
@@ -43,17 +48,10 @@ export function locationsRepository(db: Db) {
     ...tableRecords(db, { table: 'cloud_a_locations', base, visible, select: (q) => q.select(columns) }),
     /** Resource groups and public IPs in this location. */
     async usage(id: number): Promise<number> {
-      const a = await db
-        .selectFrom('cloud_a_resource_groups')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('location_id', '=', id)
-        .executeTakeFirstOrThrow()
-      const b = await db
-        .selectFrom('cloud_a_public_ips')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('location_id', '=', id)
-        .executeTakeFirstOrThrow()
-      return Number(a.n) + Number(b.n)
+      return (
+        (await rowsWith(db, 'cloud_a_resource_groups', 'location_id', id)) +
+        (await rowsWith(db, 'cloud_a_public_ips', 'location_id', id))
+      )
     },
   }
 }
@@ -92,49 +90,16 @@ export function resourceGroupsRepository(db: Db) {
     'projects.customer_id',
     'customers.uuid as customer_uuid',
   ] as const
-  const { count, list } = scopedList(visible, (q) => q.select(columns), 'cloud_a_resource_groups.id')
   return {
-    count,
-    list,
-    findVisibleByUuid(vis: ResourceVisibility, uuid: string) {
-      return visible(vis).select(columns).where('cloud_a_resource_groups.uuid', '=', uuid).executeTakeFirst()
-    },
-    findById(id: number) {
-      return base().select(columns).where('cloud_a_resource_groups.id', '=', id).executeTakeFirst()
-    },
-    async insert(values: {
-      uuid: string
-      name: string
-      location_id: number
-      service_settings_id: number
-      project_id: number
-      created: string
-      modified: string
-    }): Promise<number> {
-      const r = await db
-        .insertInto('cloud_a_resource_groups')
-        .values(values)
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
-    },
-    async update(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('cloud_a_resource_groups')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
-    },
-    async delete(id: number): Promise<void> {
-      await db.deleteFrom('cloud_a_resource_groups').where('id', '=', id).execute()
-    },
-    async publicIpCount(id: number): Promise<number> {
-      const r = await db
-        .selectFrom('cloud_a_public_ips')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('resource_group_id', '=', id)
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
+    ...tableRecords(db, {
+      table: 'cloud_a_resource_groups',
+      base,
+      visible,
+      select: (q) => q.select(columns),
+    }),
+    /** Public IPs in this resource group. */
+    usage(id: number): Promise<number> {
+      return rowsWith(db, 'cloud_a_public_ips', 'resource_group_id', id)
     },
   }
 }

@@ -1,6 +1,16 @@
 // HTTP for /api/cloudA-locations/, /api/cloudA-resource-groups/ and /api/cloudA-public-ips/.
-import { filter } from '../../http/filters.js'
-import { defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
+import type { Static, TObject, TSchema } from '@sinclair/typebox'
+import type { AppContext } from '../../context.js'
+import type { Listing } from '../../db/listing.js'
+import { filter, type FilterSet } from '../../http/filters.js'
+import type { Actor } from '../../http/permissions.js'
+import {
+  defineResource,
+  recordOperations,
+  resourceRoutes,
+  type Pager,
+  type RecordService,
+} from '../../http/resource.js'
 import {
   commonFilters,
   lifecycleActions,
@@ -12,52 +22,80 @@ import * as ips from './public-ips.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
-export const locations = defineResource({
+/**
+ * A named record of a service settings (a location, a resource group): its list filters by name
+ * (contains, exact), then by the given links, then by uuid, and orders by name (the default) or
+ * creation; its service reads and writes it by the path's uuid.
+ */
+function namedRecord<R extends TObject, S, CB extends TSchema, PB extends TSchema>(spec: {
+  path: string
+  noun: string
+  record: R
+  visibility: (actor: Actor) => S
+  table: string
+  links: FilterSet
+  service: RecordService<Static<R>, Static<CB>, Static<PB>> & {
+    list(
+      ctx: AppContext,
+      scope: S,
+      listing: Listing,
+      base: string,
+      page: Pager<Static<R>>,
+    ): Promise<Static<R>[]>
+  }
+  create: CB
+  patch: PB
+}) {
+  const { table, service } = spec
+  return defineResource({
+    path: spec.path,
+    noun: spec.noun,
+    record: spec.record,
+    visibility: spec.visibility,
+    list: {
+      filters: {
+        name: filter.contains(`${table}.name`),
+        name_exact: filter.exact(`${table}.name`),
+        ...spec.links,
+        uuid: filter.uuid(`${table}.uuid`),
+      },
+      ordering: {
+        fields: { name: `${table}.name`, created: `${table}.created` },
+        default: [{ column: `${table}.name`, desc: false }],
+      },
+      run: (c) => service.list(c.ctx, c.scope, c.listing, c.base, c.page),
+    },
+    ...recordOperations(service, { create: spec.create, patch: spec.patch }),
+  })
+}
+
+export const locations = namedRecord({
   path: s.PATHS.locations,
   noun: 'location',
   record: s.LocationSchema,
   visibility: settingsVisibility,
-  list: {
-    filters: {
-      name: filter.contains('cloud_a_locations.name'),
-      name_exact: filter.exact('cloud_a_locations.name'),
-      service_settings_uuid: filter.uuid('service_settings.uuid'),
-      uuid: filter.uuid('cloud_a_locations.uuid'),
-    },
-    ordering: {
-      fields: s.LOCATION_ORDERING,
-      default: [{ column: 'cloud_a_locations.name', desc: false }],
-    },
-    run: (c) => svc.listLocations(c.ctx, c.scope, c.listing, c.base, c.page),
-  },
-  ...recordOperations(svc.locationService, { create: s.LocationCreateBody, patch: s.LocationPatchBody }),
+  table: 'cloud_a_locations',
+  links: { service_settings_uuid: filter.uuid('service_settings.uuid') },
+  service: svc.locationService,
+  create: s.LocationCreateBody,
+  patch: s.LocationPatchBody,
 })
 
-export const resourceGroups = defineResource({
+export const resourceGroups = namedRecord({
   path: s.PATHS.resourceGroups,
   noun: 'resource group',
   record: s.ResourceGroupSchema,
   visibility: resourceVisibility,
-  list: {
-    filters: {
-      name: filter.contains('cloud_a_resource_groups.name'),
-      name_exact: filter.exact('cloud_a_resource_groups.name'),
-      location_uuid: filter.uuid('cloud_a_locations.uuid'),
-      service_settings_uuid: filter.uuid('service_settings.uuid'),
-      project_uuid: filter.uuid('projects.uuid'),
-      customer_uuid: filter.uuid('customers.uuid'),
-      uuid: filter.uuid('cloud_a_resource_groups.uuid'),
-    },
-    ordering: {
-      fields: s.RESOURCE_GROUP_ORDERING,
-      default: [{ column: 'cloud_a_resource_groups.name', desc: false }],
-    },
-    run: (c) => svc.listResourceGroups(c.ctx, c.scope, c.listing, c.base, c.page),
+  table: 'cloud_a_resource_groups',
+  links: {
+    location_uuid: filter.uuid('cloud_a_locations.uuid'),
+    service_settings_uuid: filter.uuid('service_settings.uuid'),
+    project_uuid: filter.uuid('projects.uuid'),
+    customer_uuid: filter.uuid('customers.uuid'),
   },
-  ...recordOperations(svc.resourceGroupService, {
-    create: s.ResourceGroupCreateBody,
-    patch: s.ResourceGroupPatchBody,
-  }),
+  service: svc.resourceGroupService,
+  create: s.ResourceGroupCreateBody,
+  patch: s.ResourceGroupPatchBody,
 })
 
 export const publicIps = defineResource({

@@ -39,16 +39,13 @@ export const LocationPatchBody = Body({
   name: Type.Optional(Name),
   backend_id: Type.Optional(Type.String({ maxLength: 255 })),
 })
-export interface LocationWrite {
-  name?: string
-  service_settings?: string
-  backend_id?: string
-}
+/** What a create, PUT or PATCH of a location may send. */
+export type LocationWrite = Partial<Static<typeof LocationCreateBody>>
 
-export const LOCATION_ORDERING = {
-  name: 'cloud_a_locations.name',
-  created: 'cloud_a_locations.created',
-} as const
+/** `o` of a list of named records of a table: by name or by creation. */
+export function byNameOrCreation<T extends string>(table: T) {
+  return { name: `${table}.name`, created: `${table}.created` } as const
+}
 
 // ---- resource groups ----
 
@@ -80,17 +77,8 @@ export const ResourceGroupCreateBody = Body({
 export const ResourceGroupPatchBody = Body({
   name: Type.Optional(Name),
 })
-export interface ResourceGroupWrite {
-  name?: string
-  location?: string
-  service_settings?: string
-  project?: string
-}
-
-export const RESOURCE_GROUP_ORDERING = {
-  name: 'cloud_a_resource_groups.name',
-  created: 'cloud_a_resource_groups.created',
-} as const
+/** What a create, PUT or PATCH of a resource group may send. */
+export type ResourceGroupWrite = Partial<Static<typeof ResourceGroupCreateBody>>
 
 // ---- public IPs ----
 

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js'
 import { conflict, FieldErrorSet, fieldError, forbidden } from '../../http/errors.js'
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import { requireStaff, type Actor } from '../../http/permissions.js'
-import { pageOf, type Pager } from '../../http/resource.js'
+import { pageOf, type Pager, type ScopedRows } from '../../http/resource.js'
 import type { Listing } from '../../db/listing.js'
 import { foundByUuid } from '../../http/uuid.js'
 import {
@@ -13,8 +13,6 @@ import {
   resolveSettingsLink,
   resourceVisibility,
   settingsVisibility,
-  type ResourceVisibility,
-  type SettingsVisibility,
 } from '../cloud/common.js'
 import {
   locationsRepository,
@@ -41,27 +39,107 @@ export async function collect<T extends Record<string, () => Promise<unknown>>>(
   return out as { [K in keyof T]: Awaited<ReturnType<T[K]>> }
 }
 
-/**
- * The object a request's hyperlink names: of the path's kind, visible (`find`), and in the given
- * service settings (when not null); else 400 on `field`.
- */
-async function resolveInSettings<R extends { service_settings_id: number }>(
-  field: string,
-  value: unknown,
-  path: string,
-  noun: string,
-  settingsId: number | null,
-  find: (uuid: string) => Promise<R | undefined>,
-): Promise<R> {
-  if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
-  const uuid = uuidFromLink(value, path)
-  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
-  const row = await find(uuid)
-  if (!row) throw invalidHyperlink(field)
-  if (settingsId !== null && row.service_settings_id !== settingsId) {
-    throw fieldError(field, `The ${noun} must belong to the given service settings.`)
+/** What one kind of record needs from its repository. */
+interface Records<V, Row> extends ScopedRows<V, Row> {
+  findVisibleByUuid(vis: V, uuid: string): Promise<Row | undefined>
+  findById(id: number): Promise<Row | undefined>
+  insert(values: any): Promise<number>
+  update(id: number, values: Record<string, unknown>): Promise<void>
+  delete(id: number): Promise<void>
+  /** How many records use this one (a delete answers 409 while any do). */
+  usage(id: number): Promise<number>
+}
+
+/** A kind of cloudA record kept in a service settings (locations, resource groups). */
+interface RecordKind<V, Row, T> {
+  path: string
+  /** In the messages of a link's 400: `The <noun> must belong to the given service settings.` */
+  noun: string
+  /** In a 404: `No <model> matches the given query.` */
+  model: string
+  repository: (db: AppContext['db']) => Records<V, Row>
+  visibility: (actor: Actor) => V
+  render: (base: string, row: Row) => T
+  /** Who changes and deletes a record; without it staff only, checked before the lookup. */
+  manages?: (actor: Actor, row: Row) => boolean
+  /** The fields PUT and PATCH change. */
+  editable: readonly string[]
+  /** The 409 of a delete while other records use it. */
+  inUse: string
+}
+
+/** The list, retrieve, update, delete and link lookup of a kind of record, written once. */
+function recordsOf<V, Row extends { id: number; service_settings_id: number }, T>(
+  kind: RecordKind<V, Row, T>,
+) {
+  const { repository, render } = kind
+  function find(ctx: AppContext, actor: Actor, uuid: string): Promise<Row> {
+    const vis = kind.visibility(actor)
+    return foundByUuid(uuid, (u) => repository(ctx.db).findVisibleByUuid(vis, u), kind.model)
   }
-  return row
+  /** 404 → 403, or 403 first for staff-only records. */
+  async function findWritable(ctx: AppContext, actor: Actor, uuid: string): Promise<Row> {
+    if (!kind.manages) requireStaff(actor)
+    const row = await find(ctx, actor, uuid)
+    if (kind.manages && !kind.manages(actor, row)) throw forbidden()
+    return row
+  }
+  async function rendered(ctx: AppContext, base: string, id: number): Promise<T> {
+    return render(base, (await repository(ctx.db).findById(id))!)
+  }
+  /**
+   * The record a request's hyperlink names: of this kind, visible, and in the given service
+   * settings (when not null); else 400 on `field`.
+   */
+  async function resolveLink(
+    ctx: AppContext,
+    actor: Actor,
+    field: string,
+    value: unknown,
+    settingsId: number | null,
+  ): Promise<Row> {
+    if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
+    const uuid = uuidFromLink(value, kind.path)
+    if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
+    const row = await repository(ctx.db).findVisibleByUuid(kind.visibility(actor), uuid)
+    if (!row) throw invalidHyperlink(field)
+    if (settingsId !== null && row.service_settings_id !== settingsId) {
+      throw fieldError(field, `The ${kind.noun} must belong to the given service settings.`)
+    }
+    return row
+  }
+  return {
+    list(ctx: AppContext, vis: V, listing: Listing, base: string, page: Pager<T>) {
+      return pageOf(page, repository(ctx.db), vis, listing, (r) => render(base, r))
+    },
+    async get(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<T> {
+      return render(base, await find(ctx, actor, uuid))
+    },
+    /** Inserts a new record (its uuid and timestamps added) and renders it. */
+    async insert(ctx: AppContext, base: string, values: Record<string, unknown>): Promise<T> {
+      const now = ctx.clock().toISOString()
+      const row = { uuid: ctx.newUuid(), ...values, created: now, modified: now }
+      return rendered(ctx, base, await repository(ctx.db).insert(row))
+    },
+    /** PUT/PATCH: the editable fields given. */
+    async update(ctx: AppContext, actor: Actor, uuid: string, body: object, base: string): Promise<T> {
+      const current = await findWritable(ctx, actor, uuid)
+      const changes: Record<string, unknown> = { modified: ctx.clock().toISOString() }
+      for (const field of kind.editable) {
+        const value = (body as Record<string, unknown>)[field]
+        if (value !== undefined) changes[field] = value
+      }
+      await repository(ctx.db).update(current.id, changes)
+      return rendered(ctx, base, current.id)
+    },
+    async destroy(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
+      const current = await findWritable(ctx, actor, uuid)
+      const repo = repository(ctx.db)
+      if ((await repo.usage(current.id)) > 0) throw conflict(kind.inUse)
+      await repo.delete(current.id)
+    },
+    resolveLink,
+  }
 }
 
 // ---- locations ----
@@ -79,89 +157,32 @@ export function toLocation(base: string, r: LocationRow): Location {
   }
 }
 
-export function listLocations(
-  ctx: AppContext,
-  vis: SettingsVisibility,
-  listing: Listing,
-  base: string,
-  page: Pager<Location>,
-) {
-  return pageOf(page, locationsRepository(ctx.db), vis, listing, (r) => toLocation(base, r))
-}
-
-function findLocation(ctx: AppContext, actor: Actor, uuid: string): Promise<LocationRow> {
-  const vis = settingsVisibility(actor)
-  return foundByUuid(uuid, (u) => locationsRepository(ctx.db).findVisibleByUuid(vis, u), 'Location')
-}
-
-export async function getLocation(ctx: AppContext, actor: Actor, uuid: string, base: string) {
-  return toLocation(base, await findLocation(ctx, actor, uuid))
-}
+/** Locations: staff-managed; a location stays in its service settings. */
+const locations = recordsOf({
+  path: PATHS.locations,
+  noun: 'location',
+  model: 'Location',
+  repository: locationsRepository,
+  visibility: settingsVisibility,
+  render: toLocation,
+  editable: ['name', 'backend_id'],
+  inUse: 'Cannot delete location with existing resource groups or public IPs',
+})
 
 export async function createLocation(ctx: AppContext, actor: Actor, body: LocationWrite, base: string) {
   requireStaff(actor)
   const settings = await resolveSettingsLink(ctx, actor, 'service_settings', body.service_settings, 'cloudA')
-  const now = ctx.clock().toISOString()
-  const repo = locationsRepository(ctx.db)
-  const id = await repo.insert({
-    uuid: ctx.newUuid(),
+  return locations.insert(ctx, base, {
     name: body.name!,
     service_settings_id: settings.id,
     backend_id: body.backend_id ?? '',
-    created: now,
-    modified: now,
   })
-  return toLocation(base, (await repo.findById(id))!)
-}
-
-/** PUT/PATCH: staff only; a location stays in its service settings. */
-export async function updateLocation(
-  ctx: AppContext,
-  actor: Actor,
-  uuid: string,
-  body: LocationWrite,
-  base: string,
-) {
-  requireStaff(actor)
-  const current = await findLocation(ctx, actor, uuid)
-  const changes: Record<string, unknown> = { modified: ctx.clock().toISOString() }
-  if (body.name !== undefined) changes.name = body.name
-  if (body.backend_id !== undefined) changes.backend_id = body.backend_id
-  const repo = locationsRepository(ctx.db)
-  await repo.update(current.id, changes)
-  return toLocation(base, (await repo.findById(current.id))!)
-}
-
-export async function deleteLocation(ctx: AppContext, actor: Actor, uuid: string) {
-  requireStaff(actor)
-  const current = await findLocation(ctx, actor, uuid)
-  const repo = locationsRepository(ctx.db)
-  if ((await repo.usage(current.id)) > 0) {
-    throw conflict('Cannot delete location with existing resource groups or public IPs')
-  }
-  await repo.delete(current.id)
 }
 
 /** A location hyperlink of a request: known, visible, and in the given service settings. */
-export function resolveLocationLink(
-  ctx: AppContext,
-  actor: Actor,
-  field: string,
-  value: unknown,
-  settingsId: number | null,
-): Promise<LocationRow> {
-  const repo = locationsRepository(ctx.db)
-  return resolveInSettings(field, value, PATHS.locations, 'location', settingsId, (uuid) =>
-    repo.findVisibleByUuid(settingsVisibility(actor), uuid),
-  )
-}
+export const resolveLocationLink = locations.resolveLink
 
-export const locationService = {
-  get: getLocation,
-  create: createLocation,
-  update: updateLocation,
-  destroy: deleteLocation,
-}
+export const locationService = { ...locations, create: createLocation }
 
 // ---- resource groups ----
 
@@ -185,24 +206,21 @@ export function toResourceGroup(base: string, r: ResourceGroupRow): ResourceGrou
   }
 }
 
-export function listResourceGroups(
-  ctx: AppContext,
-  vis: ResourceVisibility,
-  listing: Listing,
-  base: string,
-  page: Pager<ResourceGroup>,
-) {
-  return pageOf(page, resourceGroupsRepository(ctx.db), vis, listing, (r) => toResourceGroup(base, r))
-}
-
-function findResourceGroup(ctx: AppContext, actor: Actor, uuid: string): Promise<ResourceGroupRow> {
-  const vis = resourceVisibility(actor)
-  return foundByUuid(uuid, (u) => resourceGroupsRepository(ctx.db).findVisibleByUuid(vis, u), 'ResourceGroup')
-}
-
-export async function getResourceGroup(ctx: AppContext, actor: Actor, uuid: string, base: string) {
-  return toResourceGroup(base, await findResourceGroup(ctx, actor, uuid))
-}
+/**
+ * Resource groups: managed by those who manage the project; PUT/PATCH change the name only
+ * (location, settings and project are fixed at creation).
+ */
+const resourceGroups = recordsOf({
+  path: PATHS.resourceGroups,
+  noun: 'resource group',
+  model: 'ResourceGroup',
+  repository: resourceGroupsRepository,
+  visibility: resourceVisibility,
+  render: toResourceGroup,
+  manages: canManage,
+  editable: ['name'],
+  inUse: 'Cannot delete resource group with existing public IPs',
+})
 
 /** POST: whoever manages resources in the project; the location must be in the settings. */
 export async function createResourceGroup(
@@ -216,69 +234,15 @@ export async function createResourceGroup(
     project: () => resolveManagedProject(ctx, actor, 'project', body.project),
   })
   const location = await resolveLocationLink(ctx, actor, 'location', body.location, settings.id)
-  const now = ctx.clock().toISOString()
-  const repo = resourceGroupsRepository(ctx.db)
-  const id = await repo.insert({
-    uuid: ctx.newUuid(),
+  return resourceGroups.insert(ctx, base, {
     name: body.name!,
     location_id: location.id,
     service_settings_id: settings.id,
     project_id: project.id,
-    created: now,
-    modified: now,
   })
-  return toResourceGroup(base, (await repo.findById(id))!)
-}
-
-async function findManageableGroup(ctx: AppContext, actor: Actor, uuid: string) {
-  const row = await findResourceGroup(ctx, actor, uuid)
-  if (!canManage(actor, row)) throw forbidden()
-  return row
-}
-
-/** PUT/PATCH: the name only; location, settings and project are fixed at creation. */
-export async function updateResourceGroup(
-  ctx: AppContext,
-  actor: Actor,
-  uuid: string,
-  body: ResourceGroupWrite,
-  base: string,
-) {
-  const current = await findManageableGroup(ctx, actor, uuid)
-  const repo = resourceGroupsRepository(ctx.db)
-  const changes: Record<string, unknown> = { modified: ctx.clock().toISOString() }
-  if (body.name !== undefined) changes.name = body.name
-  await repo.update(current.id, changes)
-  return toResourceGroup(base, (await repo.findById(current.id))!)
-}
-
-export async function deleteResourceGroup(ctx: AppContext, actor: Actor, uuid: string) {
-  const current = await findManageableGroup(ctx, actor, uuid)
-  const repo = resourceGroupsRepository(ctx.db)
-  if ((await repo.publicIpCount(current.id)) > 0) {
-    throw conflict('Cannot delete resource group with existing public IPs')
-  }
-  await repo.delete(current.id)
 }
 
 /** A resource group hyperlink of a request: known, visible, and in the given service settings. */
-/** A resource group hyperlink of a request: known, visible, and in the given service settings. */
-export function resolveResourceGroupLink(
-  ctx: AppContext,
-  actor: Actor,
-  field: string,
-  value: unknown,
-  settingsId: number | null,
-): Promise<ResourceGroupRow> {
-  const repo = resourceGroupsRepository(ctx.db)
-  return resolveInSettings(field, value, PATHS.resourceGroups, 'resource group', settingsId, (uuid) =>
-    repo.findVisibleByUuid(resourceVisibility(actor), uuid),
-  )
-}
+export const resolveResourceGroupLink = resourceGroups.resolveLink
 
-export const resourceGroupService = {
-  get: getResourceGroup,
-  create: createResourceGroup,
-  update: updateResourceGroup,
-  destroy: deleteResourceGroup,
-}
+export const resourceGroupService = { ...resourceGroups, create: createResourceGroup }
