@@ -12,7 +12,7 @@
 //   slow_ms: 250                          every operation takes this long first
 import type { AppContext } from '../../context.js'
 import { parseJson } from '../../db/values.js'
-import { emulatorRepository } from './repository.js'
+import { emulatorRepository } from './emulator-repository.js'
 
 export const CLOUD_KINDS = ['cloudA', 'cloudB'] as const
 export type CloudKind = (typeof CLOUD_KINDS)[number]

@@ -1,11 +1,11 @@
-// SQL of the shared cloud base: service settings and the emulator's durable state.
+// SQL of the shared cloud base: service settings and the common record of cloud resources (the
+// emulator's durable state is in emulator-repository.ts).
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import type { Dialect } from '../../db/database.js'
-import { parseJson, toJson } from '../../db/values.js'
+import { countRows } from '../../db/listing.js'
 import { icontains, inAnyOf } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
-import { tableRecords } from '../../db/rows.js'
+import { deleteRow, insertReturningId, tableRecords, updateRow } from '../../db/rows.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -64,13 +64,9 @@ export function serviceSettingsRepository(db: Db) {
     }): Promise<number> {
       return records.insert({ ...values, state: 'OK', error_message: '' })
     },
-    async countResources(id: number): Promise<number> {
-      const r = await db
-        .selectFrom('cloud_resources')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('service_settings_id', '=', id)
-        .executeTakeFirstOrThrow()
-      return Number(r.n)
+    /** How many cloud resources use these settings. */
+    countResources(id: number): Promise<number> {
+      return countRows(db.selectFrom('cloud_resources').where('service_settings_id', '=', id))
     },
   }
 }
@@ -78,117 +74,6 @@ export function serviceSettingsRepository(db: Db) {
 export type SettingsRow = NonNullable<
   Awaited<ReturnType<ReturnType<typeof serviceSettingsRepository>['findById']>>
 >
-
-export function emulatorRepository(db: Kysely<DB>) {
-  return {
-    async settingsOptions(settingsId: number): Promise<unknown> {
-      const r = await db
-        .selectFrom('service_settings')
-        .select('options')
-        .where('id', '=', settingsId)
-        .executeTakeFirst()
-      return r?.options ?? null
-    },
-    /**
-     * Consumes one pending failure for `op` from options.fail_next (a list of operation names, or
-     * a count of operations). True when this call must fail. The settings row is locked on
-     * PostgreSQL so two workers never consume the same entry.
-     */
-    async consumeFailNext(dialect: Dialect, settingsId: number, op: string, now: string): Promise<boolean> {
-      return db.transaction().execute(async (trx) => {
-        const lock = dialect === 'postgres' ? sql` for update` : sql``
-        const r = await sql<{
-          options: unknown
-        }>`select options from service_settings where id = ${settingsId}${lock}`.execute(trx)
-        const options = parseJson<Record<string, unknown>>(r.rows[0]?.options, {})
-        const pending = options.fail_next
-        let next: unknown
-        if (Array.isArray(pending)) {
-          const i = pending.indexOf(op)
-          if (i < 0) return false
-          next = pending.filter((_, j) => j !== i)
-        } else if (typeof pending === 'number' && pending >= 1) {
-          next = Math.floor(pending) - 1
-        } else {
-          return false
-        }
-        const updated = { ...options }
-        if ((Array.isArray(next) && next.length === 0) || next === 0) delete updated.fail_next
-        else updated.fail_next = next
-        await trx
-          .updateTable('service_settings')
-          .set({ options: toJson(updated), modified: now })
-          .where('id', '=', settingsId)
-          .execute()
-        return true
-      })
-    },
-    async nextCounter(settingsId: number, name: string): Promise<number> {
-      return db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('cloud_emulator_counters')
-          .values({ service_settings_id: settingsId, name, value: 0 })
-          .onConflict((oc) => oc.columns(['service_settings_id', 'name']).doNothing())
-          .execute()
-        const r = await trx
-          .updateTable('cloud_emulator_counters')
-          .set((eb) => ({ value: eb('value', '+', 1) }))
-          .where('service_settings_id', '=', settingsId)
-          .where('name', '=', name)
-          .returning('value')
-          .executeTakeFirstOrThrow()
-        return Number(r.value)
-      })
-    },
-    async getObject<T>(settingsId: number, kind: string, backendId: string): Promise<T | null> {
-      const r = await db
-        .selectFrom('cloud_emulator_objects')
-        .select('data')
-        .where('service_settings_id', '=', settingsId)
-        .where('kind', '=', kind)
-        .where('backend_id', '=', backendId)
-        .executeTakeFirst()
-      return r ? parseJson<T | null>(r.data, null) : null
-    },
-    async putObject(settingsId: number, kind: string, backendId: string, data: unknown, now: string) {
-      await db
-        .insertInto('cloud_emulator_objects')
-        .values({
-          service_settings_id: settingsId,
-          kind,
-          backend_id: backendId,
-          data: toJson(data),
-          created: now,
-          modified: now,
-        })
-        .onConflict((oc) =>
-          oc
-            .columns(['service_settings_id', 'kind', 'backend_id'])
-            .doUpdateSet({ data: toJson(data), modified: now }),
-        )
-        .execute()
-    },
-    async deleteObject(settingsId: number, kind: string, backendId: string): Promise<boolean> {
-      const r = await db
-        .deleteFrom('cloud_emulator_objects')
-        .where('service_settings_id', '=', settingsId)
-        .where('kind', '=', kind)
-        .where('backend_id', '=', backendId)
-        .executeTakeFirst()
-      return Number(r.numDeletedRows) > 0
-    },
-    async listObjects<T>(settingsId: number, kind: string): Promise<{ backend_id: string; data: T }[]> {
-      const rows = await db
-        .selectFrom('cloud_emulator_objects')
-        .select(['backend_id', 'data'])
-        .where('service_settings_id', '=', settingsId)
-        .where('kind', '=', kind)
-        .orderBy('id')
-        .execute()
-      return rows.map((r) => ({ backend_id: r.backend_id, data: parseJson<T>(r.data, null as T) }))
-    },
-  }
-}
 
 // ---- cloud resources: the common record ----
 
@@ -383,7 +268,7 @@ export function cloudResourcesRepository(db: Db) {
     findById(id: number) {
       return db.selectFrom('cloud_resources').selectAll().where('id', '=', id).executeTakeFirst()
     },
-    async insert(values: {
+    insert(values: {
       uuid: string
       resource_type: string
       name: string
@@ -394,12 +279,7 @@ export function cloudResourcesRepository(db: Db) {
       created: string
       modified: string
     }): Promise<number> {
-      const r = await db
-        .insertInto('cloud_resources')
-        .values(values)
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
+      return insertReturningId(db, 'cloud_resources', values)
     },
     /** The conditional transition: true when this caller moved the row. */
     async setStateIf(
@@ -416,15 +296,11 @@ export function cloudResourcesRepository(db: Db) {
         .executeTakeFirst()
       return Number(r.numUpdatedRows) > 0
     },
-    async update(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('cloud_resources')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
+    update(id: number, values: Record<string, unknown>): Promise<void> {
+      return updateRow(db, 'cloud_resources', id, values)
     },
-    async delete(id: number): Promise<void> {
-      await db.deleteFrom('cloud_resources').where('id', '=', id).execute()
+    delete(id: number): Promise<void> {
+      return deleteRow(db, 'cloud_resources', id)
     },
   }
 }
