@@ -87,25 +87,31 @@ function agree(a: string | null | undefined, b: string | null | undefined): stri
   return a ?? b
 }
 
+/** The common filters the common query takes as they are given. */
+const PASSED_AS_GIVEN = [
+  'customer_name',
+  'customer_native_name',
+  'customer_abbreviation',
+  'project_name',
+  'service_settings_name',
+  'service_settings_uuid',
+  'name',
+  'name_exact',
+  'description',
+  'backend_id',
+  'uuid',
+] as const
+
 /** The common filters' values as the common query takes them. */
 export function commonFiltersOf(v: CommonFilterValues, actor: Actor): CommonFilters {
-  return {
+  const f: CommonFilters = {
     customer_uuid: agree(v.customer, v.customer_uuid),
-    customer_name: v.customer_name ?? undefined,
-    customer_native_name: v.customer_native_name ?? undefined,
-    customer_abbreviation: v.customer_abbreviation ?? undefined,
     project_uuid: agree(v.project, v.project_uuid),
-    project_name: v.project_name ?? undefined,
-    service_settings_name: v.service_settings_name ?? undefined,
-    service_settings_uuid: v.service_settings_uuid ?? undefined,
-    name: v.name ?? undefined,
-    name_exact: v.name_exact ?? undefined,
-    description: v.description ?? undefined,
-    backend_id: v.backend_id ?? undefined,
     states: v.state ?? undefined,
-    uuid: v.uuid ?? undefined,
     can_manage: v.can_manage ? manageScopes(actor) : undefined,
   }
+  for (const name of PASSED_AS_GIVEN) f[name] = v[name] ?? undefined
+  return f
 }
 
 /** The visible, filtered resources of one type: add the type's joins, then select. */
