@@ -8,16 +8,17 @@
 //      given) and security groups into it; the migration ends OK, or ERRED with the error.
 // dst_resource_state is the destination marketplace resource's state, read at render time.
 import type { AppContext } from '../../context.js'
+import type { Listing } from '../../db/listing.js'
 import { loadActor } from '../../http/auth.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { AppError, fieldError, nonFieldError } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import { can, seesAll, type Actor } from '../../http/permissions.js'
-import type { OrderTerm } from '../../http/query.js'
+import { pageOf, type Pager } from '../../http/resource.js'
 import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import { findOfferingByUuid, getResource, resolvePlanLink } from '../catalog/service.js'
 import { createOrder } from '../orders/service.js'
-import { migrationsRepository, type MigrationFilters, type MigrationRow } from './migrations-repository.js'
+import { migrationsRepository, type MigrationRow } from './migrations-repository.js'
 import { cloudBRepository } from './repository.js'
 import { PATHS, TYPES, type Migration, type MigrationState } from './schema.js'
 import { cloudBDriver, importTenantObjects, onTenantSettled } from './service.js'
@@ -25,11 +26,6 @@ import { settingsInfo } from '../cloud/common.js'
 import { EMPTY_MAPPINGS, parseCidr, validateMappings, type Mappings } from './validators.js'
 
 export const MIGRATION_JOBS = { start: 'cloudB.migration.start', apply: 'cloudB.migration.apply' } as const
-
-type Page = (
-  count: () => Promise<number>,
-  fetch: (limit: number, offset: number) => Promise<Migration[]>,
-) => Promise<Migration[]>
 
 function visibility(actor: Actor) {
   return seesAll(actor) ? ({ all: true } as const) : ({ all: false, userId: actor.id } as const)
@@ -62,20 +58,14 @@ export function toMigration(base: string, r: MigrationRow): Migration {
   }
 }
 
-export async function listMigrations(
+export function listMigrations(
   ctx: AppContext,
   actor: Actor,
-  f: MigrationFilters,
-  order: readonly OrderTerm[],
+  listing: Listing,
   base: string,
-  page: Page,
+  page: Pager<Migration>,
 ): Promise<Migration[]> {
-  const repo = migrationsRepository(ctx.db)
-  const vis = visibility(actor)
-  return page(
-    () => repo.count(vis, f),
-    async (l, o) => (await repo.list(vis, f, order, l, o)).map((r) => toMigration(base, r)),
-  )
+  return pageOf(page, migrationsRepository(ctx.db), visibility(actor), listing, (r) => toMigration(base, r))
 }
 
 async function findVisible(ctx: AppContext, actor: Actor, uuid: string): Promise<MigrationRow> {

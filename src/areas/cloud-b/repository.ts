@@ -6,6 +6,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { OrderTerm } from '../../http/query.js'
 import { reusable } from '../../db/compiled.js'
+import { insertReturningId, insertRow, updateRow } from '../../db/rows.js'
 import { networkingRepository } from './networking-repository.js'
 import {
   COMMON_COLUMNS,
@@ -126,11 +127,8 @@ export function cloudBRepository(db: Db) {
         .where('resource_id', '=', resourceId)
         .executeTakeFirst()
     },
-    async insertExt(ext: ExtTable, values: Record<string, unknown>): Promise<void> {
-      await db
-        .insertInto(ext as any)
-        .values(values as any)
-        .execute()
+    insertExt(ext: ExtTable, values: Record<string, unknown>): Promise<void> {
+      return insertRow(db, ext, values)
     },
     async updateExt(ext: ExtTable, resourceId: number, values: Record<string, unknown>): Promise<void> {
       if (!Object.keys(values).length) return
@@ -163,7 +161,7 @@ export function cloudBRepository(db: Db) {
         .where('backend_id', '=', backendId)
         .executeTakeFirst()
     },
-    async insertResource(values: {
+    insertResource(values: {
       uuid: string
       resource_type: string
       name: string
@@ -176,19 +174,10 @@ export function cloudBRepository(db: Db) {
       created: string
       modified: string
     }): Promise<number> {
-      const r = await db
-        .insertInto('cloud_resources')
-        .values(values)
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
+      return insertReturningId(db, 'cloud_resources', values)
     },
-    async updateResource(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('cloud_resources')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
+    updateResource(id: number, values: Record<string, unknown>): Promise<void> {
+      return updateRow(db, 'cloud_resources', id, values)
     },
     setStateIf(id: number, from: readonly string[], to: string, values: Record<string, unknown> = {}) {
       return setStateIf(db, 'cloud_resources', id, from, to, values)
@@ -235,12 +224,8 @@ export function cloudBRepository(db: Db) {
     // ---- marketplace rows this area drives ----
 
     /** Points a marketplace resource at the tenant provisioned for it. */
-    async setResourceScope(resourceId: number, scopeType: string, scopeId: number): Promise<void> {
-      await db
-        .updateTable('resources')
-        .set({ scope_type: scopeType, scope_id: scopeId })
-        .where('id', '=', resourceId)
-        .execute()
+    setResourceScope(resourceId: number, scopeType: string, scopeId: number): Promise<void> {
+      return updateRow(db, 'resources', resourceId, { scope_type: scopeType, scope_id: scopeId })
     },
     async setResourceBackendId(scopeType: string, scopeId: number, backendId: string): Promise<void> {
       await db

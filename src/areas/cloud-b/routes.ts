@@ -271,14 +271,14 @@ export const migrations = defineResource({
   record: s.MigrationSchema,
   list: {
     filters: {
-      src_resource_uuid: filter.custom(Type.String(), uuidFilter),
-      dst_resource_uuid: filter.custom(Type.String(), uuidFilter),
+      src_resource_uuid: filter.custom(Type.String(), uuidFilter, 'src.uuid'),
+      dst_resource_uuid: filter.custom(Type.String(), uuidFilter, 'dst.uuid'),
     },
     ordering: {
       fields: s.MIGRATION_ORDERING,
       default: [{ column: 'cloud_b_migrations.created', desc: false }],
     },
-    run: (c) => mig.listMigrations(c.ctx, c.actor, c.filters, c.listing.order, c.base, c.page),
+    run: (c) => mig.listMigrations(c.ctx, c.actor, c.listing, c.base, c.page),
   },
   retrieve: { run: (c) => mig.getMigration(c.ctx, c.actor, c.uuid, c.base) },
   create: {
