@@ -197,12 +197,14 @@ export async function detachFromPort(ctx: AppContext, actor: Actor, uuid: string
 
 // ---- routers ----
 
+type InterfaceTarget = { subnet?: CommonRow; port?: CommonRow }
+
 /** Exactly one of subnet or port (400 otherwise); returns the resolved object. */
 async function interfaceTarget(
   ctx: AppContext,
   actor: Actor,
   body: { subnet?: string; port?: string },
-): Promise<{ subnet?: CommonRow; port?: CommonRow }> {
+): Promise<InterfaceTarget> {
   const hasSubnet = body.subnet !== undefined && body.subnet !== null && body.subnet !== ''
   const hasPort = body.port !== undefined && body.port !== null && body.port !== ''
   if (hasSubnet === hasPort) throw nonFieldError('Either subnet or port must be specified, but not both.')
@@ -210,56 +212,55 @@ async function interfaceTarget(
   return { port: await resolveObject(ctx, actor, 'port', body.port, 'port') }
 }
 
+/**
+ * A router interface action: the router OK (409), exactly one of subnet or port, then `check`
+ * answers the action to queue (400 when the target does not fit).
+ */
+function interfaceAction(
+  check: (ctx: AppContext, router: CommonRow, target: InterfaceTarget) => Promise<ActionPayload>,
+) {
+  return async (
+    ctx: AppContext,
+    actor: Actor,
+    uuid: string,
+    body: { subnet?: string; port?: string },
+  ): Promise<void> => {
+    const router = await actionTarget(ctx, actor, TYPES.router, uuid, ['OK'], false)
+    const target = await interfaceTarget(ctx, actor, body)
+    await scheduleAction(ctx, router, ['OK'], await check(ctx, router, target))
+  }
+}
+
 /** POST add_router_interface: router OK (409); the subnet or a free port of the router's tenant. */
-export async function addRouterInterface(
-  ctx: AppContext,
-  actor: Actor,
-  uuid: string,
-  body: { subnet?: string; port?: string },
-): Promise<void> {
-  const router = await actionTarget(ctx, actor, TYPES.router, uuid, ['OK'], false)
-  const target = await interfaceTarget(ctx, actor, body)
+export const addRouterInterface = interfaceAction(async (ctx, router, target) => {
   const tenantId = await tenantIdOf(ctx, 'cloud_b_routers', router.id)
-  const repo = cloudBRepository(ctx.db)
   if (target.subnet) {
     if ((await tenantIdOf(ctx, 'cloud_b_subnets', target.subnet.id)) !== tenantId)
       throw fieldError('subnet', 'The subnet must belong to the tenant of the router.')
     requireOk(target.subnet, 'subnet', 'Subnet')
-    for (const i of await repo.interfacePorts([router.id])) {
+    for (const i of await cloudBRepository(ctx.db).interfacePorts([router.id])) {
       const pe = await ext(ctx.db, 'cloud_b_ports', i.port_id)
       if (pe.subnet_id === target.subnet.id)
         throw fieldError('subnet', 'The router already has an interface on this subnet.')
     }
-    await scheduleAction(ctx, router, ['OK'], {
-      id: router.id,
-      action: 'add_interface',
-      subnetId: target.subnet.id,
-    })
-  } else {
-    const port = target.port!
-    if ((await tenantIdOf(ctx, 'cloud_b_ports', port.id)) !== tenantId)
-      throw fieldError('port', 'The port must belong to the tenant of the router.')
-    const pe = await ext(ctx.db, 'cloud_b_ports', port.id)
-    if (pe.device_owner)
-      throw fieldError('port', `Port cannot have an owner. Currently owner is ${pe.device_owner}`)
-    if (port.runtime_state !== 'DOWN')
-      throw fieldError(
-        'port',
-        `Port should be in DOWN status for attachment. Current status is ${port.runtime_state}`,
-      )
-    await scheduleAction(ctx, router, ['OK'], { id: router.id, action: 'add_interface', portId: port.id })
+    return { id: router.id, action: 'add_interface', subnetId: target.subnet.id }
   }
-}
+  const port = target.port!
+  if ((await tenantIdOf(ctx, 'cloud_b_ports', port.id)) !== tenantId)
+    throw fieldError('port', 'The port must belong to the tenant of the router.')
+  const pe = await ext(ctx.db, 'cloud_b_ports', port.id)
+  if (pe.device_owner)
+    throw fieldError('port', `Port cannot have an owner. Currently owner is ${pe.device_owner}`)
+  if (port.runtime_state !== 'DOWN')
+    throw fieldError(
+      'port',
+      `Port should be in DOWN status for attachment. Current status is ${port.runtime_state}`,
+    )
+  return { id: router.id, action: 'add_interface', portId: port.id }
+})
 
 /** POST remove_router_interface: the subnet or port must be one of the router's interfaces. */
-export async function removeRouterInterface(
-  ctx: AppContext,
-  actor: Actor,
-  uuid: string,
-  body: { subnet?: string; port?: string },
-): Promise<void> {
-  const router = await actionTarget(ctx, actor, TYPES.router, uuid, ['OK'], false)
-  const target = await interfaceTarget(ctx, actor, body)
+export const removeRouterInterface = interfaceAction(async (ctx, router, target) => {
   const links = await cloudBRepository(ctx.db).interfacePorts([router.id])
   let portId: number | undefined
   if (target.port) portId = links.find((l) => l.port_id === target.port!.id)?.port_id
@@ -272,8 +273,8 @@ export async function removeRouterInterface(
     const field = target.port ? 'port' : 'subnet'
     throw fieldError(field, `The router has no interface on this ${field}.`)
   }
-  await scheduleAction(ctx, router, ['OK'], { id: router.id, action: 'remove_interface', portId })
-}
+  return { id: router.id, action: 'remove_interface', portId }
+})
 
 /** POST set_routes: validated, saved at once, then pushed by a job; answers the saved routes. */
 export async function setRoutes(

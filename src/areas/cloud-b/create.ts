@@ -1,6 +1,7 @@
 // Creating cloudB objects: tenants (the order path aside), and in a tenant its networks, subnets,
 // security groups, ports, floating IPs and routers. Each is inserted in CREATION_SCHEDULED with
 // its create step queued; the answer is the new record.
+import type { Static } from '@sinclair/typebox'
 import type { Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
@@ -20,7 +21,13 @@ import { EXT, ext, requireManage, requireOk, resolveObject, tenantIdOf } from '.
 import { KINDS, renderById } from './render.js'
 import { cloudBRepository } from './repository.js'
 import {
+  NetworkCreateBody,
   PATHS,
+  PortCreateBody,
+  RouterCreateBody,
+  SecurityGroupCreateBody,
+  SubnetCreateBody,
+  TenantCreateBody,
   TYPES,
   type FloatingIp,
   type Network,
@@ -34,13 +41,7 @@ import { cidrContains, normalizeIp, parseCidr, ruleErrors } from './validators.j
 export async function createTenant(
   ctx: AppContext,
   actor: Actor,
-  body: {
-    name: string
-    description?: string
-    service_settings: string
-    project: string
-    limits?: Record<string, number>
-  },
+  body: Static<typeof TenantCreateBody>,
   base: string,
 ): Promise<Tenant> {
   const settings = await resolveSettingsLink(ctx, actor, 'service_settings', body.service_settings, 'cloudB')
@@ -104,7 +105,7 @@ async function okParent(
 export async function createNetwork(
   ctx: AppContext,
   actor: Actor,
-  body: { tenant: string; name: string; description?: string },
+  body: Static<typeof NetworkCreateBody>,
   base: string,
 ): Promise<Network> {
   const tenant = await okParent(ctx, actor, 'tenant', body.tenant)
@@ -117,14 +118,7 @@ export async function createNetwork(
 export async function createSubnet(
   ctx: AppContext,
   actor: Actor,
-  body: {
-    network: string
-    name: string
-    description?: string
-    cidr: string
-    gateway_ip?: string | null
-    dns_nameservers?: string[]
-  },
+  body: Static<typeof SubnetCreateBody>,
   base: string,
 ): Promise<Subnet> {
   const network = await okParent(ctx, actor, 'network', body.network)
@@ -152,7 +146,7 @@ export async function createSubnet(
 export async function createSecurityGroup(
   ctx: AppContext,
   actor: Actor,
-  body: { tenant: string; name: string; description?: string; rules?: Record<string, unknown>[] },
+  body: Static<typeof SecurityGroupCreateBody>,
   base: string,
 ): Promise<SecurityGroup> {
   const tenant = await okParent(ctx, actor, 'tenant', body.tenant)
@@ -186,15 +180,7 @@ export async function createSecurityGroup(
 export async function createPort(
   ctx: AppContext,
   actor: Actor,
-  body: {
-    network: string
-    name: string
-    description?: string
-    subnet?: string
-    ip_address?: string
-    security_groups?: string[]
-    allowed_address_pairs?: { ip_address: string; mac_address?: string }[]
-  },
+  body: Static<typeof PortCreateBody>,
   base: string,
 ): Promise<Port> {
   const network = await okParent(ctx, actor, 'network', body.network)
@@ -276,7 +262,7 @@ export async function createFloatingIp(
 export async function createRouter(
   ctx: AppContext,
   actor: Actor,
-  body: { tenant: string; name: string; description?: string },
+  body: Static<typeof RouterCreateBody>,
   base: string,
 ) {
   const tenant = await resolveObject(ctx, actor, 'tenant', body.tenant, 'tenant')

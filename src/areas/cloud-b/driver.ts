@@ -96,6 +96,30 @@ export interface BackendRouter {
   ports: string[]
 }
 
+/** What a new subnet is made from. */
+export interface SubnetInput {
+  name: string
+  cidr: string
+  gateway_ip?: string | null
+  dns_nameservers?: string[]
+}
+
+/** What a new security group is made from. */
+export interface SecurityGroupInput {
+  name: string
+  description: string
+  rules: Omit<BackendRule, 'backend_id'>[]
+}
+
+/** What a new port is made from. */
+export interface PortInput {
+  name: string
+  subnet_id?: string | null
+  ip_address?: string | null
+  security_groups?: string[]
+  allowed_address_pairs?: { ip_address: string; mac_address: string }[]
+}
+
 export interface CloudBDriver {
   createTenant(input: {
     name: string
@@ -114,26 +138,11 @@ export interface CloudBDriver {
   listPorts(tenantId: string): Promise<BackendPort[]>
   createNetwork(tenantId: string, input: { name: string }): Promise<BackendNetwork>
   deleteNetwork(backendId: string): Promise<void>
-  createSubnet(
-    networkId: string,
-    input: { name: string; cidr: string; gateway_ip?: string | null; dns_nameservers?: string[] },
-  ): Promise<BackendSubnet>
+  createSubnet(networkId: string, input: SubnetInput): Promise<BackendSubnet>
   deleteSubnet(backendId: string): Promise<void>
-  createSecurityGroup(
-    tenantId: string,
-    input: { name: string; description: string; rules: Omit<BackendRule, 'backend_id'>[] },
-  ): Promise<BackendSecurityGroup>
+  createSecurityGroup(tenantId: string, input: SecurityGroupInput): Promise<BackendSecurityGroup>
   deleteSecurityGroup(backendId: string): Promise<void>
-  createPort(
-    networkId: string,
-    input: {
-      name: string
-      subnet_id?: string | null
-      ip_address?: string | null
-      security_groups?: string[]
-      allowed_address_pairs?: { ip_address: string; mac_address: string }[]
-    },
-  ): Promise<BackendPort>
+  createPort(networkId: string, input: PortInput): Promise<BackendPort>
   deletePort(backendId: string): Promise<void>
   getPort(backendId: string): Promise<BackendPort | null>
   createFloatingIp(tenantId: string, input: { description: string }): Promise<BackendFloatingIp>

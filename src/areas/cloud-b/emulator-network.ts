@@ -14,6 +14,9 @@ import type {
   BackendSubnet,
   BackendTenant,
   FixedIp,
+  PortInput,
+  SecurityGroupInput,
+  SubnetInput,
 } from './driver.js'
 import { addressAt, networkSize, parseCidr } from './validators.js'
 
@@ -208,10 +211,7 @@ export class NetworkEmulator extends EmulatorBase {
     await this.deleteObject(K.network, backendId)
   }
 
-  private async insertSubnet(
-    net: BackendNetwork,
-    input: { name: string; cidr: string; gateway_ip?: string | null; dns_nameservers?: string[] },
-  ): Promise<BackendSubnet> {
+  private async insertSubnet(net: BackendNetwork, input: SubnetInput): Promise<BackendSubnet> {
     const c = parseCidr(input.cidr)
     if (!c) throw new BackendError(`Invalid CIDR ${input.cidr}.`)
     const size = networkSize(c)
@@ -235,10 +235,7 @@ export class NetworkEmulator extends EmulatorBase {
     return subnet
   }
 
-  async createSubnet(
-    networkId: string,
-    input: { name: string; cidr: string; gateway_ip?: string | null; dns_nameservers?: string[] },
-  ) {
+  async createSubnet(networkId: string, input: SubnetInput) {
     await this.step('create_subnet')
     const net = await this.must<BackendNetwork>(K.network, networkId, 'Network')
     return this.insertSubnet(net, input)
@@ -292,7 +289,7 @@ export class NetworkEmulator extends EmulatorBase {
 
   private async insertSecurityGroup(
     tenantId: string,
-    input: { name: string; description: string; rules: Omit<BackendRule, 'backend_id'>[] },
+    input: SecurityGroupInput,
   ): Promise<BackendSecurityGroup> {
     const backend_id = await this.nextId('sg')
     const rules: BackendRule[] = []
@@ -308,10 +305,7 @@ export class NetworkEmulator extends EmulatorBase {
     return sg
   }
 
-  async createSecurityGroup(
-    tenantId: string,
-    input: { name: string; description: string; rules: Omit<BackendRule, 'backend_id'>[] },
-  ) {
+  async createSecurityGroup(tenantId: string, input: SecurityGroupInput) {
     await this.inTenant('create_security_group', tenantId)
     return this.insertSecurityGroup(tenantId, input)
   }
@@ -324,16 +318,7 @@ export class NetworkEmulator extends EmulatorBase {
 
   protected async insertPort(
     net: BackendNetwork,
-    input: {
-      name: string
-      subnet_id?: string | null
-      ip_address?: string | null
-      security_groups?: string[]
-      allowed_address_pairs?: { ip_address: string; mac_address: string }[]
-      device_id?: string
-      device_owner?: string
-      status?: string
-    },
+    input: PortInput & { device_id?: string; device_owner?: string; status?: string },
   ): Promise<BackendPort> {
     const subnets = (await this.listObjects<BackendSubnet>(K.subnet))
       .map((s) => s.data)
@@ -361,16 +346,7 @@ export class NetworkEmulator extends EmulatorBase {
     return port
   }
 
-  async createPort(
-    networkId: string,
-    input: {
-      name: string
-      subnet_id?: string | null
-      ip_address?: string | null
-      security_groups?: string[]
-      allowed_address_pairs?: { ip_address: string; mac_address: string }[]
-    },
-  ) {
+  async createPort(networkId: string, input: PortInput) {
     await this.step('create_port')
     const net = await this.must<BackendNetwork>(K.network, networkId, 'Network')
     return this.insertPort(net, input)

@@ -3,6 +3,7 @@
 // objects of a tenant by kind. Part of the area's repository (repository.ts).
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
+import type { BackendRule } from './driver.js'
 import type { ExtTable } from './repository.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -65,19 +66,7 @@ export function networkingRepository(db: Db) {
         .orderBy('r.id')
         .execute()
     },
-    async insertRules(
-      groupId: number,
-      rules: {
-        ethertype: string
-        direction: string
-        protocol: string
-        from_port: number | null
-        to_port: number | null
-        cidr: string
-        description: string
-        backend_id: string
-      }[],
-    ): Promise<void> {
+    async insertRules(groupId: number, rules: BackendRule[]): Promise<void> {
       if (!rules.length) return
       await db
         .insertInto('cloud_b_security_group_rules')

@@ -1,5 +1,5 @@
 // cloudB records (spec 2.11-2.13): tenants and their networking, floating IPs, routers, migrations.
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TProperties, type TString } from '@sinclair/typebox'
 import {
   AnyValue,
   Body,
@@ -42,6 +42,19 @@ export const RouteSchema = Type.Object({
   nexthop: { ...AnyValue, description: 'an IPv4 or IPv6 address' },
 })
 
+/** An object's name, as every create body takes it. */
+const Name = Type.String({ minLength: 1, maxLength: 150 })
+
+/** The body of a new object in a tenant or network: the parent's URL, its name and description, then its own fields. */
+function childBody<K extends 'tenant' | 'network', P extends TProperties>(
+  parent: K,
+  own: P,
+  description: TString = Type.String(),
+) {
+  const link = { [parent]: Type.String({ description: `URL of the ${parent}` }) } as Record<K, TString>
+  return Body({ ...link, name: Name, description: Type.Optional(description), ...own })
+}
+
 const tenantLink = {
   tenant: Url,
   tenant_name: Type.String(),
@@ -63,7 +76,7 @@ export type Tenant = Static<typeof TenantSchema>
 export const TENANT_FIELDS = Object.keys(TenantSchema.properties)
 
 export const TenantCreateBody = Body({
-  name: Type.String({ minLength: 1, maxLength: 150 }),
+  name: Name,
   description: Type.Optional(Type.String()),
   service_settings: Type.String({ description: 'URL of cloudB service settings' }),
   project: Type.String({ description: 'URL of the project' }),
@@ -71,7 +84,7 @@ export const TenantCreateBody = Body({
 })
 /** PUT sends the whole writable set: name is required (fields left out keep their values). */
 export const TenantPutBody = Body({
-  name: Type.String({ minLength: 1, maxLength: 150 }),
+  name: Name,
   description: Type.Optional(Type.String()),
   limits: Type.Optional(Type.Record(Type.String(), Type.Number())),
 })
@@ -103,11 +116,7 @@ export const NetworkSchema = Type.Object({
 })
 export type Network = Static<typeof NetworkSchema>
 export const NETWORK_FIELDS = Object.keys(NetworkSchema.properties)
-export const NetworkCreateBody = Body({
-  tenant: Type.String({ description: 'URL of the tenant' }),
-  name: Type.String({ minLength: 1, maxLength: 150 }),
-  description: Type.Optional(Type.String()),
-})
+export const NetworkCreateBody = childBody('tenant', {})
 
 export const SubnetSchema = Type.Object({
   ...CloudResourceProps,
@@ -124,10 +133,7 @@ export const SubnetSchema = Type.Object({
 })
 export type Subnet = Static<typeof SubnetSchema>
 export const SUBNET_FIELDS = Object.keys(SubnetSchema.properties)
-export const SubnetCreateBody = Body({
-  network: Type.String({ description: 'URL of the network' }),
-  name: Type.String({ minLength: 1, maxLength: 150 }),
-  description: Type.Optional(Type.String()),
+export const SubnetCreateBody = childBody('network', {
   cidr: Type.String({ description: 'e.g. 10.0.0.0/24' }),
   gateway_ip: Type.Optional(Nullable(Type.String())),
   dns_nameservers: Type.Optional(StringList),
@@ -170,10 +176,7 @@ export const RuleInput = Type.Object(
   },
   { additionalProperties: false },
 )
-export const SecurityGroupCreateBody = Body({
-  tenant: Type.String({ description: 'URL of the tenant' }),
-  name: Type.String({ minLength: 1, maxLength: 150 }),
-  description: Type.Optional(Type.String()),
+export const SecurityGroupCreateBody = childBody('tenant', {
   rules: Type.Optional(Type.Array(RuleInput)),
 })
 
@@ -213,10 +216,7 @@ export const PortSchema = Type.Object({
 })
 export type Port = Static<typeof PortSchema>
 export const PORT_FIELDS = Object.keys(PortSchema.properties)
-export const PortCreateBody = Body({
-  network: Type.String({ description: 'URL of the network' }),
-  name: Type.String({ minLength: 1, maxLength: 150 }),
-  description: Type.Optional(Type.String()),
+export const PortCreateBody = childBody('network', {
   subnet: Type.Optional(Type.String({ description: 'URL of a subnet of the network' })),
   ip_address: Type.Optional(Type.String()),
   security_groups: Type.Optional(StringList),
@@ -243,14 +243,19 @@ export const FloatingIpSchema = Type.Object({
 export type FloatingIp = Static<typeof FloatingIpSchema>
 export const FLOATING_IP_FIELDS = Object.keys(FloatingIpSchema.properties)
 
+/** The filters of every tenant-scoped list: the tenant's URL or uuid. */
+const tenantFilterQuery = {
+  tenant: Type.Optional(Type.String({ description: 'tenant URL' })),
+  tenant_uuid: Type.Optional(Type.String()),
+}
+
 export const FloatingIpListQuery = ListQuery({
   ...CommonFilterQuery,
   address: Type.Optional(Type.String()),
   external_ip: Type.Optional(Type.String()),
   free: Type.Optional(Type.String()),
   runtime_state: Type.Optional(Type.String()),
-  tenant: Type.Optional(Type.String({ description: 'tenant URL' })),
-  tenant_uuid: Type.Optional(Type.String()),
+  ...tenantFilterQuery,
 })
 export const AttachBody = Body({ port: Type.String({ description: 'URL of the port' }) })
 /** update_description: a description that is not blank; left out, the description is cleared. */
@@ -283,11 +288,7 @@ export const RouterCreateResult = Type.Object({
   project: Url,
   service_settings: Url,
 })
-export const RouterCreateBody = Body({
-  tenant: Type.String({ description: 'URL of the tenant' }),
-  name: Type.String({ minLength: 1, maxLength: 150 }),
-  description: Type.Optional(Type.String({ maxLength: 4096 })),
-})
+export const RouterCreateBody = childBody('tenant', {}, Type.String({ maxLength: 4096 }))
 export const InterfaceBody = Body({
   subnet: Type.Optional(Type.String({ description: 'URL of a subnet' })),
   port: Type.Optional(Type.String({ description: 'URL of a port' })),
@@ -301,11 +302,7 @@ export const SetRoutesBody = Body({
 export const RoutesResult = Type.Object({ routes: Type.Array(RouteSchema) })
 
 /** Lists of tenant-scoped objects: the common filters plus tenant (URL) and tenant_uuid. */
-export const TenantScopedListQuery = ListQuery({
-  ...CommonFilterQuery,
-  tenant: Type.Optional(Type.String({ description: 'tenant URL' })),
-  tenant_uuid: Type.Optional(Type.String()),
-})
+export const TenantScopedListQuery = ListQuery({ ...CommonFilterQuery, ...tenantFilterQuery })
 export const TenantListQuery = ListQuery({ ...CommonFilterQuery })
 
 // ---- migrations (2.13) ----
@@ -354,7 +351,7 @@ const mappingsInput = {
 } as typeof FreeObject
 
 export const MigrationCreateBody = Body({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 150 })),
+  name: Type.Optional(Name),
   description: Type.Optional(Type.String({ minLength: 1 })),
   mappings: Type.Optional(mappingsInput),
   src_resource: Type.String({ description: 'uuid of the marketplace resource of the source tenant' }),
