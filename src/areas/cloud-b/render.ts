@@ -7,6 +7,7 @@ import { notFound } from '../../http/errors.js'
 import { uuidFromLink, urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
+import type { Pager } from '../../http/resource.js'
 import { foundByUuid } from '../../http/uuid.js'
 import {
   cloudResourcesQuery,
@@ -31,10 +32,8 @@ import {
 } from './schema.js'
 import type { Route } from './validators.js'
 
-type Page<T> = (
-  count: () => Promise<number>,
-  fetch: (limit: number, offset: number) => Promise<T[]>,
-) => Promise<T[]>
+/** The ids of the rows being rendered, to read what they show in one query per kind. */
+const idsOf = (rows: readonly ExtRow[]) => rows.map((r) => r.id)
 
 function tenantLink(base: string, r: ExtRow) {
   return {
@@ -67,11 +66,7 @@ async function rulesByGroup(db: Db, base: string, ids: number[]) {
 }
 
 async function toSecurityGroups(db: Db, base: string, rows: ExtRow[]): Promise<SecurityGroup[]> {
-  const rules = await rulesByGroup(
-    db,
-    base,
-    rows.map((r) => r.id),
-  )
+  const rules = await rulesByGroup(db, base, idsOf(rows))
   return rows.map((r) =>
     Object.assign(toCommonRecord(base, PATHS.securityGroup, r), {
       ...tenantLink(base, r),
@@ -136,7 +131,7 @@ const COUNTED_QUOTAS = [
  * service runs no instances or volumes that would use cores, RAM or storage).
  */
 async function tenantQuotas(db: Db, rows: ExtRow[]) {
-  const ids = rows.map((r) => r.id)
+  const ids = idsOf(rows)
   const usage = new Map<string, number>()
   if (ids.length) {
     for (const [name, table] of COUNTED_QUOTAS) {
@@ -168,7 +163,7 @@ async function toTenants(db: Db, base: string, rows: ExtRow[]): Promise<Tenant[]
 }
 
 async function toNetworks(db: Db, base: string, rows: ExtRow[]): Promise<Network[]> {
-  const subnets = await cloudBRepository(db).subnetsOfNetworks(rows.map((r) => r.id))
+  const subnets = await cloudBRepository(db).subnetsOfNetworks(idsOf(rows))
   return rows.map((r) =>
     Object.assign(toCommonRecord(base, PATHS.network, r), {
       ...tenantLink(base, r),
@@ -217,13 +212,9 @@ async function toSubnets(db: Db, base: string, rows: ExtRow[]): Promise<Subnet[]
 }
 
 async function toPorts(db: Db, base: string, rows: ExtRow[]): Promise<Port[]> {
-  const records = await portRecords(
-    db,
-    base,
-    rows.map((r) => r.id),
-  )
+  const records = await portRecords(db, base, idsOf(rows))
   const repo = cloudBRepository(db)
-  const floating = await repo.floatingIpsOfPorts(rows.map((r) => r.id))
+  const floating = await repo.floatingIpsOfPorts(idsOf(rows))
   const out: Port[] = []
   for (const r of rows) {
     const net = r.network_id ? await repo.resource(r.network_id) : undefined
@@ -268,7 +259,7 @@ async function toFloatingIps(db: Db, base: string, rows: ExtRow[]): Promise<Floa
 }
 
 async function toRouters(db: Db, base: string, rows: ExtRow[]): Promise<Router[]> {
-  const links = await cloudBRepository(db).interfacePorts(rows.map((r) => r.id))
+  const links = await cloudBRepository(db).interfacePorts(idsOf(rows))
   const ports = await portRecords(
     db,
     base,
@@ -327,7 +318,7 @@ export async function listKind<T>(
   x: ExtFilters,
   order: readonly OrderTerm[],
   base: string,
-  page: Page<T>,
+  page: Pager<T>,
 ): Promise<T[]> {
   const repo = cloudBRepository(ctx.db)
   const q = () => cloudResourcesQuery(ctx.db, kind.type, actor, f)
