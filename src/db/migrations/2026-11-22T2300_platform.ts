@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { clearedWith, createRecordTable, jsonType, ownedBy, timestamps, withId } from './_helpers.js'
+import { clearedWith, ownedBy, timestamps } from './_columns.js'
+import { createIndexes, createLinkTable, createRecordTable, jsonType, withId } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
@@ -25,7 +26,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('key_hash', 'varchar(64)', (c) => c.notNull().unique())
     .addColumn('created', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('tokens_user_idx').on('tokens').column('user_id').execute()
+  await createIndexes(db, 'tokens', { tokens_user_idx: ['user_id'] })
 
   await createRecordTable(db, 'organization_groups')
     .addColumn('name', 'varchar(150)', (c) => c.notNull())
@@ -45,12 +46,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(timestamps)
     .execute()
 
-  await db.schema
-    .createTable('customer_organization_groups')
-    .addColumn('customer_id', 'integer', ownedBy('customers'))
-    .addColumn('organization_group_id', 'integer', ownedBy('organization_groups'))
-    .addPrimaryKeyConstraint('customer_organization_groups_pk', ['customer_id', 'organization_group_id'])
-    .execute()
+  await createLinkTable(db, 'customer_organization_groups', {
+    customer_id: 'customers',
+    organization_group_id: 'organization_groups',
+  }).execute()
 
   await createRecordTable(db, 'projects')
     .addColumn('name', 'varchar(500)', (c) => c.notNull())
@@ -61,7 +60,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('end_date', 'varchar(10)')
     .$call(timestamps)
     .execute()
-  await db.schema.createIndex('projects_customer_idx').on('projects').column('customer_id').execute()
+  await createIndexes(db, 'projects', { projects_customer_idx: ['customer_id'] })
 
   await createRecordTable(db, 'roles')
     .addColumn('name', 'varchar(150)', (c) => c.notNull().unique())
@@ -82,16 +81,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_by_id', 'integer', clearedWith('users'))
     .addColumn('created', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema
-    .createIndex('user_roles_user_idx')
-    .on('user_roles')
-    .columns(['user_id', 'is_active'])
-    .execute()
-  await db.schema
-    .createIndex('user_roles_scope_idx')
-    .on('user_roles')
-    .columns(['scope_type', 'scope_id', 'is_active'])
-    .execute()
+  await createIndexes(db, 'user_roles', {
+    user_roles_user_idx: ['user_id', 'is_active'],
+    user_roles_scope_idx: ['scope_type', 'scope_id', 'is_active'],
+  })
 
   await withId(db, db.schema.createTable('jobs'))
     .addColumn('kind', 'varchar(100)', (c) => c.notNull())
@@ -106,7 +99,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created', 'varchar(32)', (c) => c.notNull())
     .addColumn('finished', 'varchar(32)')
     .execute()
-  await db.schema.createIndex('jobs_claim_idx').on('jobs').columns(['state', 'run_at', 'id']).execute()
+  await createIndexes(db, 'jobs', { jobs_claim_idx: ['state', 'run_at', 'id'] })
 
   // Notification and audit events (policy notifications, state changes worth telling a user).
   await createRecordTable(db, 'events')
@@ -116,7 +109,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('context', json, (c) => c.notNull())
     .addColumn('created', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('events_type_idx').on('events').columns(['event_type', 'created']).execute()
+  await createIndexes(db, 'events', { events_type_idx: ['event_type', 'created'] })
 
   // The fixed roles. Their permissions live in code (src/http/permissions.ts); the rows give
   // them stable uuids for the API.

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
-import { clearedWith, createRecordTable, decimalType, jsonType, ownedBy, timestamps } from './_helpers.js'
+import { clearedWith, ownedBy, timestamps } from './_columns.js'
+import { createIndexes, createLinkTable, createRecordTable, decimalType, jsonType } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
@@ -52,16 +53,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('project_id', 'integer', clearedWith('projects'))
     .$call(timestamps)
     .execute()
-  await db.schema.createIndex('offerings_customer_idx').on('offerings').column('customer_id').execute()
-  await db.schema.createIndex('offerings_slug_idx').on('offerings').column('slug').execute()
+  await createIndexes(db, 'offerings', {
+    offerings_customer_idx: ['customer_id'],
+    offerings_slug_idx: ['slug'],
+  })
 
   // Organization groups a shared offering is restricted to (none: open to all).
-  await db.schema
-    .createTable('offering_organization_groups')
-    .addColumn('offering_id', 'integer', ownedBy('offerings'))
-    .addColumn('organization_group_id', 'integer', ownedBy('organization_groups'))
-    .addPrimaryKeyConstraint('offering_organization_groups_pk', ['offering_id', 'organization_group_id'])
-    .execute()
+  await createLinkTable(db, 'offering_organization_groups', {
+    offering_id: 'offerings',
+    organization_group_id: 'organization_groups',
+  }).execute()
 
   await createRecordTable(db, 'plans')
     .addColumn('offering_id', 'integer', ownedBy('offerings'))
@@ -74,7 +75,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('archived', 'integer', (c) => c.notNull().defaultTo(0))
     .$call(timestamps)
     .execute()
-  await db.schema.createIndex('plans_offering_idx').on('plans').column('offering_id').execute()
+  await createIndexes(db, 'plans', { plans_offering_idx: ['offering_id'] })
 
   // Marketplace resources: created by orders; scope_type/scope_id link the backend object
   // (for example a cloudB tenant) when the offering type has one.
@@ -94,18 +95,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('end_date', 'varchar(10)')
     .$call(timestamps)
     .execute()
-  await db.schema.createIndex('resources_project_idx').on('resources').column('project_id').execute()
-  await db.schema
-    .createIndex('resources_offering_idx')
-    .on('resources')
-    .columns(['offering_id', 'state'])
-    .execute()
-  await db.schema.createIndex('resources_customer_idx').on('resources').column('customer_id').execute()
-  await db.schema
-    .createIndex('resources_scope_idx')
-    .on('resources')
-    .columns(['scope_type', 'scope_id'])
-    .execute()
+  await createIndexes(db, 'resources', {
+    resources_project_idx: ['project_id'],
+    resources_offering_idx: ['offering_id', 'state'],
+    resources_customer_idx: ['customer_id'],
+    resources_scope_idx: ['scope_type', 'scope_id'],
+  })
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

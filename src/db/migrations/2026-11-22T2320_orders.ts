@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
-import { clearedWith, createRecordTable, decimalType, jsonType, ownedBy, timestamps } from './_helpers.js'
+import { clearedWith, errorTexts, ownedBy, timestamps } from './_columns.js'
+import { createIndexes, createRecordTable, decimalType, jsonType } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
@@ -23,8 +24,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('request_comment', 'text')
     .addColumn('start_date', 'varchar(10)')
     .addColumn('output', 'text', (c) => c.notNull().defaultTo(''))
-    .addColumn('error_message', 'text', (c) => c.notNull().defaultTo(''))
-    .addColumn('error_traceback', 'text', (c) => c.notNull().defaultTo(''))
+    .$call(errorTexts)
     .addColumn('backend_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
     .addColumn('attachment', 'varchar(500)')
     .addColumn('termination_comment', 'text')
@@ -36,17 +36,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('completed_at', 'varchar(32)')
     .$call(timestamps)
     .execute()
-  const idx = (name: string, cols: string[]) =>
-    db.schema.createIndex(name).on('orders').columns(cols).execute()
-  await idx('orders_created_idx', ['created', 'id'])
-  await idx('orders_project_idx', ['project_id', 'created'])
-  await idx('orders_customer_idx', ['customer_id', 'created'])
-  await idx('orders_provider_idx', ['provider_customer_id', 'created'])
-  await idx('orders_offering_idx', ['offering_id', 'created'])
-  await idx('orders_resource_idx', ['resource_id'])
-  await idx('orders_state_idx', ['state', 'created'])
-  await idx('orders_project_state_idx', ['project_id', 'state', 'created'])
-  await idx('orders_modified_idx', ['modified'])
+  await createIndexes(db, 'orders', {
+    orders_created_idx: ['created', 'id'],
+    orders_project_idx: ['project_id', 'created'],
+    orders_customer_idx: ['customer_id', 'created'],
+    orders_provider_idx: ['provider_customer_id', 'created'],
+    orders_offering_idx: ['offering_id', 'created'],
+    orders_resource_idx: ['resource_id'],
+    orders_state_idx: ['state', 'created'],
+    orders_project_state_idx: ['project_id', 'state', 'created'],
+    orders_modified_idx: ['modified'],
+  })
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

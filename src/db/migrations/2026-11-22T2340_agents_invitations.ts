@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely'
-import { clearedWith, createRecordTable, jsonType, ownedBy, timestamps } from './_helpers.js'
+import { clearedWith, errorTexts, ownedBy, timestamps } from './_columns.js'
+import { createIndexes, createRecordTable, jsonType } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
-  const idx = async (name: string, table: string, columns: string[]) =>
-    db.schema.createIndex(name).on(table).columns(columns).execute()
 
   // ---- backend resource requests ----
   await createRecordTable(db, 'backend_resource_requests')
@@ -12,14 +11,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('state', 'varchar(20)', (c) => c.notNull().defaultTo('Sent'))
     .addColumn('started', 'varchar(32)')
     .addColumn('finished', 'varchar(32)')
-    .addColumn('error_message', 'text', (c) => c.notNull().defaultTo(''))
-    .addColumn('error_traceback', 'text', (c) => c.notNull().defaultTo(''))
+    .$call(errorTexts)
     .addColumn('created_by_id', 'integer', clearedWith('users'))
     .$call(timestamps)
     .execute()
-  await idx('backend_resource_requests_offering_idx', 'backend_resource_requests', ['offering_id'])
-  await idx('backend_resource_requests_state_idx', 'backend_resource_requests', ['state'])
-  await idx('backend_resource_requests_created_idx', 'backend_resource_requests', ['created'])
+  await createIndexes(db, 'backend_resource_requests', {
+    backend_resource_requests_offering_idx: ['offering_id'],
+    backend_resource_requests_state_idx: ['state'],
+    backend_resource_requests_created_idx: ['created'],
+  })
 
   // ---- site agents ----
   await createRecordTable(db, 'site_agent_identities')
@@ -30,7 +30,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_by_id', 'integer', clearedWith('users'))
     .$call(timestamps)
     .execute()
-  await idx('site_agent_identities_offering_idx', 'site_agent_identities', ['offering_id'])
+  await createIndexes(db, 'site_agent_identities', {
+    site_agent_identities_offering_idx: ['offering_id'],
+  })
 
   await createRecordTable(db, 'site_agent_services')
     .addColumn('identity_id', 'integer', ownedBy('site_agent_identities'))
@@ -41,8 +43,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(timestamps)
     .addUniqueConstraint('site_agent_services_identity_name_uq', ['identity_id', 'name'])
     .execute()
-  await idx('site_agent_services_modified_idx', 'site_agent_services', ['modified'])
-  await idx('site_agent_services_state_idx', 'site_agent_services', ['state'])
+  await createIndexes(db, 'site_agent_services', {
+    site_agent_services_modified_idx: ['modified'],
+    site_agent_services_state_idx: ['state'],
+  })
 
   await createRecordTable(db, 'site_agent_processors')
     .addColumn('service_id', 'integer', ownedBy('site_agent_services'))
@@ -72,10 +76,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('user_identity_sources', json, (c) => c.notNull())
     .$call(timestamps)
     .execute()
-  await idx('user_group_invitations_customer_idx', 'user_group_invitations', ['customer_id'])
-  await idx('user_group_invitations_scope_idx', 'user_group_invitations', ['scope_type', 'scope_id'])
-  await idx('user_group_invitations_role_idx', 'user_group_invitations', ['role_id'])
-  await idx('user_group_invitations_created_idx', 'user_group_invitations', ['created'])
+  await createIndexes(db, 'user_group_invitations', {
+    user_group_invitations_customer_idx: ['customer_id'],
+    user_group_invitations_scope_idx: ['scope_type', 'scope_id'],
+    user_group_invitations_role_idx: ['role_id'],
+    user_group_invitations_created_idx: ['created'],
+  })
 
   await createRecordTable(db, 'user_permission_requests')
     .addColumn('invitation_id', 'integer', ownedBy('user_group_invitations'))
@@ -86,8 +92,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('review_comment', 'text')
     .$call(timestamps)
     .execute()
-  await idx('user_permission_requests_invitation_idx', 'user_permission_requests', ['invitation_id'])
-  await idx('user_permission_requests_user_idx', 'user_permission_requests', ['created_by_id', 'state'])
+  await createIndexes(db, 'user_permission_requests', {
+    user_permission_requests_invitation_idx: ['invitation_id'],
+    user_permission_requests_user_idx: ['created_by_id', 'state'],
+  })
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
-import { clearedWith, createRecordTable, jsonType, ownedBy, timestamps } from './_helpers.js'
+import { clearedWith, ownedBy, timestamps } from './_columns.js'
+import { createIndexes, createLinkTable, createRecordTable, jsonType } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
@@ -13,12 +14,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('is_active', 'integer', (c) => c.notNull().defaultTo(0))
     .$call(timestamps)
     .execute()
-  await db.schema
-    .createIndex('payment_profiles_organization_idx')
-    .on('payment_profiles')
-    .columns(['organization_id', 'is_active'])
-    .execute()
-  await db.schema.createIndex('payment_profiles_name_idx').on('payment_profiles').column('name').execute()
+  await createIndexes(db, 'payment_profiles', {
+    payment_profiles_organization_idx: ['organization_id', 'is_active'],
+    payment_profiles_name_idx: ['name'],
+  })
   // At most one active profile per organization. A partial unique index reads the same on
   // SQLite and PostgreSQL; the enable transaction keeps it satisfied, this makes it a guarantee.
   await sql`create unique index payment_profiles_one_active_idx on payment_profiles (organization_id) where is_active = 1`.execute(
@@ -38,23 +37,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('resolved', 'integer', (c) => c.notNull().defaultTo(0))
     .$call(timestamps)
     .execute()
-  await db.schema.createIndex('support_issues_caller_idx').on('support_issues').column('caller_id').execute()
-  await db.schema
-    .createIndex('support_issues_customer_idx')
-    .on('support_issues')
-    .column('customer_id')
-    .execute()
-  await db.schema
-    .createIndex('support_issues_project_idx')
-    .on('support_issues')
-    .column('project_id')
-    .execute()
-  await db.schema
-    .createIndex('support_issues_reporter_idx')
-    .on('support_issues')
-    .column('reporter_id')
-    .execute()
-  await db.schema.createIndex('support_issues_created_idx').on('support_issues').column('created').execute()
+  await createIndexes(db, 'support_issues', {
+    support_issues_caller_idx: ['caller_id'],
+    support_issues_customer_idx: ['customer_id'],
+    support_issues_project_idx: ['project_id'],
+    support_issues_reporter_idx: ['reporter_id'],
+    support_issues_created_idx: ['created'],
+  })
 
   await createRecordTable(db, 'support_feedbacks')
     // One feedback per issue: the unique index makes a racing second submission fail.
@@ -66,16 +55,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('state', 'varchar(30)', (c) => c.notNull().defaultTo('OK'))
     .$call(timestamps)
     .execute()
-  await db.schema
-    .createIndex('support_feedbacks_created_idx')
-    .on('support_feedbacks')
-    .column('created')
-    .execute()
-  await db.schema
-    .createIndex('support_feedbacks_evaluation_idx')
-    .on('support_feedbacks')
-    .column('evaluation')
-    .execute()
+  await createIndexes(db, 'support_feedbacks', {
+    support_feedbacks_created_idx: ['created'],
+    support_feedbacks_evaluation_idx: ['evaluation'],
+  })
 
   // ---- offering estimated cost policies ----
   await createRecordTable(db, 'cost_policies')
@@ -92,24 +75,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_by_id', 'integer', clearedWith('users'))
     .$call(timestamps)
     .execute()
-  await db.schema
-    .createIndex('cost_policies_offering_idx')
-    .on('cost_policies')
-    .columns(['offering_id', 'has_fired'])
-    .execute()
-  await db.schema.createIndex('cost_policies_created_idx').on('cost_policies').column('created').execute()
+  await createIndexes(db, 'cost_policies', {
+    cost_policies_offering_idx: ['offering_id', 'has_fired'],
+    cost_policies_created_idx: ['created'],
+  })
 
-  await db.schema
-    .createTable('cost_policy_organization_groups')
-    .addColumn('policy_id', 'integer', ownedBy('cost_policies'))
-    .addColumn('organization_group_id', 'integer', ownedBy('organization_groups'))
-    .addPrimaryKeyConstraint('cost_policy_organization_groups_pk', ['policy_id', 'organization_group_id'])
-    .execute()
-  await db.schema
-    .createIndex('cost_policy_organization_groups_group_idx')
-    .on('cost_policy_organization_groups')
-    .column('organization_group_id')
-    .execute()
+  await createLinkTable(db, 'cost_policy_organization_groups', {
+    policy_id: 'cost_policies',
+    organization_group_id: 'organization_groups',
+  }).execute()
+  await createIndexes(db, 'cost_policy_organization_groups', {
+    cost_policy_organization_groups_group_idx: ['organization_group_id'],
+  })
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -1,7 +1,8 @@
 // Cloud resources: the common record every cloud kind shares, the emulator's durable state, and
 // the cloudA objects (locations, resource groups, public IPs).
 import type { Kysely } from 'kysely'
-import { createRecordTable, jsonType, ownedBy, timestamps, withId } from './_helpers.js'
+import { errorTexts, ownedBy, timestamps } from './_columns.js'
+import { createIndexes, createRecordTable, jsonType, withId } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
@@ -15,28 +16,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('service_settings_id', 'integer', (c) => c.notNull().references('service_settings.id'))
     .addColumn('project_id', 'integer', ownedBy('projects'))
     .addColumn('state', 'varchar(30)', (c) => c.notNull().defaultTo('CREATION_SCHEDULED'))
-    .addColumn('error_message', 'text', (c) => c.notNull().defaultTo(''))
-    .addColumn('error_traceback', 'text', (c) => c.notNull().defaultTo(''))
+    .$call(errorTexts)
     .addColumn('backend_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
     .addColumn('access_url', 'varchar(500)')
     .addColumn('runtime_state', 'varchar(150)', (c) => c.notNull().defaultTo(''))
     .$call(timestamps)
     .execute()
-  await db.schema
-    .createIndex('cloud_resources_type_name_idx')
-    .on('cloud_resources')
-    .columns(['resource_type', 'name'])
-    .execute()
-  await db.schema
-    .createIndex('cloud_resources_project_idx')
-    .on('cloud_resources')
-    .column('project_id')
-    .execute()
-  await db.schema
-    .createIndex('cloud_resources_settings_idx')
-    .on('cloud_resources')
-    .column('service_settings_id')
-    .execute()
+  await createIndexes(db, 'cloud_resources', {
+    cloud_resources_type_name_idx: ['resource_type', 'name'],
+    cloud_resources_project_idx: ['project_id'],
+    cloud_resources_settings_idx: ['service_settings_id'],
+  })
 
   // The emulator driver's own backend state: objects it "provisioned" and id counters, per
   // service settings, so it survives restarts and is shared by every process.
@@ -79,11 +69,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('resource_group_id', 'integer', (c) => c.notNull().references('cloud_a_resource_groups.id'))
     .addColumn('ip_address', 'varchar(64)', (c) => c.notNull().defaultTo(''))
     .execute()
-  await db.schema
-    .createIndex('cloud_a_public_ips_group_idx')
-    .on('cloud_a_public_ips')
-    .column('resource_group_id')
-    .execute()
+  await createIndexes(db, 'cloud_a_public_ips', { cloud_a_public_ips_group_idx: ['resource_group_id'] })
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -2,8 +2,9 @@
 // cloud resources: their common record is a cloud_resources row (resource_type cloudB.*), and
 // each kind keeps its own columns in an extension table keyed by resource_id. Migrations between
 // tenants have a table of their own.
-import type { ColumnDefinitionBuilder, Kysely } from 'kysely'
-import { clearedWith, createRecordTable, jsonType, ownedBy, timestamps, withId } from './_helpers.js'
+import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely } from 'kysely'
+import { clearedWith, errorTexts, ownedBy, timestamps } from './_columns.js'
+import { createLinkTable, createRecordTable, jsonType, withId } from './_helpers.js'
 
 const resourceKey = (c: ColumnDefinitionBuilder) =>
   c.primaryKey().references('cloud_resources.id').onDelete('cascade')
@@ -12,6 +13,25 @@ const tenantRef = (c: ColumnDefinitionBuilder) =>
 
 async function index(db: Kysely<any>, table: string, column: string): Promise<void> {
   await db.schema.createIndex(`${table}_${column}_idx`).on(table).column(column).execute()
+}
+
+type TenantObjectTable = CreateTableBuilder<string, 'resource_id' | 'tenant_id'>
+
+/**
+ * The extension table of a kind of a tenant's objects: keyed by the object's cloud_resources row,
+ * with its tenant (indexed), then the kind's own `columns`.
+ */
+async function createTenantObjectTable(
+  db: Kysely<any>,
+  name: string,
+  columns: (t: TenantObjectTable) => CreateTableBuilder<string, string> = (t) => t,
+): Promise<void> {
+  const t = db.schema
+    .createTable(name)
+    .addColumn('resource_id', 'integer', resourceKey)
+    .addColumn('tenant_id', 'integer', tenantRef)
+  await columns(t).execute()
+  await index(db, name, 'tenant_id')
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -25,38 +45,27 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('internal_network_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
     .execute()
 
-  await db.schema
-    .createTable('cloud_b_networks')
-    .addColumn('resource_id', 'integer', resourceKey)
-    .addColumn('tenant_id', 'integer', tenantRef)
-    .addColumn('is_external', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('type', 'varchar(50)', (c) => c.notNull().defaultTo(''))
-    .addColumn('segmentation_id', 'integer')
-    .addColumn('mtu', 'integer')
-    .execute()
-  await index(db, 'cloud_b_networks', 'tenant_id')
+  await createTenantObjectTable(db, 'cloud_b_networks', (t) =>
+    t
+      .addColumn('is_external', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('type', 'varchar(50)', (c) => c.notNull().defaultTo(''))
+      .addColumn('segmentation_id', 'integer')
+      .addColumn('mtu', 'integer'),
+  )
 
-  await db.schema
-    .createTable('cloud_b_subnets')
-    .addColumn('resource_id', 'integer', resourceKey)
-    .addColumn('tenant_id', 'integer', tenantRef)
-    .addColumn('network_id', 'integer', ownedBy('cloud_resources'))
-    .addColumn('cidr', 'varchar(64)', (c) => c.notNull())
-    .addColumn('gateway_ip', 'varchar(64)')
-    .addColumn('ip_version', 'integer', (c) => c.notNull().defaultTo(4))
-    .addColumn('allocation_pools', json, (c) => c.notNull())
-    .addColumn('dns_nameservers', json, (c) => c.notNull())
-    .addColumn('enable_dhcp', 'integer', (c) => c.notNull().defaultTo(1))
-    .execute()
-  await index(db, 'cloud_b_subnets', 'tenant_id')
+  await createTenantObjectTable(db, 'cloud_b_subnets', (t) =>
+    t
+      .addColumn('network_id', 'integer', ownedBy('cloud_resources'))
+      .addColumn('cidr', 'varchar(64)', (c) => c.notNull())
+      .addColumn('gateway_ip', 'varchar(64)')
+      .addColumn('ip_version', 'integer', (c) => c.notNull().defaultTo(4))
+      .addColumn('allocation_pools', json, (c) => c.notNull())
+      .addColumn('dns_nameservers', json, (c) => c.notNull())
+      .addColumn('enable_dhcp', 'integer', (c) => c.notNull().defaultTo(1)),
+  )
   await index(db, 'cloud_b_subnets', 'network_id')
 
-  await db.schema
-    .createTable('cloud_b_security_groups')
-    .addColumn('resource_id', 'integer', resourceKey)
-    .addColumn('tenant_id', 'integer', tenantRef)
-    .execute()
-  await index(db, 'cloud_b_security_groups', 'tenant_id')
+  await createTenantObjectTable(db, 'cloud_b_security_groups')
 
   await withId(db, db.schema.createTable('cloud_b_security_group_rules'))
     .addColumn('security_group_id', 'integer', ownedBy('cloud_resources'))
@@ -73,49 +82,36 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
   await index(db, 'cloud_b_security_group_rules', 'security_group_id')
 
-  await db.schema
-    .createTable('cloud_b_ports')
-    .addColumn('resource_id', 'integer', resourceKey)
-    .addColumn('tenant_id', 'integer', tenantRef)
-    .addColumn('network_id', 'integer', clearedWith('cloud_resources'))
-    .addColumn('subnet_id', 'integer', clearedWith('cloud_resources'))
-    .addColumn('fixed_ips', json, (c) => c.notNull())
-    .addColumn('mac_address', 'varchar(32)', (c) => c.notNull().defaultTo(''))
-    .addColumn('device_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
-    .addColumn('device_owner', 'varchar(100)', (c) => c.notNull().defaultTo(''))
-    .addColumn('allowed_address_pairs', json, (c) => c.notNull())
-    .execute()
-  await index(db, 'cloud_b_ports', 'tenant_id')
+  await createTenantObjectTable(db, 'cloud_b_ports', (t) =>
+    t
+      .addColumn('network_id', 'integer', clearedWith('cloud_resources'))
+      .addColumn('subnet_id', 'integer', clearedWith('cloud_resources'))
+      .addColumn('fixed_ips', json, (c) => c.notNull())
+      .addColumn('mac_address', 'varchar(32)', (c) => c.notNull().defaultTo(''))
+      .addColumn('device_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+      .addColumn('device_owner', 'varchar(100)', (c) => c.notNull().defaultTo(''))
+      .addColumn('allowed_address_pairs', json, (c) => c.notNull()),
+  )
   await index(db, 'cloud_b_ports', 'subnet_id')
 
-  await db.schema
-    .createTable('cloud_b_port_security_groups')
-    .addColumn('port_id', 'integer', ownedBy('cloud_resources'))
-    .addColumn('security_group_id', 'integer', ownedBy('cloud_resources'))
-    .addPrimaryKeyConstraint('cloud_b_port_security_groups_pk', ['port_id', 'security_group_id'])
-    .execute()
+  await createLinkTable(db, 'cloud_b_port_security_groups', {
+    port_id: 'cloud_resources',
+    security_group_id: 'cloud_resources',
+  }).execute()
 
-  await db.schema
-    .createTable('cloud_b_floating_ips')
-    .addColumn('resource_id', 'integer', resourceKey)
-    .addColumn('tenant_id', 'integer', tenantRef)
-    .addColumn('address', 'varchar(64)')
-    .addColumn('backend_network_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
-    .addColumn('port_id', 'integer', clearedWith('cloud_resources'))
-    .addColumn('external_address', 'varchar(64)')
-    .execute()
-  await index(db, 'cloud_b_floating_ips', 'tenant_id')
+  await createTenantObjectTable(db, 'cloud_b_floating_ips', (t) =>
+    t
+      .addColumn('address', 'varchar(64)')
+      .addColumn('backend_network_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+      .addColumn('port_id', 'integer', clearedWith('cloud_resources'))
+      .addColumn('external_address', 'varchar(64)'),
+  )
   await index(db, 'cloud_b_floating_ips', 'port_id')
   await index(db, 'cloud_b_floating_ips', 'address')
 
-  await db.schema
-    .createTable('cloud_b_routers')
-    .addColumn('resource_id', 'integer', resourceKey)
-    .addColumn('tenant_id', 'integer', tenantRef)
-    .addColumn('routes', json, (c) => c.notNull())
-    .addColumn('fixed_ips', json, (c) => c.notNull())
-    .execute()
-  await index(db, 'cloud_b_routers', 'tenant_id')
+  await createTenantObjectTable(db, 'cloud_b_routers', (t) =>
+    t.addColumn('routes', json, (c) => c.notNull()).addColumn('fixed_ips', json, (c) => c.notNull()),
+  )
 
   // A router interface is a port of the router; a port serves at most one router.
   await db.schema
@@ -137,8 +133,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('dst_plan_id', 'integer', clearedWith('plans'))
     .addColumn('dst_resource_id', 'integer', clearedWith('resources'))
     .addColumn('state', 'varchar(32)', (c) => c.notNull().defaultTo('CREATION_SCHEDULED'))
-    .addColumn('error_message', 'text', (c) => c.notNull().defaultTo(''))
-    .addColumn('error_traceback', 'text', (c) => c.notNull().defaultTo(''))
+    .$call(errorTexts)
     .$call(timestamps)
     .execute()
   for (const col of ['src_resource_id', 'dst_resource_id', 'created_by_id', 'created']) {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { createIndexes } from './_helpers.js'
 
 // Request counts of the rate limits, shared by every process on the database: one row per
 // caller and window, `window_end_ms` in epoch milliseconds (when the window ends).
@@ -9,9 +10,5 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('count', 'integer', (c) => c.notNull())
     .addColumn('window_end_ms', 'bigint', (c) => c.notNull())
     .execute()
-  await db.schema
-    .createIndex('rate_limits_window_end_ms_idx')
-    .on('rate_limits')
-    .column('window_end_ms')
-    .execute()
+  await createIndexes(db, 'rate_limits', { rate_limits_window_end_ms_idx: ['window_end_ms'] })
 }

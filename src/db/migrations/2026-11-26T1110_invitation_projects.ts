@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
-import { ownedBy, withId } from './_helpers.js'
+import { ownedBy } from './_columns.js'
+import { createIndexes, withId } from './_helpers.js'
 
 // The projects an invitation with auto_create_project created, per user. An approval reuses only
 // such a project; before, it took any project of the rendered name in the customer, so a user
@@ -11,11 +12,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('project_id', 'integer', ownedBy('projects'))
     .addColumn('created', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema
-    .createIndex('invitation_projects_user_idx')
-    .on('invitation_projects')
-    .columns(['invitation_id', 'user_id'])
-    .execute()
+  await createIndexes(db, 'invitation_projects', {
+    invitation_projects_user_idx: ['invitation_id', 'user_id'],
+  })
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -4,7 +4,8 @@
 // Dates are YYYY-MM-DD text on both. A new column takes its type from `types(db)`, so it is
 // native on PostgreSQL from the start; the repositories read every type back in the shape they
 // expect on both dialects (see `database.ts`, `typeParsers`).
-import { PostgresAdapter, type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely } from 'kysely'
+import { PostgresAdapter, type CreateTableBuilder, type Kysely } from 'kysely'
+import { ownedBy } from './_columns.js'
 
 export function isPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter
@@ -50,19 +51,20 @@ export function createRecordTable<T extends string>(db: Kysely<any>, name: T) {
   return withId(db, db.schema.createTable(name)).addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
 }
 
-/** The record's `created` and `modified` times (ISO text; `timestamptz` once native_pg_types ran). */
-export function timestamps<T extends string, C extends string>(t: CreateTableBuilder<T, C>) {
-  return t
-    .addColumn('created', 'varchar(32)', (c) => c.notNull())
-    .addColumn('modified', 'varchar(32)', (c) => c.notNull())
+/**
+ * A table linking two tables' rows (many to many): each column, named by its key, references the
+ * row of the table named by its value and goes with it; the pair of columns is the primary key
+ * (`<name>_pk`).
+ */
+export function createLinkTable(db: Kysely<any>, name: string, links: Record<string, string>) {
+  let t: CreateTableBuilder<string, string> = db.schema.createTable(name)
+  for (const [column, table] of Object.entries(links)) t = t.addColumn(column, 'integer', ownedBy(table))
+  return t.addPrimaryKeyConstraint(`${name}_pk`, Object.keys(links))
 }
 
-/** A required reference to `table`'s row, whose deletion deletes this row. */
-export function ownedBy(table: string) {
-  return (c: ColumnDefinitionBuilder) => c.notNull().references(`${table}.id`).onDelete('cascade')
-}
-
-/** An optional reference to `table`'s row, cleared when that row is deleted. */
-export function clearedWith(table: string) {
-  return (c: ColumnDefinitionBuilder) => c.references(`${table}.id`).onDelete('set null')
+/** Creates each index of `table`, by name: its columns, in order. */
+export async function createIndexes(db: Kysely<any>, table: string, indexes: Record<string, string[]>) {
+  for (const [name, columns] of Object.entries(indexes)) {
+    await db.schema.createIndex(name).on(table).columns(columns).execute()
+  }
 }
