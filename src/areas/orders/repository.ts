@@ -12,6 +12,7 @@ import {
   reusableByForm,
   slot,
 } from '../../db/compiled.js'
+import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import type { OrderTerm } from '../../http/query.js'
 import type { OrderState } from './state-machine.js'
 import {
@@ -280,16 +281,8 @@ export function ordersRepository(db: Db) {
       if (!row) throw new Error(`customer ${customerId} or project ${projectId} is gone`)
       return row
     },
-    async update(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('orders')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
-    },
-    async delete(id: number): Promise<void> {
-      await db.deleteFrom('orders').where('id', '=', id).execute()
-    },
+    update: (id: number, values: Record<string, unknown>) => updateRow(db, 'orders', id, values),
+    delete: (id: number) => deleteRow(db, 'orders', id),
     /** Is the offering open to this customer: no organization groups, or one the customer is in? */
     async offeringOpenToCustomer(offeringId: number, customerId: number): Promise<boolean> {
       const { rows: groups } = await offeringGroupsOf(db, [], [customerId, offeringId])
@@ -299,15 +292,9 @@ export function ordersRepository(db: Db) {
     async availablePlans(offeringId: number, limit: number) {
       return (await availablePlansOf(db, [limit], [offeringId])).rows
     },
-    planById(id: number) {
-      return db.selectFrom('plans').selectAll().where('id', '=', id).executeTakeFirst()
-    },
-    offeringById(id: number) {
-      return db.selectFrom('offerings').selectAll().where('id', '=', id).executeTakeFirst()
-    },
-    customerById(id: number) {
-      return db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst()
-    },
+    planById: (id: number) => firstWhere(db.selectFrom('plans').selectAll(), 'id', id),
+    offeringById: (id: number) => firstWhere(db.selectFrom('offerings').selectAll(), 'id', id),
+    customerById: (id: number) => firstWhere(db.selectFrom('customers').selectAll(), 'id', id),
     /** Deletes the order when it is still in one of `from`. True when it was deleted. */
     async deleteIfState(id: number, from: readonly OrderState[]): Promise<boolean> {
       const r = await db
