@@ -132,46 +132,39 @@ function messageFor(e: ErrorObject): string {
   }
 }
 
+/** DRF's message for a value not of the schema's type, by type. */
+const TYPE_MESSAGES = new Map([
+  ['integer', 'A valid integer is required.'],
+  ['number', 'A valid number is required.'],
+  ['boolean', 'Must be a valid boolean.'],
+  ['string', 'Not a valid string.'],
+  ['array', 'Expected a list of items.'],
+  ['object', 'Expected a dictionary of items.'],
+  ['null', 'Must be null.'],
+])
+
 function messageForType(t: string): string {
-  switch (t) {
-    case 'integer':
-      return 'A valid integer is required.'
-    case 'number':
-      return 'A valid number is required.'
-    case 'boolean':
-      return 'Must be a valid boolean.'
-    case 'string':
-      return 'Not a valid string.'
-    case 'array':
-      return 'Expected a list of items.'
-    case 'object':
-      return 'Expected a dictionary of items.'
-    case 'null':
-      return 'Must be null.'
-    default:
-      return `Expected ${t}.`
-  }
+  return TYPE_MESSAGES.get(t) ?? `Expected ${t}.`
 }
 
 /** Messages of body patterns that have their own (a field's schema registers its pattern here). */
 export const PATTERN_MESSAGES = new Map<string, string>()
 
+/** DRF's message for a value not in the schema's format, by format. */
+const FORMAT_MESSAGES = new Map([
+  [
+    'date-time',
+    'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].',
+  ],
+  ['date', 'Date has wrong format. Use one of these formats instead: YYYY-MM-DD.'],
+  ['uri', 'Enter a valid URL.'],
+  ['http-url', 'Enter a valid URL.'],
+  ['email', 'Enter a valid email address.'],
+  ['uuid', 'Must be a valid UUID.'],
+])
+
 function formatMessage(format: string): string {
-  switch (format) {
-    case 'date-time':
-      return 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].'
-    case 'date':
-      return 'Date has wrong format. Use one of these formats instead: YYYY-MM-DD.'
-    case 'uri':
-    case 'http-url':
-      return 'Enter a valid URL.'
-    case 'email':
-      return 'Enter a valid email address.'
-    case 'uuid':
-      return 'Must be a valid UUID.'
-    default:
-      return `Enter a valid ${format}.`
-  }
+  return FORMAT_MESSAGES.get(format) ?? `Enter a valid ${format}.`
 }
 
 function setPath(target: FieldErrors, path: string[], message: string): void {

@@ -352,28 +352,24 @@ function installJobMetrics(registry: Registry, jobs: JobQueue): void {
   let pending: ReturnType<JobQueue['stats']> | null = null
   // One query per scrape for the three gauges.
   const stats = () => (pending ??= jobs.stats().finally(() => setImmediate(() => (pending = null))))
-  new Gauge({
-    name: 'jobs_queued',
-    help: 'Jobs waiting to run (due or not), by kind',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-    aggregator: 'first',
-    async collect() {
-      this.reset()
-      for (const [kind, n] of (await stats()).queued) this.set({ kind }, n)
-    },
-  })
-  new Gauge({
-    name: 'jobs_failed',
-    help: 'Jobs that failed for good and are kept (see `jobs failed` and `jobs retry`), by kind',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-    aggregator: 'first',
-    async collect() {
-      this.reset()
-      for (const [kind, n] of (await stats()).failed) this.set({ kind }, n)
-    },
-  })
+  const byKind = (name: string, help: string, counts: 'queued' | 'failed') =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      aggregator: 'first',
+      async collect() {
+        this.reset()
+        for (const [kind, n] of (await stats())[counts]) this.set({ kind }, n)
+      },
+    })
+  byKind('jobs_queued', 'Jobs waiting to run (due or not), by kind', 'queued')
+  byKind(
+    'jobs_failed',
+    'Jobs that failed for good and are kept (see `jobs failed` and `jobs retry`), by kind',
+    'failed',
+  )
   new Gauge({
     name: 'jobs_oldest_due_age_seconds',
     help: 'How long the oldest due job has waited past its time (0: none is waiting)',

@@ -223,13 +223,23 @@ export function parseOrdering<C extends string>(
 
 // ---- filter values ----
 
-/** A uuid filter: undefined when absent, 400 "Enter a valid UUID." when malformed. */
-export function uuidFilter(q: Query, name: string): string | undefined {
+/** A single value read by `parse`: undefined when absent, 400 with `message` when it reads as null. */
+function parsedFilter(
+  q: Query,
+  name: string,
+  parse: (v: string) => string | null,
+  message: string,
+): string | undefined {
   const v = single(q, name)
   if (v === undefined) return undefined
-  const u = normalizeUuid(v)
-  if (!u) throw fieldError(name, 'Enter a valid UUID.')
-  return u
+  const parsed = parse(v)
+  if (!parsed) throw fieldError(name, message)
+  return parsed
+}
+
+/** A uuid filter: undefined when absent, 400 "Enter a valid UUID." when malformed. */
+export function uuidFilter(q: Query, name: string): string | undefined {
+  return parsedFilter(q, name, normalizeUuid, 'Enter a valid UUID.')
 }
 
 /** Repeatable uuid filter. */
@@ -264,11 +274,7 @@ export function parseDateTime(v: string): string | null {
 }
 
 export function dateTimeFilter(q: Query, name: string): string | undefined {
-  const v = single(q, name)
-  if (v === undefined) return undefined
-  const parsed = parseDateTime(v)
-  if (!parsed) throw fieldError(name, 'Enter a valid date/time.')
-  return parsed
+  return parsedFilter(q, name, parseDateTime, 'Enter a valid date/time.')
 }
 
 /** Boolean filters never error: anything but true/false/1/0 is ignored, as django-filter does. */
