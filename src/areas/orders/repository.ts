@@ -343,16 +343,8 @@ export function resourcesWriteRepository(db: Db) {
     insert(values: Record<string, unknown>): Promise<number> {
       return insertReturningId(db, 'resources', values)
     },
-    async update(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('resources')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
-    },
-    findById(id: number) {
-      return db.selectFrom('resources').selectAll().where('id', '=', id).executeTakeFirst()
-    },
+    update: (id: number, values: Record<string, unknown>) => updateRow(db, 'resources', id, values),
+    findById: (id: number) => firstWhere(db.selectFrom('resources').selectAll(), 'id', id),
     /** The resource an Update or Terminate order is placed for, with what the order reads of its offering. */
     findForOrder(uuid: string) {
       return db
