@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely'
 import type { DB } from '../db/tables.js'
 import { fieldError } from './errors.js'
 import { normalizeUuid } from './uuid.js'
+import { toBool } from '../db/values.js'
 
 /** `${base}/api/${path}/${uuid}/`, the one way every area renders a hyperlink. */
 export function urlOf(base: string, path: string, uuid: string | null | undefined): string | null {
@@ -101,4 +102,46 @@ export async function resolveUuid(
   const id = row.rows[0]?.id
   if (id === undefined) throw fieldError(field, `Object with uuid=${uuid} does not exist.`)
   return { id, uuid }
+}
+
+/**
+ * How one field of a record is read from its row: `'copy'` (the column of the field's name, null
+ * when the row has none, as a left join gives), `'flag'` (a 0/1 or boolean column as a boolean),
+ * `'count'` (a number, 0 when absent), `{ link: path }` (the hyperlink `/api/<path>/<uuid>/` of the
+ * uuid in the column `from`, by default `<field>_uuid`; null without one), or a function of the row.
+ */
+export type FieldRule<R> =
+  | 'copy'
+  | 'flag'
+  | 'count'
+  | { readonly link: string; readonly from?: keyof R & string }
+  | ((row: R, base: string) => unknown)
+
+/**
+ * A record's renderer declared as data: every field of the record `T`, in its order, with the
+ * rule reading it from a row `R` (a column copied, converted or linked must be one of the row's).
+ */
+export function recordRenderer<R, T>(fields: {
+  readonly [K in keyof T]-?: K extends keyof R
+    ? FieldRule<R>
+    : Exclude<FieldRule<R>, 'copy' | 'flag' | 'count'>
+}): (base: string, row: R) => T {
+  const readers = Object.entries(fields as Record<string, FieldRule<R>>).map(
+    ([name, rule]) => [name, fieldReader(name, rule)] as const,
+  )
+  return (base, row) => {
+    const out: Record<string, unknown> = {}
+    for (const [name, read] of readers) out[name] = read(row, base)
+    return out as T
+  }
+}
+
+function fieldReader<R>(name: string, rule: FieldRule<R>): (row: R, base: string) => unknown {
+  const column = (row: R) => (row as Record<string, unknown>)[name]
+  if (typeof rule === 'function') return rule
+  if (rule === 'copy') return (row) => column(row) ?? null
+  if (rule === 'flag') return (row) => toBool(column(row))
+  if (rule === 'count') return (row) => Number(column(row) ?? 0)
+  const from = rule.from ?? `${name}_uuid`
+  return (row, base) => urlOf(base, rule.link, (row as Record<string, unknown>)[from] as string | null)
 }

@@ -2,9 +2,9 @@
 // the state actions and the offering's managers.
 import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
-import { fromBool, isoNow, parseJson, toBool, toJson } from '../../db/values.js'
+import { fromBool, isoNow, parseJson, toJson } from '../../db/values.js'
 import { AppError, fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
-import { urlOf, uuidFromLink } from '../../http/links.js'
+import { recordRenderer, urlOf, uuidFromLink } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
@@ -40,6 +40,39 @@ import {
 import { inlinePlanValues, insertPlan, toPlan } from './service-plans.js'
 import { DELETABLE_OFFERING_STATES, offeringTransition, type OfferingAction } from './state-machine.js'
 
+/** An offering row with its organization groups' uuids and its plans' records. */
+type OfferingWithParts = OfferingRow & { group_uuids: string[]; plans: Plan[] }
+
+const toOffering = recordRenderer<OfferingWithParts, Offering>({
+  url: { link: PATHS.offerings, from: 'uuid' },
+  uuid: 'copy',
+  name: 'copy',
+  description: 'copy',
+  slug: 'copy',
+  category: { link: PATHS.categories },
+  category_uuid: 'copy',
+  category_title: 'copy',
+  customer: { link: PATHS.customers },
+  customer_uuid: 'copy',
+  customer_name: 'copy',
+  type: 'copy',
+  state: 'copy',
+  shared: 'flag',
+  billable: 'flag',
+  plugin_options: (r) => parseJson<Record<string, unknown>>(r.plugin_options, {}),
+  terms_of_service: 'copy',
+  image: 'copy',
+  thumbnail: 'copy',
+  scope: { link: PATHS.serviceSettings },
+  scope_uuid: 'copy',
+  organization_groups: (r, base) => r.group_uuids.map((g) => urlOf(base, PATHS.organizationGroups, g)!),
+  project: { link: PATHS.projects },
+  parent: { link: PATHS.offerings },
+  plans: 'copy',
+  created: 'copy',
+  modified: 'copy',
+})
+
 async function toOfferings(ctx: AppContext, base: string, rows: OfferingRow[]): Promise<Offering[]> {
   const ids = rows.map((r) => r.id)
   const groups = await offeringsRepository(ctx.db).groupUuids(ids)
@@ -47,35 +80,9 @@ async function toOfferings(ctx: AppContext, base: string, rows: OfferingRow[]): 
   for (const p of await plansRepository(ctx.db).listByOfferings(ids)) {
     plans.set(p.offering_id, [...(plans.get(p.offering_id) ?? []), toPlan(base, p)])
   }
-  return rows.map((r) => ({
-    url: urlOf(base, PATHS.offerings, r.uuid)!,
-    uuid: r.uuid,
-    name: r.name,
-    description: r.description,
-    slug: r.slug,
-    category: urlOf(base, PATHS.categories, r.category_uuid),
-    category_uuid: r.category_uuid ?? null,
-    category_title: r.category_title ?? null,
-    customer: urlOf(base, PATHS.customers, r.customer_uuid)!,
-    customer_uuid: r.customer_uuid,
-    customer_name: r.customer_name,
-    type: r.type,
-    state: r.state,
-    shared: toBool(r.shared),
-    billable: toBool(r.billable),
-    plugin_options: parseJson<Record<string, unknown>>(r.plugin_options, {}),
-    terms_of_service: r.terms_of_service,
-    image: r.image,
-    thumbnail: r.thumbnail,
-    scope: urlOf(base, PATHS.serviceSettings, r.scope_uuid),
-    scope_uuid: r.scope_uuid ?? null,
-    organization_groups: (groups.get(r.id) ?? []).map((g) => urlOf(base, PATHS.organizationGroups, g)!),
-    project: urlOf(base, PATHS.projects, r.project_uuid),
-    parent: urlOf(base, PATHS.offerings, r.parent_uuid),
-    plans: plans.get(r.id) ?? [],
-    created: r.created,
-    modified: r.modified,
-  }))
+  return rows.map((r) =>
+    toOffering(base, { ...r, group_uuids: groups.get(r.id) ?? [], plans: plans.get(r.id) ?? [] }),
+  )
 }
 
 export function listOfferings(

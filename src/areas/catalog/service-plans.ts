@@ -2,9 +2,9 @@
 // values are also checked here for the plans given inline when an offering is created.
 import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
-import { decimalString, fromBool, isoNow, toBool } from '../../db/values.js'
+import { decimalString, fromBool, isoNow } from '../../db/values.js'
 import { AppError, FieldErrorSet, fieldError, forbidden } from '../../http/errors.js'
-import { urlOf } from '../../http/links.js'
+import { recordRenderer } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
@@ -20,23 +20,21 @@ const PRICE_PLACES = 7
 
 const price = (v: unknown) => decimalString(v, PRICE_PLACES) ?? '0.0000000'
 
-export function toPlan(base: string, r: PlanRow): Plan {
-  return {
-    url: urlOf(base, PATHS.plans, r.uuid)!,
-    uuid: r.uuid,
-    offering: urlOf(base, PATHS.offerings, r.offering_uuid)!,
-    offering_uuid: r.offering_uuid,
-    offering_name: r.offering_name,
-    name: r.name,
-    description: r.description,
-    unit: r.unit,
-    unit_price: price(r.unit_price),
-    fixed_price: price(r.fixed_price),
-    activation_price: price(r.activation_price),
-    archived: toBool(r.archived),
-    created: r.created,
-  }
-}
+export const toPlan = recordRenderer<PlanRow, Plan>({
+  url: { link: PATHS.plans, from: 'uuid' },
+  uuid: 'copy',
+  offering: { link: PATHS.offerings },
+  offering_uuid: 'copy',
+  offering_name: 'copy',
+  name: 'copy',
+  description: 'copy',
+  unit: 'copy',
+  unit_price: (r) => price(r.unit_price),
+  fixed_price: (r) => price(r.fixed_price),
+  activation_price: (r) => price(r.activation_price),
+  archived: 'flag',
+  created: 'copy',
+})
 
 function parseUnit(v: unknown): string {
   if (typeof v !== 'string' || !(PLAN_UNITS as readonly string[]).includes(v)) {

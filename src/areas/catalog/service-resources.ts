@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { parseJson } from '../../db/values.js'
 import { notFound } from '../../http/errors.js'
-import { urlOf } from '../../http/links.js'
+import { recordRenderer, urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { Pager } from '../../http/resource.js'
 import { uuidsOf, type CatalogVisibility } from './repository.js'
@@ -25,6 +25,42 @@ export function registerResourceScope(scopeType: string, target: { path: string;
 
 type ResourceRow = NonNullable<Awaited<ReturnType<ReturnType<typeof resourcesRepository>['findById']>>>
 
+/** A resource row with the API path and uuid of the backend object it stands for, if known. */
+type ResourceWithScope = ResourceRow & { scope_path: string | null; resource_uuid: string | null }
+
+const toResource = recordRenderer<ResourceWithScope, Resource>({
+  url: { link: PATHS.resources, from: 'uuid' },
+  uuid: 'copy',
+  name: 'copy',
+  offering: { link: PATHS.offerings },
+  offering_uuid: 'copy',
+  offering_name: 'copy',
+  offering_type: 'copy',
+  plan: { link: PATHS.plans },
+  plan_uuid: 'copy',
+  plan_name: 'copy',
+  project: { link: PATHS.projects },
+  project_uuid: 'copy',
+  project_name: 'copy',
+  customer: { link: PATHS.customers },
+  customer_uuid: 'copy',
+  customer_name: 'copy',
+  provider_uuid: 'copy',
+  provider_name: 'copy',
+  category_uuid: 'copy',
+  category_title: 'copy',
+  state: 'copy',
+  attributes: (r) => parseJson<unknown>(r.attributes, {}),
+  limits: (r) => parseJson<Record<string, unknown>>(r.limits, {}),
+  backend_id: 'copy',
+  resource_type: 'copy',
+  end_date: 'copy',
+  created: 'copy',
+  modified: 'copy',
+  scope: (r, base) => (r.scope_path && r.resource_uuid ? urlOf(base, r.scope_path, r.resource_uuid) : null),
+  resource_uuid: 'copy',
+})
+
 async function toResources(ctx: AppContext, base: string, rows: ResourceRow[]): Promise<Resource[]> {
   // Backend objects' uuids, one query per scope kind on the page.
   const byKind = new Map<string, number[]>()
@@ -41,38 +77,7 @@ async function toResources(ctx: AppContext, base: string, rows: ResourceRow[]): 
     const kind = r.scope_type ? RESOURCE_SCOPES.get(r.scope_type) : undefined
     const scopeUuid =
       kind && r.scope_id != null ? (scopeUuids.get(r.scope_type!)?.get(r.scope_id) ?? null) : null
-    return {
-      url: urlOf(base, PATHS.resources, r.uuid)!,
-      uuid: r.uuid,
-      name: r.name,
-      offering: urlOf(base, PATHS.offerings, r.offering_uuid)!,
-      offering_uuid: r.offering_uuid,
-      offering_name: r.offering_name,
-      offering_type: r.offering_type,
-      plan: urlOf(base, PATHS.plans, r.plan_uuid),
-      plan_uuid: r.plan_uuid ?? null,
-      plan_name: r.plan_name ?? null,
-      project: urlOf(base, PATHS.projects, r.project_uuid)!,
-      project_uuid: r.project_uuid,
-      project_name: r.project_name,
-      customer: urlOf(base, PATHS.customers, r.customer_uuid)!,
-      customer_uuid: r.customer_uuid,
-      customer_name: r.customer_name,
-      provider_uuid: r.provider_uuid,
-      provider_name: r.provider_name,
-      category_uuid: r.category_uuid ?? null,
-      category_title: r.category_title ?? null,
-      state: r.state,
-      attributes: parseJson<unknown>(r.attributes, {}),
-      limits: parseJson<Record<string, unknown>>(r.limits, {}),
-      backend_id: r.backend_id,
-      resource_type: r.resource_type,
-      end_date: r.end_date,
-      created: r.created,
-      modified: r.modified,
-      scope: kind && scopeUuid ? urlOf(base, kind.path, scopeUuid) : null,
-      resource_uuid: scopeUuid,
-    }
+    return toResource(base, { ...r, scope_path: kind?.path ?? null, resource_uuid: scopeUuid })
   })
 }
 

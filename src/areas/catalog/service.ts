@@ -6,7 +6,7 @@ import { foundByUuid } from '../../http/uuid.js'
 import type { Listing } from '../../db/listing.js'
 import { isoNow } from '../../db/values.js'
 import { AppError, fieldError, forbidden } from '../../http/errors.js'
-import { urlOf } from '../../http/links.js'
+import { recordRenderer } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import { pageOf, type Pager, type ScopedRows } from '../../http/resource.js'
 import { resolveCustomerLink } from '../directory/service.js'
@@ -53,18 +53,16 @@ type ProviderRow = NonNullable<
   Awaited<ReturnType<ReturnType<typeof serviceProvidersRepository>['findByUuid']>>
 >
 
-function toProvider(base: string, r: ProviderRow): ServiceProvider {
-  return {
-    url: urlOf(base, PATHS.providers, r.uuid)!,
-    uuid: r.uuid,
-    customer: urlOf(base, PATHS.customers, r.customer_uuid)!,
-    customer_uuid: r.customer_uuid,
-    customer_name: r.customer_name,
-    description: r.description,
-    image: r.image,
-    created: r.created,
-  }
-}
+const toProvider = recordRenderer<ProviderRow, ServiceProvider>({
+  url: { link: PATHS.providers, from: 'uuid' },
+  uuid: 'copy',
+  customer: { link: PATHS.customers },
+  customer_uuid: 'copy',
+  customer_name: 'copy',
+  description: 'copy',
+  image: 'copy',
+  created: 'copy',
+})
 
 const providers = openRecords(serviceProvidersRepository, toProvider, 'ServiceProvider')
 export const listServiceProviders = providers.list
@@ -141,17 +139,15 @@ export async function deleteServiceProvider(ctx: AppContext, actor: Actor, uuid:
 
 type CategoryRow = NonNullable<Awaited<ReturnType<ReturnType<typeof categoriesRepository>['findByUuid']>>>
 
-function toCategory(base: string, r: CategoryRow): Category {
-  return {
-    url: urlOf(base, PATHS.categories, r.uuid)!,
-    uuid: r.uuid,
-    title: r.title,
-    description: r.description,
-    icon: r.icon,
-    offering_count: Number(r.offering_count ?? 0),
-    created: r.created,
-  }
-}
+const toCategory = recordRenderer<CategoryRow, Category>({
+  url: { link: PATHS.categories, from: 'uuid' },
+  uuid: 'copy',
+  title: 'copy',
+  description: 'copy',
+  icon: 'copy',
+  offering_count: 'count',
+  created: 'copy',
+})
 
 const categoryRecords = openRecords(categoriesRepository, toCategory, 'Category')
 export const listCategories = categoryRecords.list

@@ -1,10 +1,10 @@
 // Customers (organizations) and the organization groups they belong to.
 import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
-import { fromBool, toBool } from '../../db/values.js'
+import { fromBool } from '../../db/values.js'
 import { AppError, fieldError, forbidden } from '../../http/errors.js'
 import { foundByUuid } from '../../http/uuid.js'
-import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
+import { invalidHyperlink, recordRenderer, urlOf, uuidFromLink } from '../../http/links.js'
 import { can, requireStaff, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { slugify } from '../../http/slug.js'
@@ -13,23 +13,26 @@ import { customersRepository, organizationGroupsRepository, type Visibility } fr
 import { PATHS, type Customer, type CustomerWrite, type OrganizationGroup } from './schema.js'
 
 type CustomerRow = NonNullable<Awaited<ReturnType<ReturnType<typeof customersRepository>['findById']>>>
+/** A customer row with the uuids of its organization groups. */
+type CustomerWithGroups = CustomerRow & { projects_count?: unknown; group_uuids: string[] }
+const customerRenderer = recordRenderer<CustomerWithGroups, Customer>({
+  url: { link: PATHS.customers, from: 'uuid' },
+  uuid: 'copy',
+  name: 'copy',
+  abbreviation: 'copy',
+  native_name: 'copy',
+  slug: 'copy',
+  email: 'copy',
+  image: 'copy',
+  blocked: 'flag',
+  archived: 'flag',
+  organization_groups: (r, base) => r.group_uuids.map((g) => urlOf(base, PATHS.organizationGroups, g)!),
+  projects_count: 'count',
+  created: 'copy',
+  modified: 'copy',
+})
 function toCustomer(base: string, r: CustomerRow & { projects_count?: unknown }, groups: string[]): Customer {
-  return {
-    url: urlOf(base, PATHS.customers, r.uuid)!,
-    uuid: r.uuid,
-    name: r.name,
-    abbreviation: r.abbreviation,
-    native_name: r.native_name,
-    slug: r.slug,
-    email: r.email,
-    image: r.image,
-    blocked: toBool(r.blocked),
-    archived: toBool(r.archived),
-    organization_groups: groups.map((g) => urlOf(base, PATHS.organizationGroups, g)!),
-    projects_count: Number(r.projects_count ?? 0),
-    created: r.created,
-    modified: r.modified,
-  }
+  return customerRenderer(base, { ...r, group_uuids: groups })
 }
 
 // ---- organization groups ----
@@ -37,18 +40,16 @@ function toCustomer(base: string, r: CustomerRow & { projects_count?: unknown },
 type GroupRow = NonNullable<
   Awaited<ReturnType<ReturnType<typeof organizationGroupsRepository>['findByUuid']>>
 >
-function toGroup(base: string, r: GroupRow): OrganizationGroup {
-  return {
-    url: urlOf(base, PATHS.organizationGroups, r.uuid)!,
-    uuid: r.uuid,
-    name: r.name,
-    parent: urlOf(base, PATHS.organizationGroups, r.parent_uuid),
-    parent_uuid: r.parent_uuid ?? null,
-    parent_name: r.parent_name ?? null,
-    customers_count: Number(r.customers_count ?? 0),
-    created: r.created,
-  }
-}
+const toGroup = recordRenderer<GroupRow, OrganizationGroup>({
+  url: { link: PATHS.organizationGroups, from: 'uuid' },
+  uuid: 'copy',
+  name: 'copy',
+  parent: { link: PATHS.organizationGroups },
+  parent_uuid: 'copy',
+  parent_name: 'copy',
+  customers_count: 'count',
+  created: 'copy',
+})
 
 /** Every group, for any authenticated caller. */
 export function listOrganizationGroups(

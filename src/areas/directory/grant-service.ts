@@ -4,7 +4,7 @@ import type { Listing } from '../../db/listing.js'
 import { toBool } from '../../db/values.js'
 import { fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { foundByUuid } from '../../http/uuid.js'
-import { urlOf } from '../../http/links.js'
+import { recordRenderer } from '../../http/links.js'
 import {
   can,
   requireStaff,
@@ -29,16 +29,14 @@ import {
 import { PATHS, type GrantRecord, type Role } from './schema.js'
 
 type RoleRow = NonNullable<Awaited<ReturnType<ReturnType<typeof rolesRepository>['findById']>>>
-export function toRole(base: string, r: RoleRow): Role {
-  return {
-    url: urlOf(base, PATHS.roles, r.uuid)!,
-    uuid: r.uuid,
-    name: r.name,
-    description: r.description,
-    content_type: r.content_type,
-    is_active: toBool(r.is_active),
-  }
-}
+export const toRole = recordRenderer<RoleRow, Role>({
+  url: { link: PATHS.roles, from: 'uuid' },
+  uuid: 'copy',
+  name: 'copy',
+  description: 'copy',
+  content_type: 'copy',
+  is_active: 'flag',
+})
 
 // ---- roles ----
 
@@ -213,22 +211,23 @@ export async function deleteUserGrant(
 }
 
 type GrantRow = Awaited<ReturnType<ReturnType<typeof grantsRepository>['list']>>[number]
-function toGrant(r: GrantRow, scope: GrantScope, _base: string): GrantRecord {
-  return {
-    uuid: r.uuid,
-    user_uuid: r.user_uuid,
-    user_username: r.user_username,
-    user_full_name: r.user_full_name,
-    user_email: r.user_email,
-    role_name: r.role_name,
-    role_uuid: r.role_uuid,
-    scope_type: scope.type,
-    scope_uuid: scope.uuid,
-    scope_name: scope.name,
-    expiration_time: r.expiration_time,
-    created: r.created,
-    created_by_full_name: r.created_by_full_name ?? null,
-  }
+const grantRenderer = recordRenderer<GrantRow & { scope: GrantScope }, GrantRecord>({
+  uuid: 'copy',
+  user_uuid: 'copy',
+  user_username: 'copy',
+  user_full_name: 'copy',
+  user_email: 'copy',
+  role_name: 'copy',
+  role_uuid: 'copy',
+  scope_type: (r) => r.scope.type,
+  scope_uuid: (r) => r.scope.uuid,
+  scope_name: (r) => r.scope.name,
+  expiration_time: 'copy',
+  created: 'copy',
+  created_by_full_name: 'copy',
+})
+function toGrant(r: GrantRow, scope: GrantScope, base: string): GrantRecord {
+  return grantRenderer(base, { ...r, scope })
 }
 
 export async function listGrants(

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js'
 import type { Condition, Listing } from '../../db/listing.js'
 import { fieldError, forbidden } from '../../http/errors.js'
 import { foundByUuid } from '../../http/uuid.js'
-import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
+import { invalidHyperlink, recordRenderer, uuidFromLink } from '../../http/links.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { slugify } from '../../http/slug.js'
@@ -13,24 +13,22 @@ import { projectsRepository, type Db, type Visibility } from './repository.js'
 import { PATHS, type Project, type ProjectWrite } from './schema.js'
 
 type ProjectRow = NonNullable<Awaited<ReturnType<ReturnType<typeof projectsRepository>['findById']>>>
-export function toProject(base: string, r: ProjectRow): Project {
-  return {
-    url: urlOf(base, PATHS.projects, r.uuid)!,
-    uuid: r.uuid,
-    name: r.name,
-    customer: urlOf(base, PATHS.customers, r.customer_uuid)!,
-    customer_uuid: r.customer_uuid,
-    customer_name: r.customer_name,
-    customer_abbreviation: r.customer_abbreviation,
-    customer_native_name: r.customer_native_name,
-    description: r.description,
-    slug: r.slug,
-    start_date: r.start_date,
-    end_date: r.end_date,
-    created: r.created,
-    modified: r.modified,
-  }
-}
+export const toProject = recordRenderer<ProjectRow, Project>({
+  url: { link: PATHS.projects, from: 'uuid' },
+  uuid: 'copy',
+  name: 'copy',
+  customer: { link: PATHS.customers },
+  customer_uuid: 'copy',
+  customer_name: 'copy',
+  customer_abbreviation: 'copy',
+  customer_native_name: 'copy',
+  description: 'copy',
+  slug: 'copy',
+  start_date: 'copy',
+  end_date: 'copy',
+  created: 'copy',
+  modified: 'copy',
+})
 
 // ---- projects ----
 

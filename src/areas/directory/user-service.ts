@@ -5,7 +5,7 @@ import type { Listing } from '../../db/listing.js'
 import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
 import { fieldError, forbidden, nonFieldError, notFound } from '../../http/errors.js'
 import { generateTokenKey, hashPassword, hashToken, verifyPassword } from '../../http/auth.js'
-import { urlOf } from '../../http/links.js'
+import { recordRenderer } from '../../http/links.js'
 import { requireStaff, seesAll, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
@@ -13,25 +13,23 @@ import { usersRepository, type Db, type Visibility } from './repository.js'
 import { PATHS, type User, type UserCreate, type UserUpdate } from './schema.js'
 
 type UserRow = NonNullable<Awaited<ReturnType<ReturnType<typeof usersRepository>['findById']>>>
-export function toUser(base: string, r: UserRow): User {
-  return {
-    url: urlOf(base, PATHS.users, r.uuid)!,
-    uuid: r.uuid,
-    username: r.username,
-    email: r.email,
-    full_name: r.full_name,
-    civil_number: r.civil_number,
-    is_staff: toBool(r.is_staff),
-    is_support: toBool(r.is_support),
-    is_active: toBool(r.is_active),
-    affiliations: parseJson<string[]>(r.affiliations, []),
-    identity_source: r.identity_source,
-    image: r.image,
-    pending_email: r.pending_email ?? null,
-    created: r.created,
-    modified: r.modified,
-  }
-}
+export const toUser = recordRenderer<UserRow, User>({
+  url: { link: PATHS.users, from: 'uuid' },
+  uuid: 'copy',
+  username: 'copy',
+  email: 'copy',
+  full_name: 'copy',
+  civil_number: 'copy',
+  is_staff: 'flag',
+  is_support: 'flag',
+  is_active: 'flag',
+  affiliations: (r) => parseJson<string[]>(r.affiliations, []),
+  identity_source: 'copy',
+  image: 'copy',
+  pending_email: 'copy',
+  created: 'copy',
+  modified: 'copy',
+})
 
 // ---- authentication ----
 
