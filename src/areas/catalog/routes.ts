@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { actorOf } from '../../http/auth.js'
 import { filter } from '../../http/filters.js'
 import { pager, single, uuidFilter, values, type Query } from '../../http/query.js'
-import { defineAction, defineResource, resourceRoutes } from '../../http/resource.js'
+import { defineAction, defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
 import { errors, StatusBody } from '../../http/schemas.js'
 import { GRANT_FIELDS, GrantBody, GrantListQuery, GrantSchema, RevokeBody } from '../directory/schema.js'
 import { resourceQueryMatches } from './repository-resources.js'
@@ -33,16 +33,19 @@ export const serviceProviders = defineResource({
     },
     run: (c) => svc.listServiceProviders(c.ctx, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => svc.getServiceProvider(c.ctx, c.uuid, c.base) },
-  create: {
-    body: s.ServiceProviderCreateBody,
-    run: (c) => svc.createServiceProvider(c.ctx, c.actor, c.body, c.base),
-  },
-  update: {
-    body: s.ServiceProviderUpdateBody,
-    run: (c) => svc.updateServiceProvider(c.ctx, c.actor, c.uuid, c.body, c.base),
-  },
-  destroy: { run: (c) => svc.deleteServiceProvider(c.ctx, c.actor, c.uuid) },
+  ...recordOperations(
+    {
+      get: svc.getServiceProvider,
+      create: svc.createServiceProvider,
+      update: svc.updateServiceProvider,
+      destroy: svc.deleteServiceProvider,
+    },
+    {
+      create: s.ServiceProviderCreateBody,
+      put: s.ServiceProviderUpdateBody,
+      patch: s.ServiceProviderUpdateBody,
+    },
+  ),
 })
 
 export const categories = defineResource({
@@ -58,14 +61,15 @@ export const categories = defineResource({
     },
     run: (c) => svc.listCategories(c.ctx, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => svc.getCategory(c.ctx, c.uuid, c.base) },
-  create: { body: s.CategoryBody, run: (c) => svc.createCategory(c.ctx, c.actor, c.body, c.base) },
-  update: {
-    body: s.CategoryBody,
-    patch: s.CategoryPatchBody,
-    run: (c) => svc.updateCategory(c.ctx, c.actor, c.uuid, c.body, c.base),
-  },
-  destroy: { run: (c) => svc.deleteCategory(c.ctx, c.actor, c.uuid) },
+  ...recordOperations(
+    {
+      get: svc.getCategory,
+      create: svc.createCategory,
+      update: svc.updateCategory,
+      destroy: svc.deleteCategory,
+    },
+    { create: s.CategoryBody, patch: s.CategoryPatchBody },
+  ),
 })
 
 /** One offering state action: POST /api/marketplace-provider-offerings/<uuid>/<action>/. */
@@ -119,17 +123,15 @@ export const providerOfferings = defineResource({
     },
     run: (c) => offerings.listOfferings(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => offerings.getOffering(c.ctx, c.actor, c.uuid, c.base) },
-  create: {
-    body: s.OfferingCreateBody,
-    run: (c) => offerings.createOffering(c.ctx, c.actor, c.body, c.base),
-  },
-  update: {
-    body: s.OfferingUpdateBody,
-    patch: s.OfferingPatchBody,
-    run: (c) => offerings.updateOffering(c.ctx, c.actor, c.uuid, c.body as s.OfferingWrite, c.base),
-  },
-  destroy: { run: (c) => offerings.deleteOffering(c.ctx, c.actor, c.uuid) },
+  ...recordOperations(
+    {
+      get: offerings.getOffering,
+      create: offerings.createOffering,
+      update: offerings.updateOffering,
+      destroy: offerings.deleteOffering,
+    },
+    { create: s.OfferingCreateBody, put: s.OfferingUpdateBody, patch: s.OfferingPatchBody },
+  ),
   actions: [
     stateAction('activate', 'Activate an offering: it is shown and orderable'),
     stateAction('pause', 'Pause an offering: no new orders'),

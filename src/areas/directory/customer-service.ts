@@ -65,7 +65,8 @@ function findGroup(ctx: AppContext, uuid: string): Promise<GroupRow> {
   return foundByUuid(uuid, (id) => organizationGroupsRepository(ctx.db).findByUuid(id), 'OrganizationGroup')
 }
 
-export async function getOrganizationGroup(ctx: AppContext, uuid: string, base: string) {
+/** Any authenticated caller may read a group (the actor is not checked). */
+export async function getOrganizationGroup(ctx: AppContext, _actor: Actor, uuid: string, base: string) {
   return toGroup(base, await findGroup(ctx, uuid))
 }
 

@@ -1,7 +1,8 @@
 // SQL of roles and of the grants of roles to users on customers, projects and offerings.
-import { sql, type ExpressionBuilder } from 'kysely'
+import { sql, type ExpressionBuilder, type Insertable } from 'kysely'
+import type { DB } from '../../db/tables.js'
 import { countRows, scopedList } from '../../db/listing.js'
-import { updateRow } from '../../db/rows.js'
+import { firstWhere, updateRow } from '../../db/rows.js'
 import { icontains, iexact, isPostgres } from '../../db/sql.js'
 import type { Db } from './repository.js'
 
@@ -11,6 +12,7 @@ export function roleNamed(_eb: ExpressionBuilder<any, any>, name: string) {
 }
 
 export function rolesRepository(db: Db) {
+  const all = () => db.selectFrom('roles').selectAll()
   return {
     /** Every role, for every caller. */
     ...scopedList(
@@ -18,15 +20,9 @@ export function rolesRepository(db: Db) {
       (q) => q.selectAll(),
       'roles.id',
     ),
-    findByUuid(uuid: string) {
-      return db.selectFrom('roles').selectAll().where('uuid', '=', uuid).executeTakeFirst()
-    },
-    findByName(name: string) {
-      return db.selectFrom('roles').selectAll().where('name', '=', name).executeTakeFirst()
-    },
-    findById(id: number) {
-      return db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst()
-    },
+    findByUuid: (uuid: string) => firstWhere(all(), 'uuid', uuid),
+    findByName: (name: string) => firstWhere(all(), 'name', name),
+    findById: (id: number) => firstWhere(all(), 'id', id),
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'roles', id, values),
   }
 }
@@ -95,16 +91,7 @@ export function grantsRepository(db: Db) {
     findActive(t: Triple) {
       return active(db.selectFrom('user_roles').selectAll(), t).executeTakeFirst()
     },
-    async insert(values: {
-      uuid: string
-      user_id: number
-      role_id: number
-      scope_type: string
-      scope_id: number
-      expiration_time: string | null
-      created_by_id: number | null
-      created: string
-    }): Promise<boolean> {
+    async insert(values: Omit<Insertable<DB['user_roles']>, 'is_active'>): Promise<boolean> {
       // The partial unique index over active rows decides between racing grants: the loser
       // inserts nothing (no error, so an enclosing transaction stays usable).
       const r = await db

@@ -88,17 +88,15 @@ const organizationGroups = defineResource({
     },
     run: (c) => svc.listOrganizationGroups(c.ctx, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => svc.getOrganizationGroup(c.ctx, c.uuid, c.base) },
-  create: {
-    body: s.OrganizationGroupBody,
-    run: (c) => svc.createOrganizationGroup(c.ctx, c.actor, c.body, c.base),
-  },
-  update: {
-    body: s.OrganizationGroupBody,
-    patch: s.OrganizationGroupPatchBody,
-    run: (c) => svc.updateOrganizationGroup(c.ctx, c.actor, c.uuid, c.body, c.base),
-  },
-  destroy: { run: (c) => svc.deleteOrganizationGroup(c.ctx, c.actor, c.uuid) },
+  ...recordOperations(
+    {
+      get: svc.getOrganizationGroup,
+      create: svc.createOrganizationGroup,
+      update: svc.updateOrganizationGroup,
+      destroy: svc.deleteOrganizationGroup,
+    },
+    { create: s.OrganizationGroupBody, patch: s.OrganizationGroupPatchBody },
+  ),
 })
 
 /** `add_user`, `delete_user` and `list_users` on a customer or a project: its role grants. */

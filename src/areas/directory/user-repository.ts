@@ -1,7 +1,7 @@
 // SQL of users, their tokens and their e-mail confirmations.
 import { insertReturningId } from '../../db/compiled.js'
 import { scopedList } from '../../db/listing.js'
-import { deleteRow, updateRow } from '../../db/rows.js'
+import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import { icontainsAny } from '../../db/sql.js'
 import type { Db, Visibility } from './repository.js'
 
@@ -14,17 +14,12 @@ export function usersRepository(db: Db) {
     const q = db.selectFrom('users')
     return vis.all ? q : q.where('users.id', '=', vis.userId)
   }
+  const all = () => db.selectFrom('users').selectAll()
   return {
     ...scopedList(visible, (q) => q.selectAll('users'), 'users.id'),
-    findByUuid(uuid: string) {
-      return db.selectFrom('users').selectAll().where('uuid', '=', uuid).executeTakeFirst()
-    },
-    findById(id: number) {
-      return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
-    },
-    findByUsername(username: string) {
-      return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst()
-    },
+    findByUuid: (uuid: string) => firstWhere(all(), 'uuid', uuid),
+    findById: (id: number) => firstWhere(all(), 'id', id),
+    findByUsername: (username: string) => firstWhere(all(), 'username', username),
     insert: (values: Record<string, unknown>) => insertReturningId(db, 'users', values),
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'users', id, values),
     delete: (id: number) => deleteRow(db, 'users', id),
