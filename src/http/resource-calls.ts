@@ -131,3 +131,20 @@ export class ListRequestCall extends RequestCall {
     return async (count, fetch) => `[${(await paginate(this.request, this.reply, count, fetch)).join(',')}]`
   }
 }
+
+/**
+ * `pageOf` for records rendered a page at a time: `render` takes the page's rows together, so the
+ * parts they share (plans, groups, linked objects) are read in one query per page.
+ */
+export function pageOfRows<S, Row, T>(
+  page: Pager<T>,
+  rows: ScopedRows<S, Row>,
+  scope: S,
+  listing: Listing,
+  render: (rows: Row[]) => Promise<T[]>,
+): Promise<T[]> {
+  return page(
+    () => rows.count(scope, listing),
+    async (limit, offset) => render(await rows.list(scope, listing, limit, offset)),
+  )
+}

@@ -1,5 +1,6 @@
 // SQL of offerings (with their organization groups) and their plans, scoped by what the caller
 // may see of the catalog.
+import type { SelectQueryBuilder } from 'kysely'
 import { insertReturningId, reusableByForm, slot } from '../../db/compiled.js'
 import { countRows, scopedList } from '../../db/listing.js'
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
@@ -7,6 +8,11 @@ import { offeringVisible, slottedCatalogVisibility, type CatalogVisibility, type
 
 const offeringByUuid = reusableByForm()
 const planByUuid = reusableByForm(1)
+
+/** The rows of `base` (which joins `offerings`) that a caller may see: those of offerings it may see. */
+function visibleWithOffering<Q extends SelectQueryBuilder<any, any, any>>(base: () => Q) {
+  return (vis: CatalogVisibility): Q => base().where((eb) => offeringVisible(eb, vis)) as Q
+}
 
 export function offeringsRepository(db: Db) {
   function base() {
@@ -18,7 +24,7 @@ export function offeringsRepository(db: Db) {
       .leftJoin('projects as offering_project', 'offering_project.id', 'offerings.project_id')
       .leftJoin('offerings as parent', 'parent.id', 'offerings.parent_id')
   }
-  const visible = (vis: CatalogVisibility) => base().where((eb) => offeringVisible(eb, vis))
+  const visible = visibleWithOffering(base)
   const columns = [
     'offerings.id',
     'offerings.uuid',
@@ -134,7 +140,7 @@ export function plansRepository(db: Db) {
   function base() {
     return db.selectFrom('plans').innerJoin('offerings', 'offerings.id', 'plans.offering_id')
   }
-  const visible = (vis: CatalogVisibility) => base().where((eb) => offeringVisible(eb, vis))
+  const visible = visibleWithOffering(base)
   const columns = [
     'plans.id',
     'plans.uuid',

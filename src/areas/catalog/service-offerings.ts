@@ -7,6 +7,7 @@ import { AppError, fieldError, forbidden, invalidState, notFound } from '../../h
 import { recordRenderer, urlOf, uuidFromLink } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { Pager } from '../../http/resource.js'
+import { pageOfRows } from '../../http/resource-calls.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { slugify } from '../../http/slug.js'
 import {
@@ -92,11 +93,7 @@ export function listOfferings(
   base: string,
   page: Pager<Offering>,
 ) {
-  const repo = offeringsRepository(ctx.db)
-  return page(
-    () => repo.count(vis, listing),
-    async (l, o) => toOfferings(ctx, base, await repo.list(vis, listing, l, o)),
-  )
+  return pageOfRows(page, offeringsRepository(ctx.db), vis, listing, (rows) => toOfferings(ctx, base, rows))
 }
 
 function findVisibleOffering(ctx: AppContext, actor: Actor, uuid: string): Promise<OfferingRow> {

@@ -7,6 +7,7 @@ import { notFound } from '../../http/errors.js'
 import { recordRenderer, urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { Pager } from '../../http/resource.js'
+import { pageOfRows } from '../../http/resource-calls.js'
 import { uuidsOf, type CatalogVisibility } from './repository.js'
 import { resourcesRepository } from './repository-resources.js'
 import { PATHS, type Resource } from './schema.js'
@@ -88,11 +89,7 @@ export function listResources(
   base: string,
   page: Pager<Resource>,
 ) {
-  const repo = resourcesRepository(ctx.db)
-  return page(
-    () => repo.count(vis, listing),
-    async (l, o) => toResources(ctx, base, await repo.list(vis, listing, l, o)),
-  )
+  return pageOfRows(page, resourcesRepository(ctx.db), vis, listing, (rows) => toResources(ctx, base, rows))
 }
 
 export async function getResource(ctx: AppContext, actor: Actor, uuid: string, base: string) {

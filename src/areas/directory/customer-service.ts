@@ -7,6 +7,7 @@ import { foundByUuid } from '../../http/uuid.js'
 import { invalidHyperlink, recordRenderer, urlOf, uuidFromLink } from '../../http/links.js'
 import { can, requireStaff, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
+import { pageOfRows } from '../../http/resource-calls.js'
 import { slugify } from '../../http/slug.js'
 import { visibilityOf } from './access.js'
 import { customersRepository, organizationGroupsRepository, type Visibility } from './repository.js'
@@ -143,14 +144,10 @@ export function listCustomers(
   page: Pager<Customer>,
 ) {
   const repo = customersRepository(ctx.db)
-  return page(
-    () => repo.count(vis, listing),
-    async (l, o) => {
-      const rows = await repo.list(vis, listing, l, o)
-      const groups = await repo.groupUuids(rows.map((r) => r.id))
-      return rows.map((r) => toCustomer(base, r as unknown as CustomerRow, groups.get(r.id) ?? []))
-    },
-  )
+  return pageOfRows(page, repo, vis, listing, async (rows) => {
+    const groups = await repo.groupUuids(rows.map((r) => r.id))
+    return rows.map((r) => toCustomer(base, r as unknown as CustomerRow, groups.get(r.id) ?? []))
+  })
 }
 
 /** The customer of a path's uuid if the actor may see it, else 404. */
