@@ -2,7 +2,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { Dialect } from '../../db/database.js'
-import { scopedList } from '../../db/listing.js'
+import { tableRecords, updateRow } from '../../db/rows.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -33,42 +33,8 @@ export function paymentProfilesRepository(db: Db) {
     'payment_profiles.is_active',
     'customers.uuid as organization_uuid',
   ] as const
-  const { count, list } = scopedList(visible, (q) => q.select(columns), 'payment_profiles.id')
   return {
-    count,
-    list,
-    findVisibleByUuid(vis: ProfileVisibility, uuid: string) {
-      return visible(vis).select(columns).where('payment_profiles.uuid', '=', uuid).executeTakeFirst()
-    },
-    findById(id: number) {
-      return base().select(columns).where('payment_profiles.id', '=', id).executeTakeFirstOrThrow()
-    },
-    async insert(values: {
-      uuid: string
-      name: string
-      organization_id: number
-      attributes: string
-      payment_type: string
-      created: string
-      modified: string
-    }): Promise<number> {
-      const r = await db
-        .insertInto('payment_profiles')
-        .values({ ...values, is_active: 0 })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
-    },
-    async update(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('payment_profiles')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
-    },
-    async delete(id: number): Promise<void> {
-      await db.deleteFrom('payment_profiles').where('id', '=', id).execute()
-    },
+    ...tableRecords(db, { table: 'payment_profiles', base, visible, select: (q) => q.select(columns) }),
     /**
      * Serializes activations within one organization: on PostgreSQL the organization row is
      * locked until the transaction ends (SQLite runs one write transaction at a time anyway).
@@ -87,13 +53,11 @@ export function paymentProfilesRepository(db: Db) {
         .where('id', '!=', id)
         .where('is_active', '=', 1)
         .execute()
-      await db
-        .updateTable('payment_profiles')
-        .set({ is_active: 1, modified: now })
-        .where('id', '=', id)
-        .execute()
+      await updateRow(db, 'payment_profiles', id, { is_active: 1, modified: now })
     },
   }
 }
 
-export type ProfileRow = Awaited<ReturnType<ReturnType<typeof paymentProfilesRepository>['findById']>>
+export type ProfileRow = NonNullable<
+  Awaited<ReturnType<ReturnType<typeof paymentProfilesRepository>['findById']>>
+>

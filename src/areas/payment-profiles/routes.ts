@@ -1,7 +1,7 @@
 // HTTP for /api/payment-profiles/: the resource's declaration (the worked example of the kit in
 // docs/development.md).
 import { filter } from '../../http/filters.js'
-import { defineResource, resourceRoutes } from '../../http/resource.js'
+import { defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
@@ -28,17 +28,10 @@ export const paymentProfiles = defineResource({
     },
     run: (c) => svc.listPaymentProfiles(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => svc.getPaymentProfile(c.ctx, c.scope, c.uuid, c.base) },
-  create: {
-    body: s.PaymentProfileCreateBody,
-    run: (c) => svc.createPaymentProfile(c.ctx, c.actor, c.body, c.base),
-  },
-  update: {
-    body: s.PaymentProfileCreateBody,
+  ...recordOperations(svc.paymentProfileService, {
+    create: s.PaymentProfileCreateBody,
     patch: s.PaymentProfilePatchBody,
-    run: (c) => svc.updatePaymentProfile(c.ctx, c.actor, c.uuid, c.body, c.base),
-  },
-  destroy: { run: (c) => svc.deletePaymentProfile(c.ctx, c.actor, c.uuid) },
+  }),
   actions: [
     {
       name: 'enable',

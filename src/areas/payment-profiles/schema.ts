@@ -54,13 +54,8 @@ export const PaymentProfileCreateBody = Body({
   payment_type: writable.payment_type,
   is_active: Type.Optional(writable.is_active),
 })
-export const PaymentProfilePatchBody = Body({
-  name: Type.Optional(writable.name),
-  organization: Type.Optional(writable.organization),
-  attributes: Type.Optional(writable.attributes),
-  payment_type: Type.Optional(writable.payment_type),
-  is_active: Type.Optional(writable.is_active),
-})
+/** PATCH: any of the create body's fields. */
+export const PaymentProfilePatchBody = Type.Partial(PaymentProfileCreateBody)
 export interface PaymentProfileWrite {
   name?: string
   organization?: string

@@ -3,13 +3,11 @@
 // others in the same transaction, under a per-organization lock, and a partial unique index
 // guarantees at most one active profile per organization.
 import type { AppContext } from '../../context.js'
-import { foundByUuid } from '../../http/uuid.js'
 import { parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { requireStaff, customerIds, seesAll, type Actor } from '../../http/permissions.js'
-import { pageOf, type Pager } from '../../http/resource.js'
-import type { Listing } from '../../db/listing.js'
+import { eachRow, visibleRecords } from '../../http/visible-records.js'
 import { paymentProfilesRepository, type ProfileRow, type ProfileVisibility } from './repository.js'
 import {
   PATH,
@@ -41,6 +39,15 @@ export function toPaymentProfile(base: string, r: ProfileRow): PaymentProfile {
     is_active: toBool(r.is_active),
   }
 }
+
+/** The profiles' list and record, and the visible profile a path names. */
+const profiles = visibleRecords({
+  rows: paymentProfilesRepository,
+  visibility,
+  model: 'PaymentProfile',
+  render: eachRow(toPaymentProfile),
+})
+export const listPaymentProfiles = profiles.list
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/
 
@@ -94,33 +101,6 @@ function validatePaymentType(v: string): PaymentType {
   return v as PaymentType
 }
 
-export async function listPaymentProfiles(
-  ctx: AppContext,
-  vis: ProfileVisibility,
-  listing: Listing,
-  base: string,
-  page: Pager<PaymentProfile>,
-): Promise<PaymentProfile[]> {
-  return pageOf(page, paymentProfilesRepository(ctx.db), vis, listing, (r) => toPaymentProfile(base, r))
-}
-
-function findVisible(ctx: AppContext, vis: ProfileVisibility, uuid: string) {
-  return foundByUuid(
-    uuid,
-    (u) => paymentProfilesRepository(ctx.db).findVisibleByUuid(vis, u),
-    'PaymentProfile',
-  )
-}
-
-export async function getPaymentProfile(
-  ctx: AppContext,
-  vis: ProfileVisibility,
-  uuid: string,
-  base: string,
-): Promise<PaymentProfile> {
-  return toPaymentProfile(base, await findVisible(ctx, vis, uuid))
-}
-
 /** POST: staff only; saving with is_active true deactivates the organization's other profiles. */
 export async function createPaymentProfile(
   ctx: AppContext,
@@ -142,13 +122,14 @@ export async function createPaymentProfile(
       organization_id: org.id,
       attributes: toJson(attributes),
       payment_type: paymentType,
+      is_active: 0,
       created: now,
       modified: now,
     })
     if (body.is_active) await repo.activateOnly(org.id, id, now)
     return id
   })
-  return toPaymentProfile(base, await paymentProfilesRepository(ctx.db).findById(id))
+  return profiles.record(ctx, id, base)
 }
 
 /** PUT/PATCH: staff only. Missing keys keep their stored values. */
@@ -160,7 +141,7 @@ export async function updatePaymentProfile(
   base: string,
 ): Promise<PaymentProfile> {
   requireStaff(actor)
-  const current = await findVisible(ctx, visibility(actor), uuid)
+  const current = await profiles.find(ctx, actor, uuid)
   const changes: Record<string, unknown> = {}
   if (body.name !== undefined) changes.name = body.name
   if (body.payment_type !== undefined) changes.payment_type = validatePaymentType(body.payment_type)
@@ -182,19 +163,27 @@ export async function updatePaymentProfile(
     await repo.update(current.id, { ...changes, is_active: 0, modified: now })
     if (active) await repo.activateOnly(orgId, current.id, now)
   })
-  return toPaymentProfile(base, await paymentProfilesRepository(ctx.db).findById(current.id))
+  return profiles.record(ctx, current.id, base)
 }
 
 export async function deletePaymentProfile(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
   requireStaff(actor)
-  const current = await findVisible(ctx, visibility(actor), uuid)
+  const current = await profiles.find(ctx, actor, uuid)
   await paymentProfilesRepository(ctx.db).delete(current.id)
+}
+
+/** Retrieve, create, update and delete, for the kit. */
+export const paymentProfileService = {
+  get: profiles.get,
+  create: createPaymentProfile,
+  update: updatePaymentProfile,
+  destroy: deletePaymentProfile,
 }
 
 /** POST enable: this profile active, every other profile of its organization inactive, atomically. */
 export async function enablePaymentProfile(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
   requireStaff(actor)
-  const current = await findVisible(ctx, visibility(actor), uuid)
+  const current = await profiles.find(ctx, actor, uuid)
   await ctx.db.transaction().execute(async (trx) => {
     const repo = paymentProfilesRepository(trx)
     await repo.lockOrganization(ctx.dialect, current.organization_id)
