@@ -1,7 +1,8 @@
 // All SQL of support issues and feedbacks.
-import { type Kysely, type Transaction } from 'kysely'
+import type { Insertable, Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { applyConditions, countRows, pageRows, scopedList, type Listing } from '../../db/listing.js'
+import { scopedList } from '../../db/listing.js'
+import { insertRow, tableRecords, updateRow } from '../../db/rows.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -50,16 +51,14 @@ export function issuesRepository(db: Db) {
     'projects.uuid as project_uuid',
     'projects.name as project_name',
   ] as const
-  const { count, list } = scopedList(visible, (q) => q.select(columns), 'support_issues.id')
+  const records = tableRecords(db, {
+    table: 'support_issues',
+    base,
+    visible,
+    select: (q) => q.select(columns),
+  })
   return {
-    count,
-    list,
-    findVisibleByUuid(vis: IssueVisibility, uuid: string) {
-      return visible(vis).select(columns).where('support_issues.uuid', '=', uuid).executeTakeFirst()
-    },
-    findById(id: number) {
-      return base().select(columns).where('support_issues.id', '=', id).executeTakeFirstOrThrow()
-    },
+    ...records,
     findByUuid(uuid: string) {
       return db
         .selectFrom('support_issues')
@@ -68,45 +67,15 @@ export function issuesRepository(db: Db) {
         .executeTakeFirst()
     },
     /** Inserts an issue and gives it the key `SUP-<id>`. */
-    async insert(values: {
-      uuid: string
-      summary: string
-      description: string
-      caller_id: number | null
-      reporter_id: number | null
-      customer_id: number | null
-      project_id: number | null
-      state: string
-      resolved: number
-      created: string
-      modified: string
-    }): Promise<number> {
-      const r = await db
-        .insertInto('support_issues')
-        .values({ ...values, key: `pending-${values.uuid}` })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      await db
-        .updateTable('support_issues')
-        .set({ key: `SUP-${r.id}` })
-        .where('id', '=', r.id)
-        .execute()
-      return r.id
-    },
-    async update(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('support_issues')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
-    },
-    async delete(id: number): Promise<void> {
-      await db.deleteFrom('support_issues').where('id', '=', id).execute()
+    async insert(values: Omit<Insertable<DB['support_issues']>, 'key'>): Promise<number> {
+      const id = await records.insert({ ...values, key: `pending-${values.uuid}` })
+      await updateRow(db, 'support_issues', id, { key: `SUP-${id}` })
+      return id
     },
   }
 }
 
-export type IssueRow = Awaited<ReturnType<ReturnType<typeof issuesRepository>['findById']>>
+export type IssueRow = NonNullable<Awaited<ReturnType<ReturnType<typeof issuesRepository>['findById']>>>
 
 export function feedbacksRepository(db: Db) {
   function base() {
@@ -129,13 +98,12 @@ export function feedbacksRepository(db: Db) {
     'caller.full_name as user_full_name',
   ] as const
   return {
-    count(l: Listing): Promise<number> {
-      return countRows(applyConditions(base(), l.where))
-    },
-    list(l: Listing, limit: number, offset: number) {
-      const q = applyConditions(base(), l.where).select(columns)
-      return pageRows(q, l.order, 'support_feedbacks.id', limit, offset)
-    },
+    /** Every feedback (the support desk sees them all). */
+    ...scopedList(
+      (_all: void) => base(),
+      (q) => q.select(columns),
+      'support_feedbacks.id',
+    ),
     findByUuid(uuid: string) {
       return base().select(columns).where('support_feedbacks.uuid', '=', uuid).executeTakeFirst()
     },
@@ -147,16 +115,8 @@ export function feedbacksRepository(db: Db) {
         .executeTakeFirst()
       return !!r
     },
-    async insert(values: {
-      uuid: string
-      issue_id: number
-      evaluation: number
-      comment: string
-      state: string
-      created: string
-      modified: string
-    }): Promise<void> {
-      await db.insertInto('support_feedbacks').values(values).execute()
+    async insert(values: Insertable<DB['support_feedbacks']>): Promise<void> {
+      await insertRow(db, 'support_feedbacks', values)
     },
   }
 }

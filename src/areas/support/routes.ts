@@ -1,6 +1,6 @@
 // HTTP for /api/support-issues/ and /api/support-feedbacks/.
 import { filter } from '../../http/filters.js'
-import { defineResource, resourceRoutes } from '../../http/resource.js'
+import { defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
 import { errors } from '../../http/schemas.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
@@ -32,14 +32,7 @@ export const supportIssues = defineResource({
     },
     run: (c) => svc.listIssues(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => svc.getIssue(c.ctx, c.scope, c.uuid, c.base) },
-  create: { body: s.IssueCreateBody, run: (c) => svc.createIssue(c.ctx, c.actor, c.body, c.base) },
-  update: {
-    body: s.IssueCreateBody,
-    patch: s.IssuePatchBody,
-    run: (c) => svc.updateIssue(c.ctx, c.actor, c.uuid, c.body, c.base),
-  },
-  destroy: { run: (c) => svc.deleteIssue(c.ctx, c.actor, c.uuid) },
+  ...recordOperations(svc.issueService, { create: s.IssueCreateBody, patch: s.IssuePatchBody }),
   actions: [
     {
       name: 'feedback_token',

@@ -51,16 +51,8 @@ export const IssueCreateBody = Body({
   state: Type.Optional(issueWritable.state),
   resolved: Type.Optional(issueWritable.resolved),
 })
-export const IssuePatchBody = Body({
-  summary: Type.Optional(issueWritable.summary),
-  description: Type.Optional(issueWritable.description),
-  caller: Type.Optional(issueWritable.caller),
-  reporter: Type.Optional(issueWritable.reporter),
-  customer: Type.Optional(issueWritable.customer),
-  project: Type.Optional(issueWritable.project),
-  state: Type.Optional(issueWritable.state),
-  resolved: Type.Optional(issueWritable.resolved),
-})
+/** PATCH: any of the create body's fields. */
+export const IssuePatchBody = Type.Partial(IssueCreateBody)
 export interface IssueWrite {
   summary?: string
   description?: string

@@ -9,6 +9,7 @@ import { resolveLink, urlOf } from '../../http/links.js'
 import { customerIds, seesAll, type Actor } from '../../http/permissions.js'
 import type { Listing } from '../../db/listing.js'
 import { pageOf, type Pager } from '../../http/resource.js'
+import { eachRow, visibleRecords } from '../../http/visible-records.js'
 import { findProjectById } from '../directory/service.js'
 import { signFeedbackToken, verifyFeedbackToken } from './feedback-token.js'
 import {
@@ -77,39 +78,22 @@ function toFeedback(r: FeedbackRow): Feedback {
 
 // ---- issues ----
 
-export async function listIssues(
-  ctx: AppContext,
-  vis: IssueVisibility,
-  listing: Listing,
-  base: string,
-  page: Pager<Issue>,
-): Promise<Issue[]> {
-  return pageOf(page, issuesRepository(ctx.db), vis, listing, (r) => toIssue(base, r))
-}
+/** The issues' list and record, and the visible issue a path names. */
+const issues = visibleRecords({
+  rows: issuesRepository,
+  visibility: issueVisibility,
+  model: 'Issue',
+  render: eachRow(toIssue),
+})
+export const listIssues = issues.list
 
-function findVisibleIssue(ctx: AppContext, vis: IssueVisibility, uuid: string) {
-  return foundByUuid(uuid, (u) => issuesRepository(ctx.db).findVisibleByUuid(vis, u), 'Issue')
-}
-
-export async function getIssue(
-  ctx: AppContext,
-  vis: IssueVisibility,
-  uuid: string,
-  base: string,
-): Promise<Issue> {
-  return toIssue(base, await findVisibleIssue(ctx, vis, uuid))
-}
-
-async function optionalLink(
-  ctx: AppContext,
-  field: string,
-  value: unknown,
-  path: string,
-  table: 'users' | 'customers' | 'projects',
-) {
-  if (value === null || value === undefined) return null
-  return (await resolveLink(ctx.db, field, value, path, table)).id
-}
+/** The links of an issue body: each field, the path of its URLs and its table. */
+const ISSUE_LINKS = [
+  ['caller', 'users'],
+  ['reporter', 'users'],
+  ['customer', 'customers'],
+  ['project', 'projects'],
+] as const
 
 /**
  * Resolves the links of an issue body. The customer defaults to the project's customer; a
@@ -121,14 +105,11 @@ async function resolveIssueLinks(
   current: { caller_id: number | null; customer_id: number | null; project_id: number | null } | null,
 ) {
   const out: Record<string, number | null> = {}
-  if (body.caller !== undefined)
-    out.caller_id = await optionalLink(ctx, 'caller', body.caller, 'users', 'users')
-  if (body.reporter !== undefined)
-    out.reporter_id = await optionalLink(ctx, 'reporter', body.reporter, 'users', 'users')
-  if (body.customer !== undefined)
-    out.customer_id = await optionalLink(ctx, 'customer', body.customer, 'customers', 'customers')
-  if (body.project !== undefined)
-    out.project_id = await optionalLink(ctx, 'project', body.project, 'projects', 'projects')
+  for (const [field, table] of ISSUE_LINKS) {
+    const value = body[field]
+    if (value === undefined) continue
+    out[`${field}_id`] = value === null ? null : (await resolveLink(ctx.db, field, value, table, table)).id
+  }
   const projectId = out.project_id !== undefined ? out.project_id : (current?.project_id ?? null)
   if (projectId !== null) {
     const project = await findProjectById(ctx, projectId)
@@ -165,7 +146,7 @@ export async function createIssue(
       modified: now,
     }),
   )
-  return toIssue(base, await issuesRepository(ctx.db).findById(id))
+  return issues.record(ctx, id, base)
 }
 
 export async function updateIssue(
@@ -175,7 +156,7 @@ export async function updateIssue(
   body: IssueWrite,
   base: string,
 ): Promise<Issue> {
-  const current = await findVisibleIssue(ctx, issueVisibility(actor), uuid)
+  const current = await issues.find(ctx, actor, uuid)
   requireSupportDesk(actor)
   const changes: Record<string, unknown> = await resolveIssueLinks(ctx, body, current)
   if (body.summary !== undefined) changes.summary = body.summary
@@ -183,15 +164,22 @@ export async function updateIssue(
   if (body.state !== undefined) changes.state = body.state
   if (body.resolved !== undefined) changes.resolved = fromBool(body.resolved)
   changes.modified = ctx.clock().toISOString()
-  const repo = issuesRepository(ctx.db)
-  await repo.update(current.id, changes)
-  return toIssue(base, await repo.findById(current.id))
+  await issuesRepository(ctx.db).update(current.id, changes)
+  return issues.record(ctx, current.id, base)
 }
 
 export async function deleteIssue(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
-  const current = await findVisibleIssue(ctx, issueVisibility(actor), uuid)
+  const current = await issues.find(ctx, actor, uuid)
   requireSupportDesk(actor)
   await issuesRepository(ctx.db).delete(current.id)
+}
+
+/** Retrieve, create, update and delete, for the kit. */
+export const issueService = {
+  get: issues.get,
+  create: createIssue,
+  update: updateIssue,
+  destroy: deleteIssue,
 }
 
 /** GET feedback_token: a signed token (valid FEEDBACK_TOKEN_DAYS) and the link it travels in. */
@@ -202,7 +190,7 @@ export async function feedbackToken(
   base: string,
 ): Promise<{ token: string; url: string }> {
   requireSupportDesk(actor)
-  const issue = await findVisibleIssue(ctx, issueVisibility(actor), uuid)
+  const issue = await issues.find(ctx, actor, uuid)
   const token = signFeedbackToken(ctx.config.secretKey, issue.uuid, ctx.clock())
   return { token, url: `${base}/api/${FEEDBACKS_PATH}/?token=${encodeURIComponent(token)}` }
 }
@@ -274,11 +262,7 @@ export async function listFeedbacks(
   page: Pager<Feedback>,
 ): Promise<Feedback[]> {
   requireSupportDesk(actor)
-  const repo = feedbacksRepository(ctx.db)
-  return page(
-    () => repo.count(listing),
-    async (l, o) => (await repo.list(listing, l, o)).map(toFeedback),
-  )
+  return pageOf(page, feedbacksRepository(ctx.db), undefined, listing, toFeedback)
 }
 
 export async function getFeedback(ctx: AppContext, actor: Actor, uuid: string): Promise<Feedback> {
