@@ -1,7 +1,7 @@
 // All SQL of backend resource requests.
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { scopedList } from '../../db/listing.js'
+import { firstWhere, tableRecords } from '../../db/rows.js'
 import { inAnyOf } from '../../db/sql.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -40,33 +40,20 @@ export function backendRequestsRepository(db: Db) {
     'offerings.name as offering_name',
     'offerings.customer_id as offering_customer_id',
   ] as const
-  const { count, list } = scopedList(visible, (q) => q.select(columns), 'backend_resource_requests.id')
   return {
-    count,
-    list,
-    findVisibleByUuid(vis: RequestVisibility, uuid: string) {
-      return visible(vis)
-        .select(columns)
-        .where('backend_resource_requests.uuid', '=', uuid)
-        .executeTakeFirst()
-    },
+    ...tableRecords(db, {
+      table: 'backend_resource_requests',
+      base,
+      visible,
+      select: (q) => q.select(columns),
+    }),
     /** Whoever may see it: the status actions find every request and then check the permission. */
     findByUuid(uuid: string) {
-      return base().select(columns).where('backend_resource_requests.uuid', '=', uuid).executeTakeFirst()
+      return firstWhere(base().select(columns), 'backend_resource_requests.uuid', uuid)
     },
     async findOfferingId(uuid: string): Promise<number | undefined> {
       const r = await db.selectFrom('offerings').select('id').where('uuid', '=', uuid).executeTakeFirst()
       return r?.id
-    },
-    async insert(values: {
-      uuid: string
-      offering_id: number
-      state: string
-      created_by_id: number
-      created: string
-      modified: string
-    }): Promise<void> {
-      await db.insertInto('backend_resource_requests').values(values).execute()
     },
     /**
      * Moves the request on when it is in one of the `from` states: a conditional UPDATE, so of two

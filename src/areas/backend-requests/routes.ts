@@ -38,7 +38,7 @@ export const backendRequests = defineResource({
     },
     run: (c) => svc.list(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => svc.get(c.ctx, c.scope, c.uuid, c.base) },
+  retrieve: { run: (c) => svc.get(c.ctx, c.actor, c.uuid, c.base) },
   create: {
     body: s.CreateBody,
     // Staff only: others get 403 whatever the body holds.

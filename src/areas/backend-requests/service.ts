@@ -2,28 +2,22 @@
 // (acting as a user holding OFFERING.MANAGE_BACKEND_RESOURCES on the offering or its provider)
 // moves them along Sent → Processing → Done, or reports Erred from any state.
 import type { AppContext } from '../../context.js'
-import { foundByUuid } from '../../http/uuid.js'
-import type { Listing } from '../../db/listing.js'
-import { fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
+import { fieldError, forbidden, invalidState } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import { requireStaff, can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
-import { pageOf, type Pager } from '../../http/resource.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { eachRow, visibleRecords } from '../../http/visible-records.js'
+import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import { backendRequestsRepository, type RequestRow, type RequestVisibility } from './repository.js'
 import { PATH, type BackendRequest } from './schema.js'
 import { STATUS_MESSAGES, TRANSITIONS, type Action } from './state-machine.js'
 
-const NOT_FOUND = 'No BackendResourceRequest matches the given query.'
+/** The model a 404 names. */
+const MODEL = 'BackendResourceRequest'
 
 /** Staff and support see all; otherwise the provider side: the offering's organization or offering roles. */
 export function visibility(actor: Actor): RequestVisibility {
   if (seesAll(actor)) return { all: true }
   return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
-}
-
-async function findRow(ctx: AppContext, uuid: string) {
-  const u = normalizeUuid(uuid)
-  return u ? backendRequestsRepository(ctx.db).findByUuid(u) : undefined
 }
 
 function toRecord(b: string, r: RequestRow): BackendRequest {
@@ -43,25 +37,15 @@ function toRecord(b: string, r: RequestRow): BackendRequest {
   }
 }
 
-export async function list(
-  ctx: AppContext,
-  vis: RequestVisibility,
-  listing: Listing,
-  b: string,
-  page: Pager<BackendRequest>,
-): Promise<BackendRequest[]> {
-  return pageOf(page, backendRequestsRepository(ctx.db), vis, listing, (r) => toRecord(b, r))
-}
-
-export async function get(
-  ctx: AppContext,
-  vis: RequestVisibility,
-  uuid: string,
-  b: string,
-): Promise<BackendRequest> {
-  const find = (u: string) => backendRequestsRepository(ctx.db).findVisibleByUuid(vis, u)
-  return toRecord(b, await foundByUuid(uuid, find, 'BackendResourceRequest'))
-}
+/** The requests' list and record, by the caller's visibility. */
+const requests = visibleRecords({
+  rows: backendRequestsRepository,
+  visibility,
+  model: MODEL,
+  render: eachRow(toRecord),
+})
+export const list = requests.list
+export const get = requests.get
 
 export async function create(
   ctx: AppContext,
@@ -76,16 +60,15 @@ export async function create(
   const offeringId = await repo.findOfferingId(u)
   if (offeringId === undefined) throw fieldError('offering', `Object with uuid=${u} does not exist.`)
   const now = ctx.clock().toISOString()
-  const uuid = ctx.newUuid()
-  await repo.insert({
-    uuid,
+  const id = await repo.insert({
+    uuid: ctx.newUuid(),
     offering_id: offeringId,
     state: 'Sent',
     created_by_id: actor.id,
     created: now,
     modified: now,
   })
-  return toRecord(b, (await findRow(ctx, uuid))!)
+  return requests.record(ctx, id, b)
 }
 
 /**
@@ -100,8 +83,7 @@ export async function transition(
   action: Action,
   extra: { error_message?: string; error_traceback?: string } = {},
 ): Promise<{ status: string }> {
-  const row = await findRow(ctx, uuid)
-  if (!row) throw notFound(NOT_FOUND)
+  const row = await foundByUuid(uuid, (u) => backendRequestsRepository(ctx.db).findByUuid(u), MODEL)
   const allowed = can(actor, 'OFFERING.MANAGE_BACKEND_RESOURCES', {
     customerId: row.offering_customer_id,
     offeringId: row.offering_id,
