@@ -82,10 +82,10 @@ export async function evaluateOfferingPolicies(ctx: AppContext, offeringId: numb
       const tx = policiesRepository(trx)
       let fired = toBool(p.has_fired)
       if (fired && (!above || stale)) {
-        await tx.markReset(p.id, nowIso)
+        await tx.setFired(p.id, false, nowIso)
         fired = false
       }
-      if (!fired && above && (await tx.markFired(p.id, nowIso))) {
+      if (!fired && above && (await tx.setFired(p.id, true, nowIso))) {
         if (actions.includes('notify_organization_owners')) {
           const message = `Policy ${p.uuid} of offering "${offering.name}" has fired: the estimated cost ${cost.toFixed(2)} exceeds the limit ${limit}.`
           await tx.notifyUsers(owners ?? [], {

@@ -3,7 +3,7 @@ import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kyse
 import type { DB } from '../../db/tables.js'
 import { inAnyOf, isoText, isPostgres } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
-import { scopedList } from '../../db/listing.js'
+import { tableRecords } from '../../db/rows.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -87,16 +87,8 @@ export function policiesRepository(db: Db) {
     'creator.full_name as created_by_full_name',
     'creator.username as created_by_username',
   ] as const
-  const { count, list } = scopedList(visible, (q) => q.select(columns), 'cost_policies.id')
   return {
-    count,
-    list,
-    findVisibleByUuid(vis: PolicyVisibility, uuid: string) {
-      return visible(vis).select(columns).where('cost_policies.uuid', '=', uuid).executeTakeFirst()
-    },
-    findById(id: number) {
-      return base().select(columns).where('cost_policies.id', '=', id).executeTakeFirstOrThrow()
-    },
+    ...tableRecords(db, { table: 'cost_policies', base, visible, select: (q) => q.select(columns) }),
     listForOffering(offeringId: number) {
       return base()
         .select(columns)
@@ -135,35 +127,6 @@ export function policiesRepository(db: Db) {
           .execute()
       }
     },
-    async insert(values: {
-      uuid: string
-      offering_id: number
-      actions: string
-      options: string
-      limit_cost: number
-      period: number
-      apply_to_all: number
-      created_by_id: number
-      created: string
-      modified: string
-    }): Promise<number> {
-      const r = await db
-        .insertInto('cost_policies')
-        .values({ ...values, has_fired: 0 })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return r.id
-    },
-    async update(id: number, values: Record<string, unknown>): Promise<void> {
-      await db
-        .updateTable('cost_policies')
-        .set(values as any)
-        .where('id', '=', id)
-        .execute()
-    },
-    async delete(id: number): Promise<void> {
-      await db.deleteFrom('cost_policies').where('id', '=', id).execute()
-    },
     async offeringHasPolicies(offeringId: number): Promise<boolean> {
       return (await policyOfOffering(db, [], [offeringId])).rows.length > 0
     },
@@ -174,23 +137,16 @@ export function policiesRepository(db: Db) {
         .where('id', '=', id)
         .executeTakeFirst()
     },
-    /** Marks the policy fired unless it already is; true when this call made the change. */
-    async markFired(id: number, now: string): Promise<boolean> {
+    /**
+     * Marks the policy fired (fired_datetime now) or reset (fired_datetime stays as the record of
+     * the last firing) unless it already is; true when this call made the change.
+     */
+    async setFired(id: number, fired: boolean, now: string): Promise<boolean> {
       const r = await db
         .updateTable('cost_policies')
-        .set({ has_fired: 1, fired_datetime: now, modified: now })
+        .set(fired ? { has_fired: 1, fired_datetime: now, modified: now } : { has_fired: 0, modified: now })
         .where('id', '=', id)
-        .where('has_fired', '=', 0)
-        .executeTakeFirst()
-      return Number(r.numUpdatedRows) === 1
-    },
-    /** Clears has_fired; fired_datetime stays as the record of the last firing. */
-    async markReset(id: number, now: string): Promise<boolean> {
-      const r = await db
-        .updateTable('cost_policies')
-        .set({ has_fired: 0, modified: now })
-        .where('id', '=', id)
-        .where('has_fired', '=', 1)
+        .where('has_fired', '=', fired ? 0 : 1)
         .executeTakeFirst()
       return Number(r.numUpdatedRows) === 1
     },
@@ -276,4 +232,4 @@ export function policiesRepository(db: Db) {
   }
 }
 
-export type PolicyRow = Awaited<ReturnType<ReturnType<typeof policiesRepository>['findById']>>
+export type PolicyRow = NonNullable<Awaited<ReturnType<ReturnType<typeof policiesRepository>['findById']>>>

@@ -1,6 +1,6 @@
 // HTTP for /api/marketplace-offering-estimated-cost-policies/, and the evaluation job.
 import { filter } from '../../http/filters.js'
-import { defineResource, resourceRoutes } from '../../http/resource.js'
+import { defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
 import { EVALUATE_JOB, evaluateOfferingPolicies } from './evaluation.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
@@ -27,14 +27,7 @@ export const costPolicies = defineResource({
     },
     run: (c) => svc.listPolicies(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  retrieve: { run: (c) => svc.getPolicy(c.ctx, c.scope, c.uuid, c.base) },
-  create: { body: s.PolicyCreateBody, run: (c) => svc.createPolicy(c.ctx, c.actor, c.body, c.base) },
-  update: {
-    body: s.PolicyCreateBody,
-    patch: s.PolicyPatchBody,
-    run: (c) => svc.updatePolicy(c.ctx, c.actor, c.uuid, c.body, c.base),
-  },
-  destroy: { run: (c) => svc.deletePolicy(c.ctx, c.actor, c.uuid) },
+  ...recordOperations(svc.policyService, { create: s.PolicyCreateBody, patch: s.PolicyPatchBody }),
   actions: [
     {
       name: 'actions',

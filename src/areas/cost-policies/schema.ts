@@ -73,15 +73,8 @@ export const PolicyCreateBody = Body({
   organization_groups: Type.Optional(writable.organization_groups),
   apply_to_all: Type.Optional(writable.apply_to_all),
 })
-export const PolicyPatchBody = Body({
-  scope: Type.Optional(writable.scope),
-  actions: Type.Optional(writable.actions),
-  options: Type.Optional(writable.options),
-  limit_cost: Type.Optional(writable.limit_cost),
-  period: Type.Optional(writable.period),
-  organization_groups: Type.Optional(writable.organization_groups),
-  apply_to_all: Type.Optional(writable.apply_to_all),
-})
+/** PATCH: any of the create body's fields. */
+export const PolicyPatchBody = Type.Partial(PolicyCreateBody)
 export interface PolicyWrite {
   scope?: string
   actions?: string

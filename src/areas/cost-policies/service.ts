@@ -4,19 +4,25 @@
 // assertNewResourceAllowed (before a Create order is accepted).
 import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
-import { foundByUuid } from '../../http/uuid.js'
 import type { DB } from '../../db/tables.js'
 import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, forbidden, nonFieldError } from '../../http/errors.js'
 import { resolveLink, urlOf } from '../../http/links.js'
 import { can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
-import { type Pager } from '../../http/resource.js'
-import type { Listing } from '../../db/listing.js'
+import { visibleRecords } from '../../http/visible-records.js'
 import { resolveOrganizationGroups } from '../directory/service.js'
 import { PERIODS, type Period } from './estimate.js'
 import { EVALUATE_JOB, estimatesOf, type Estimate } from './evaluation.js'
 import { policiesRepository, type PolicyRow, type PolicyVisibility } from './repository.js'
-import { ACTION_NAMES, ACTIONS, OFFERINGS_PATH, PATH, type Policy, type PolicyWrite } from './schema.js'
+import {
+  ACTION_NAMES,
+  ACTIONS,
+  OFFERINGS_PATH,
+  PATH,
+  PolicySchema,
+  type Policy,
+  type PolicyWrite,
+} from './schema.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 const BOTH =
@@ -63,6 +69,14 @@ async function toPolicies(ctx: AppContext, base: string, rows: PolicyRow[]): Pro
   const estimates = await estimatesOf(ctx.db, rows, now)
   return rows.map((r, i) => toPolicy(base, r, groups.get(r.id) ?? [], estimates[i]!))
 }
+
+/** The policies' list and record (with their estimates), and the visible policy a path names. */
+const policies = visibleRecords({
+  rows: policiesRepository,
+  visibility,
+  model: 'OfferingEstimatedCostPolicy',
+  render: toPolicies,
+})
 
 // ---- validation ----
 
@@ -175,36 +189,7 @@ async function validate(
 // ---- CRUD ----
 
 /** A page of the policies the caller may see, with their estimates read in one query. */
-export function listPolicies(
-  ctx: AppContext,
-  vis: PolicyVisibility,
-  listing: Listing,
-  base: string,
-  page: Pager<Policy>,
-): Promise<Policy[]> {
-  const repo = policiesRepository(ctx.db)
-  return page(
-    () => repo.count(vis, listing),
-    async (limit, offset) => toPolicies(ctx, base, await repo.list(vis, listing, limit, offset)),
-  )
-}
-
-function findVisible(ctx: AppContext, vis: PolicyVisibility, uuid: string) {
-  return foundByUuid(
-    uuid,
-    (u) => policiesRepository(ctx.db).findVisibleByUuid(vis, u),
-    'OfferingEstimatedCostPolicy',
-  )
-}
-
-export async function getPolicy(
-  ctx: AppContext,
-  vis: PolicyVisibility,
-  uuid: string,
-  base: string,
-): Promise<Policy> {
-  return (await toPolicies(ctx, base, [await findVisible(ctx, vis, uuid)]))[0]!
-}
+export const listPolicies = policies.list
 
 /** POST: staff, the provider's owners or the offering's managers (else 400 on scope, as the reference). */
 export async function createPolicy(
@@ -225,6 +210,7 @@ export async function createPolicy(
       limit_cost: body.limit_cost!,
       period: v.period ?? 2,
       apply_to_all: fromBool(v.applyToAll),
+      has_fired: 0,
       created_by_id: actor.id,
       created: now,
       modified: now,
@@ -233,7 +219,7 @@ export async function createPolicy(
     await ctx.jobs.enqueue(trx, EVALUATE_JOB, { offeringId: v.offering!.id })
     return id
   })
-  return (await toPolicies(ctx, base, [await policiesRepository(ctx.db).findById(id)]))[0]!
+  return policies.record(ctx, id, base)
 }
 
 /** PUT/PATCH: the manager rule (403), then the create checks with stored values as fallback. */
@@ -244,7 +230,7 @@ export async function updatePolicy(
   body: PolicyWrite,
   base: string,
 ): Promise<Policy> {
-  const current = await findVisible(ctx, visibility(actor), uuid)
+  const current = await policies.find(ctx, actor, uuid)
   if (!mayManage(actor, { id: current.offering_id, customer_id: current.offering_customer_id }))
     throw forbidden()
   const storedGroups = await policiesRepository(ctx.db).groupIds(current.id)
@@ -266,39 +252,28 @@ export async function updatePolicy(
     const offeringId = v.offering?.id ?? current.offering_id
     await ctx.jobs.enqueue(trx, EVALUATE_JOB, { offeringId })
   })
-  return (await toPolicies(ctx, base, [await policiesRepository(ctx.db).findById(current.id)]))[0]!
+  return policies.record(ctx, current.id, base)
 }
 
 export async function deletePolicy(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
-  const current = await findVisible(ctx, visibility(actor), uuid)
+  const current = await policies.find(ctx, actor, uuid)
   if (!mayManage(actor, { id: current.offering_id, customer_id: current.offering_customer_id }))
     throw forbidden()
   await policiesRepository(ctx.db).delete(current.id)
 }
 
+/** Retrieve, create, update and delete, for the kit. */
+export const policyService = {
+  get: policies.get,
+  create: createPolicy,
+  update: updatePolicy,
+  destroy: deletePolicy,
+}
+
 /** GET actions/: the policy shape with the available actions and a description of each. */
 export function availableActions(): Record<string, unknown> {
-  return {
-    uuid: null,
-    url: null,
-    scope: null,
-    scope_name: null,
-    scope_uuid: null,
-    actions: ACTION_NAMES.join(','),
-    created: null,
-    created_by_full_name: null,
-    created_by_username: null,
-    has_fired: null,
-    fired_datetime: null,
-    options: { ...ACTIONS },
-    limit_cost: null,
-    period: null,
-    period_name: null,
-    organization_groups: null,
-    apply_to_all: null,
-    affected_resources_count: null,
-    current_cost: null,
-  }
+  const none = Object.fromEntries(Object.keys(PolicySchema.properties).map((k) => [k, null]))
+  return { ...none, actions: ACTION_NAMES.join(','), options: { ...ACTIONS } }
 }
 
 // ---- what other areas call ----
