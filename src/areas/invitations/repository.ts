@@ -2,6 +2,7 @@
 // project), role and people; who sees which; the state changes as conditional UPDATEs.
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely'
 import { countRows, pageRows, scopedList } from '../../db/listing.js'
+import { firstWhere, insertReturningId, insertRow } from '../../db/rows.js'
 import { isPostgres } from '../../db/sql.js'
 import type { DB } from '../../db/tables.js'
 
@@ -97,14 +98,14 @@ function visibleInvitations(db: Db, scope: InvitationScope) {
 
 export type InvRow = NonNullable<Awaited<ReturnType<typeof invitationById>>>
 export function invitationById(db: Db, id: number) {
-  return invitations(db).select(invColumns).where('user_group_invitations.id', '=', id).executeTakeFirst()
+  return firstWhere(invitations(db).select(invColumns), 'user_group_invitations.id', id)
 }
 
 /** By uuid, among every invitation or only the public active ones. */
 export function invitationByUuid(db: Db, uuid: string, publicOnly: boolean) {
   let q = invitations(db).select(invColumns)
   if (publicOnly) q = q.where(publicActive)
-  return q.where('user_group_invitations.uuid', '=', uuid).executeTakeFirst()
+  return firstWhere(q, 'user_group_invitations.uuid', uuid)
 }
 
 /** The invitations a scope sees, for the kit's listing; the newest id first among equals. */
@@ -138,16 +139,8 @@ export function projectByUuid(db: Db, uuid: string) {
     .executeTakeFirst()
 }
 
-export async function insertInvitation(
-  db: Db,
-  values: Insertable<DB['user_group_invitations']>,
-): Promise<number> {
-  const r = await db
-    .insertInto('user_group_invitations')
-    .values(values)
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return r.id
+export function insertInvitation(db: Db, values: Insertable<DB['user_group_invitations']>): Promise<number> {
+  return insertReturningId(db, 'user_group_invitations', values)
 }
 
 /** Deactivates an active invitation; false when it was not active. */
@@ -195,11 +188,11 @@ export async function projectCreatedFor(trx: Db, invitationId: number, userId: n
   return r?.id
 }
 
-export async function recordProjectCreated(
+export function recordProjectCreated(
   trx: Db,
   values: { invitation_id: number; user_id: number; project_id: number; created: string },
 ) {
-  await trx.insertInto('invitation_projects').values(values).execute()
+  return insertRow(trx, 'invitation_projects', values)
 }
 
 export function projectById(trx: Db, id: number) {
@@ -261,10 +254,7 @@ function visibleRequests(db: Db, scope: RequestScope) {
 
 export type ReqRow = NonNullable<Awaited<ReturnType<typeof visibleRequest>>>
 export function visibleRequest(db: Db, scope: RequestScope, uuid: string) {
-  return visibleRequests(db, scope)
-    .select(reqColumns)
-    .where('user_permission_requests.uuid', '=', uuid)
-    .executeTakeFirst()
+  return firstWhere(visibleRequests(db, scope).select(reqColumns), 'user_permission_requests.uuid', uuid)
 }
 
 /** The requests a scope sees, for the kit's listing; the newest id first among equals. */

@@ -9,7 +9,7 @@ import { forbidden, invalidState, nonFieldError, notFound } from '../../http/err
 import { urlOf } from '../../http/links.js'
 import { seesAll, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { createProjectWithFreeName, grantRole, hasActiveGrant } from '../directory/service.js'
 import { renderProjectName, userMatches } from './matching.js'
 import * as repo from './repository.js'
@@ -17,7 +17,9 @@ import type { InvRow, ReqRow, RequestScope } from './repository.js'
 import { PATH, REQUEST_PATH, type PermissionRequest } from './schema.js'
 import { canManage, factsOf, findInvitation, managedScopes, restrictionsOf, scopeOf } from './service.js'
 
-const REQUEST_NOT_FOUND = 'No PermissionRequest matches the given query.'
+/** The model a 404 names. */
+const REQUEST_MODEL = 'PermissionRequest'
+const REQUEST_NOT_FOUND = `No ${REQUEST_MODEL} matches the given query.`
 
 /** Own requests, requests on scopes the actor manages; staff and support see all. */
 export function requestVisibility(actor: Actor): RequestScope {
@@ -153,11 +155,8 @@ export function listRequests(
   return pageOf(page, repo.requestList(ctx.db), scope, listing, (r) => toRequest(b, r))
 }
 
-async function visibleRequest(ctx: AppContext, scope: RequestScope, uuid: string): Promise<ReqRow> {
-  const u = normalizeUuid(uuid)
-  const row = u ? await repo.visibleRequest(ctx.db, scope, u) : undefined
-  if (!row) throw notFound(REQUEST_NOT_FOUND)
-  return row
+function visibleRequest(ctx: AppContext, scope: RequestScope, uuid: string): Promise<ReqRow> {
+  return foundByUuid(uuid, (u) => repo.visibleRequest(ctx.db, scope, u), REQUEST_MODEL)
 }
 
 export async function getRequest(ctx: AppContext, scope: RequestScope, uuid: string, b: string) {

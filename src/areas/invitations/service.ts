@@ -9,14 +9,16 @@ import { AppError, fieldError, forbidden, nonFieldError, notFound } from '../../
 import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
 import { can, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundByUuid } from '../../http/uuid.js'
 import { resolveRole } from '../directory/service.js'
 import { badPlaceholders, patternErrors, userMatches } from './matching.js'
 import * as repo from './repository.js'
 import type { InvitationScope, InvRow, ManagedScopes } from './repository.js'
 import { PATH, type CreateInput, type Invitation } from './schema.js'
 
-export const NOT_FOUND = 'No UserGroupInvitation matches the given query.'
+/** The model a 404 names. */
+const MODEL = 'UserGroupInvitation'
+export const NOT_FOUND = `No ${MODEL} matches the given query.`
 
 // ---- visibility and permission ----
 
@@ -107,10 +109,7 @@ export function listInvitations(
 
 /** By uuid: anonymous callers find only public active ones (see readableInvitation for reading). */
 export async function findInvitation(ctx: AppContext, actor: Actor | null, uuid: string): Promise<InvRow> {
-  const u = normalizeUuid(uuid)
-  const row = u ? await repo.invitationByUuid(ctx.db, u, !actor) : undefined
-  if (!row) throw notFound(NOT_FOUND)
-  return row
+  return foundByUuid(uuid, (u) => repo.invitationByUuid(ctx.db, u, !actor), MODEL)
 }
 
 export function restrictionsOf(r: InvRow) {
