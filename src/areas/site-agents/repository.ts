@@ -4,6 +4,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { reusable, slot } from '../../db/compiled.js'
 import { countRows, scopedList } from '../../db/listing.js'
+import { firstWhere, insertReturningId, updateRow } from '../../db/rows.js'
 import { inAnyOf } from '../../db/sql.js'
 import type { DB } from '../../db/tables.js'
 import { toJson } from '../../db/values.js'
@@ -47,13 +48,15 @@ function identities(db: Db) {
 
 export type IdentityRow = NonNullable<Awaited<ReturnType<typeof identityById>>>
 export function identityById(db: Db, id: number) {
-  return identities(db).select(identityColumns).where('site_agent_identities.id', '=', id).executeTakeFirst()
+  return firstWhere(identities(db).select(identityColumns), 'site_agent_identities.id', id)
 }
 
 export function visibleIdentity(db: Db, scope: AgentScope, uuid: string) {
-  return restrict(identities(db).select(identityColumns), scope)
-    .where('site_agent_identities.uuid', '=', uuid)
-    .executeTakeFirst()
+  return firstWhere(
+    restrict(identities(db).select(identityColumns), scope),
+    'site_agent_identities.uuid',
+    uuid,
+  )
 }
 
 /** The identities a scope sees, for the kit's listing (filters and order). */
@@ -86,16 +89,11 @@ export async function insertIdentity(
     created: string
   },
 ): Promise<number> {
-  const r = await db
-    .insertInto('site_agent_identities')
-    .values({ ...values, modified: values.created })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return r.id
+  return insertReturningId(db, 'site_agent_identities', { ...values, modified: values.created })
 }
 
-export async function updateIdentity(db: Db, id: number, set: Record<string, unknown>) {
-  await db.updateTable('site_agent_identities').set(set).where('id', '=', id).execute()
+export function updateIdentity(db: Db, id: number, set: Record<string, unknown>) {
+  return updateRow(db, 'site_agent_identities', id, set)
 }
 
 /** Deletes the identity, its services and their processors (in the caller's transaction). */
@@ -133,13 +131,11 @@ export function services(db: Db) {
 
 export type ServiceRow = NonNullable<Awaited<ReturnType<typeof serviceById>>>
 export function serviceById(db: Db, id: number) {
-  return services(db).select(serviceColumns).where('site_agent_services.id', '=', id).executeTakeFirst()
+  return firstWhere(services(db).select(serviceColumns), 'site_agent_services.id', id)
 }
 
 export function visibleService(db: Db, scope: AgentScope, uuid: string) {
-  return restrict(services(db).select(serviceColumns), scope)
-    .where('site_agent_services.uuid', '=', uuid)
-    .executeTakeFirst()
+  return firstWhere(restrict(services(db).select(serviceColumns), scope), 'site_agent_services.uuid', uuid)
 }
 
 /** The services of these identities, oldest first. */
@@ -179,8 +175,8 @@ export function serviceByName(trx: Db, identityId: number, name: string) {
     .executeTakeFirst()
 }
 
-export async function updateService(db: Db, id: number, set: Record<string, unknown>) {
-  await db.updateTable('site_agent_services').set(set).where('id', '=', id).execute()
+export function updateService(db: Db, id: number, set: Record<string, unknown>) {
+  return updateRow(db, 'site_agent_services', id, set)
 }
 
 export async function insertService(
@@ -195,12 +191,12 @@ export async function insertService(
   },
 ): Promise<number> {
   const { now, ...rest } = values
-  const r = await trx
-    .insertInto('site_agent_services')
-    .values({ ...rest, statistics: toJson({}), created: now, modified: now })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return r.id
+  return insertReturningId(trx, 'site_agent_services', {
+    ...rest,
+    statistics: toJson({}),
+    created: now,
+    modified: now,
+  })
 }
 
 /** Is a job of this kind waiting to run? */
@@ -264,8 +260,8 @@ export function processorByName(db: Db, serviceId: number, name: string) {
     .executeTakeFirst()
 }
 
-export async function updateProcessor(db: Db, id: number, set: Record<string, unknown>) {
-  await db.updateTable('site_agent_processors').set(set).where('id', '=', id).execute()
+export function updateProcessor(db: Db, id: number, set: Record<string, unknown>) {
+  return updateRow(db, 'site_agent_processors', id, set)
 }
 
 export async function insertProcessor(
@@ -280,12 +276,12 @@ export async function insertProcessor(
   },
 ): Promise<number> {
   const { now, ...rest } = values
-  const r = await db
-    .insertInto('site_agent_processors')
-    .values({ ...rest, last_run: now, created: now, modified: now })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return r.id
+  return insertReturningId(db, 'site_agent_processors', {
+    ...rest,
+    last_run: now,
+    created: now,
+    modified: now,
+  })
 }
 
 export function processorById(db: Db, id: number) {
