@@ -11,6 +11,7 @@ import assert from 'node:assert/strict'
 import { buildTestApp, type TestApp } from './support/app.js'
 import { call } from './support/client.js'
 import { grant, makeCustomer, makeProject, makeUser } from './support/fixtures.js'
+import { makeOffering, makePlan, makeResource, type OfferingState } from './support/catalog-fixtures.js'
 import { CALLERS, lists, rows, type Caller, type World } from './permission-matrix.table.js'
 
 let world: World
@@ -20,44 +21,8 @@ async function buildWorld(t: TestApp): Promise<World> {
   const customer = await makeCustomer(ctx, 'Matrix consumer')
   const project = await makeProject(ctx, customer, { name: 'Matrix project' })
   const provider = await makeCustomer(ctx, 'Matrix provider')
-  const now = ctx.clock().toISOString()
-  const offeringUuid = ctx.newUuid()
-  const off = await ctx.db
-    .insertInto('offerings')
-    .values({
-      uuid: offeringUuid,
-      name: 'Matrix offering',
-      slug: 'matrix-offering',
-      customer_id: provider.id,
-      type: 'Marketplace.Basic',
-      state: 'Active',
-      shared: 1,
-      billable: 1,
-      plugin_options: '{}',
-      category_id: null,
-      parent_id: null,
-      image: null,
-      thumbnail: null,
-      service_settings_id: null,
-      project_id: null,
-      created: now,
-      modified: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  const planUuid = ctx.newUuid()
-  const plan = await ctx.db
-    .insertInto('plans')
-    .values({
-      uuid: planUuid,
-      offering_id: off.id,
-      name: 'Matrix plan',
-      unit_price: 10,
-      created: now,
-      modified: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow()
+  const off = await makeOffering(ctx, provider, { name: 'Matrix offering' })
+  const plan = await makePlan(ctx, off, { name: 'Matrix plan' })
   const users = {
     outsider: await makeUser(ctx),
     member: await makeUser(ctx),
@@ -75,73 +40,27 @@ async function buildWorld(t: TestApp): Promise<World> {
   await grant(ctx, users.owner, 'CUSTOMER.OWNER', { type: 'customer', id: customer.id })
   await grant(ctx, users.provider, 'CUSTOMER.OWNER', { type: 'customer', id: provider.id })
   await grant(ctx, users.offeringManager, 'OFFERING.MANAGER', { type: 'offering', id: off.id })
-  const base = 'http://localhost:80'
   let cloudA: { settings: string; location: string; group: string } | undefined
   let cloudBSettings: string | undefined
-  const offeringUrl = `${base}/api/marketplace-provider-offerings/${offeringUuid}/`
   const insertOffering = async (state: string) => {
-    const uuid = ctx.newUuid()
-    const at = ctx.clock().toISOString()
-    const row = await ctx.db
-      .insertInto('offerings')
-      .values({
-        uuid,
-        name: `Matrix ${state}`,
-        slug: `matrix-${uuid.slice(0, 8)}`,
-        customer_id: provider.id,
-        type: 'Marketplace.Basic',
-        state,
-        shared: 1,
-        billable: 1,
-        plugin_options: '{}',
-        category_id: null,
-        parent_id: null,
-        image: null,
-        thumbnail: null,
-        service_settings_id: null,
-        project_id: null,
-        created: at,
-        modified: at,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow()
+    const row = await makeOffering(ctx, provider, { name: `Matrix ${state}`, state: state as OfferingState })
     await grant(ctx, users.offeringManager, 'OFFERING.MANAGER', { type: 'offering', id: row.id })
-    return { id: row.id, uuid, url: `${base}/api/marketplace-provider-offerings/${uuid}/` }
+    return { id: row.id, uuid: row.uuid, url: row.url }
   }
-  const resourceUuid = ctx.newUuid()
-  const resource = await ctx.db
-    .insertInto('resources')
-    .values({
-      uuid: resourceUuid,
-      name: 'Matrix resource',
-      offering_id: off.id,
-      plan_id: plan.id,
-      project_id: project.id,
-      customer_id: customer.id,
-      state: 'OK',
-      attributes: '{}',
-      limits: '{}',
-      scope_type: null,
-      scope_id: null,
-      end_date: null,
-      created: now,
-      modified: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow()
+  const resource = await makeResource(ctx, off, project, {
+    name: 'Matrix resource',
+    planId: plan.id,
+    attributes: {},
+  })
   return {
-    resource: { id: resource.id, uuid: resourceUuid },
+    resource: { id: resource.id, uuid: resource.uuid },
     t,
     users,
     customer,
     project,
     provider,
-    offering: {
-      id: off.id,
-      uuid: offeringUuid,
-      url: `${base}/api/marketplace-provider-offerings/${offeringUuid}/`,
-    },
-    plan: { id: plan.id, uuid: planUuid, url: `${base}/api/marketplace-plans/${planUuid}/` },
+    offering: { id: off.id, uuid: off.uuid, url: off.url },
+    plan: { id: plan.id, uuid: plan.uuid, url: plan.url },
     fresh: {
       customer: () => makeCustomer(ctx),
       project: () => makeProject(ctx, customer),
@@ -164,8 +83,8 @@ async function buildWorld(t: TestApp): Promise<World> {
         const r = await call(t.app, 'POST', '/api/marketplace-orders/', {
           token: users[by].token,
           body: {
-            offering: `${base}/api/marketplace-provider-offerings/${offeringUuid}/`,
-            plan: `${base}/api/marketplace-plans/${planUuid}/`,
+            offering: off.url,
+            plan: plan.url,
             project: project.url,
           },
         })
@@ -175,7 +94,7 @@ async function buildWorld(t: TestApp): Promise<World> {
       agentIdentity: async () => {
         const r = await call(t.app, 'POST', '/api/marketplace-site-agent-identities/', {
           token: users.staff.token,
-          body: { name: `matrix-agent-${ctx.newUuid().slice(0, 8)}`, offering: offeringUrl, version: '1.0' },
+          body: { name: `matrix-agent-${ctx.newUuid().slice(0, 8)}`, offering: off.url, version: '1.0' },
         })
         if (r.status !== 201) throw new Error(`identity fixture: ${r.status} ${r.text}`)
         return r.body.uuid as string
@@ -183,7 +102,7 @@ async function buildWorld(t: TestApp): Promise<World> {
       agentService: async () => {
         const r = await call(t.app, 'POST', '/api/marketplace-site-agent-identities/', {
           token: users.staff.token,
-          body: { name: `matrix-agent-${ctx.newUuid().slice(0, 8)}`, offering: offeringUrl },
+          body: { name: `matrix-agent-${ctx.newUuid().slice(0, 8)}`, offering: off.url },
         })
         if (r.status !== 201) throw new Error(`identity fixture: ${r.status} ${r.text}`)
         const s = await call(
@@ -201,7 +120,7 @@ async function buildWorld(t: TestApp): Promise<World> {
       backendRequest: async (state = 'Sent') => {
         const r = await call(t.app, 'POST', '/api/backend-resource-requests/', {
           token: users.staff.token,
-          body: { offering: offeringUuid },
+          body: { offering: off.uuid },
         })
         if (r.status !== 201) throw new Error(`backend request fixture: ${r.status} ${r.text}`)
         if (state === 'Processing') {
@@ -334,7 +253,7 @@ async function buildWorld(t: TestApp): Promise<World> {
         const r = await call(t.app, 'POST', '/api/marketplace-offering-estimated-cost-policies/', {
           token: users.staff.token,
           body: {
-            scope: `${base}/api/marketplace-provider-offerings/${offeringUuid}/`,
+            scope: off.url,
             actions: 'notify_organization_owners',
             limit_cost: 100,
             apply_to_all: true,

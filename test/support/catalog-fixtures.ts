@@ -1,59 +1,47 @@
 // Catalog rows inserted directly, for tests of the catalog and of the areas built on it.
 import type { AppContext } from '../../src/context.js'
 import { toJson } from '../../src/db/values.js'
-import { grant, makeCustomer, makeUser, type Ref, type UserRef } from './fixtures.js'
+import { grant, insertRef, makeCustomer, makeUser, type Ref, type UserRef } from './fixtures.js'
 
-const BASE = 'http://localhost:80'
 let seq = 0
+
+export type OfferingState = 'Draft' | 'Active' | 'Paused' | 'Archived'
 
 export interface OfferingRef extends Ref {
   customerId: number
 }
 
 export async function makeServiceProvider(ctx: AppContext, customer: Ref): Promise<Ref> {
-  const now = ctx.clock().toISOString()
-  const uuid = ctx.newUuid()
-  const row = await ctx.db
-    .insertInto('service_providers')
-    .values({ uuid, customer_id: customer.id, description: '', image: null, created: now, modified: now })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return { id: row.id, uuid, name: customer.name, url: `${BASE}/api/marketplace-service-providers/${uuid}/` }
+  const sp = await insertRef(ctx, 'service_providers', 'marketplace-service-providers', {
+    customer_id: customer.id,
+    description: '',
+    image: null,
+  })
+  return { ...sp, name: customer.name }
 }
 
 export async function makeCategory(ctx: AppContext, title = `Category ${++seq}`): Promise<Ref> {
-  const now = ctx.clock().toISOString()
-  const uuid = ctx.newUuid()
-  const row = await ctx.db
-    .insertInto('categories')
-    .values({ uuid, title, description: '', icon: null, created: now, modified: now })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return { id: row.id, uuid, name: title, url: `${BASE}/api/marketplace-categories/${uuid}/` }
+  const category = await insertRef(ctx, 'categories', 'marketplace-categories', {
+    title,
+    description: '',
+    icon: null,
+  })
+  return { ...category, name: title }
 }
 
 export async function makeServiceSettings(
   ctx: AppContext,
   opts: { type?: 'cloudA' | 'cloudB'; shared?: boolean; customerId?: number | null } = {},
 ): Promise<Ref> {
-  const now = ctx.clock().toISOString()
-  const uuid = ctx.newUuid()
   const name = `Settings ${++seq}`
-  const row = await ctx.db
-    .insertInto('service_settings')
-    .values({
-      uuid,
-      name,
-      type: opts.type ?? 'cloudB',
-      shared: opts.shared === false ? 0 : 1,
-      customer_id: opts.customerId ?? null,
-      options: toJson({}),
-      created: now,
-      modified: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return { id: row.id, uuid, name, url: `${BASE}/api/service-settings/${uuid}/` }
+  const settings = await insertRef(ctx, 'service_settings', 'service-settings', {
+    name,
+    type: opts.type ?? 'cloudB',
+    shared: opts.shared === false ? 0 : 1,
+    customer_id: opts.customerId ?? null,
+    options: toJson({}),
+  })
+  return { ...settings, name }
 }
 
 export async function makeOffering(
@@ -62,7 +50,7 @@ export async function makeOffering(
   opts: {
     name?: string
     type?: string
-    state?: 'Draft' | 'Active' | 'Paused' | 'Archived'
+    state?: OfferingState
     shared?: boolean
     categoryId?: number | null
     projectId?: number | null
@@ -70,39 +58,24 @@ export async function makeOffering(
     pluginOptions?: Record<string, unknown>
   } = {},
 ): Promise<OfferingRef> {
-  const now = ctx.clock().toISOString()
-  const uuid = ctx.newUuid()
   const name = opts.name ?? `Offering ${++seq}`
-  const row = await ctx.db
-    .insertInto('offerings')
-    .values({
-      uuid,
-      name,
-      slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
-      customer_id: customer.id,
-      category_id: opts.categoryId ?? null,
-      parent_id: null,
-      type: opts.type ?? 'Marketplace.Basic',
-      state: opts.state ?? 'Active',
-      shared: opts.shared === false ? 0 : 1,
-      billable: 1,
-      plugin_options: toJson(opts.pluginOptions ?? {}),
-      image: null,
-      thumbnail: null,
-      service_settings_id: opts.serviceSettingsId ?? null,
-      project_id: opts.projectId ?? null,
-      created: now,
-      modified: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return {
-    id: row.id,
-    uuid,
+  const offering = await insertRef(ctx, 'offerings', 'marketplace-provider-offerings', {
     name,
-    customerId: customer.id,
-    url: `${BASE}/api/marketplace-provider-offerings/${uuid}/`,
-  }
+    slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
+    customer_id: customer.id,
+    category_id: opts.categoryId ?? null,
+    parent_id: null,
+    type: opts.type ?? 'Marketplace.Basic',
+    state: opts.state ?? 'Active',
+    shared: opts.shared === false ? 0 : 1,
+    billable: 1,
+    plugin_options: toJson(opts.pluginOptions ?? {}),
+    image: null,
+    thumbnail: null,
+    service_settings_id: opts.serviceSettingsId ?? null,
+    project_id: opts.projectId ?? null,
+  })
+  return { ...offering, name, customerId: customer.id }
 }
 
 export async function makePlan(
@@ -110,23 +83,14 @@ export async function makePlan(
   offering: Ref,
   opts: { name?: string; unitPrice?: string; archived?: boolean } = {},
 ): Promise<Ref> {
-  const now = ctx.clock().toISOString()
-  const uuid = ctx.newUuid()
   const name = opts.name ?? `Plan ${++seq}`
-  const row = await ctx.db
-    .insertInto('plans')
-    .values({
-      uuid,
-      offering_id: offering.id,
-      name,
-      unit_price: opts.unitPrice ?? '10',
-      archived: opts.archived ? 1 : 0,
-      created: now,
-      modified: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return { id: row.id, uuid, name, url: `${BASE}/api/marketplace-plans/${uuid}/` }
+  const plan = await insertRef(ctx, 'plans', 'marketplace-plans', {
+    offering_id: offering.id,
+    name,
+    unit_price: opts.unitPrice ?? '10',
+    archived: opts.archived ? 1 : 0,
+  })
+  return { ...plan, name }
 }
 
 export async function makeResource(
@@ -144,36 +108,27 @@ export async function makeResource(
     limits?: Record<string, number>
   } = {},
 ): Promise<Ref> {
-  const now = ctx.clock().toISOString()
-  const uuid = ctx.newUuid()
   const name = opts.name ?? `Resource ${++seq}`
   const p = await ctx.db
     .selectFrom('projects')
     .select('customer_id')
     .where('id', '=', project.id)
     .executeTakeFirstOrThrow()
-  const row = await ctx.db
-    .insertInto('resources')
-    .values({
-      uuid,
-      name,
-      offering_id: offering.id,
-      plan_id: opts.planId ?? null,
-      project_id: project.id,
-      customer_id: p.customer_id,
-      state: opts.state ?? 'OK',
-      attributes: toJson(opts.attributes ?? { name }),
-      limits: toJson(opts.limits ?? {}),
-      backend_id: opts.backendId ?? '',
-      scope_type: opts.scopeType ?? null,
-      scope_id: opts.scopeId ?? null,
-      end_date: null,
-      created: now,
-      modified: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return { id: row.id, uuid, name, url: `${BASE}/api/marketplace-resources/${uuid}/` }
+  const resource = await insertRef(ctx, 'resources', 'marketplace-resources', {
+    name,
+    offering_id: offering.id,
+    plan_id: opts.planId ?? null,
+    project_id: project.id,
+    customer_id: p.customer_id,
+    state: opts.state ?? 'OK',
+    attributes: toJson(opts.attributes ?? { name }),
+    limits: toJson(opts.limits ?? {}),
+    backend_id: opts.backendId ?? '',
+    scope_type: opts.scopeType ?? null,
+    scope_id: opts.scopeId ?? null,
+    end_date: null,
+  })
+  return { ...resource, name }
 }
 
 /**

@@ -1,6 +1,9 @@
 // Factories insert rows directly; the lazy role graph gives each test the users it names.
+import type { Insertable } from 'kysely'
 import type { AppContext } from '../../src/context.js'
 import { grantRole, insertProject, issueToken, resolveRole } from '../../src/areas/directory/service.js'
+import { insertReturningId } from '../../src/db/rows.js'
+import type { DB } from '../../src/db/tables.js'
 import { toJson } from '../../src/db/values.js'
 import type { RoleName } from '../../src/http/permissions.js'
 
@@ -21,6 +24,27 @@ export interface Ref {
 
 const BASE = 'http://localhost:80'
 let seq = 0
+
+/** A row's columns less the uuid and the times, which `insertRef` sets (`created` may be given). */
+export type RefValues<T extends keyof DB> = Omit<Insertable<DB[T]>, 'uuid' | 'created' | 'modified'> & {
+  created?: string
+}
+
+/**
+ * Inserts a row of `table` with a new uuid, created and modified at the clock's time (or at
+ * `values.created`): its id, uuid and URL under `/api/<path>/`.
+ */
+export async function insertRef<T extends keyof DB>(
+  ctx: AppContext,
+  table: T,
+  path: string,
+  values: RefValues<T>,
+): Promise<{ id: number; uuid: string; url: string }> {
+  const now = values.created ?? ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const id = await insertReturningId(ctx.db, table, { ...values, uuid, created: now, modified: now })
+  return { id, uuid, url: `${BASE}/api/${path}/${uuid}/` }
+}
 
 /**
  * A name no other call in this process gets: `prefix-` and a counter in five base-36 digits, so
@@ -44,41 +68,25 @@ export async function makeUser(
   } = {},
 ): Promise<UserRef> {
   const username = opts.username ?? uniqueName('user')
-  const now = ctx.clock().toISOString()
-  const uuid = ctx.newUuid()
-  const row = await ctx.db
-    .insertInto('users')
-    .values({
-      uuid,
-      username,
-      email: opts.email ?? `${username}@example.com`,
-      full_name: opts.fullName ?? `Full ${username}`,
-      is_staff: opts.staff ? 1 : 0,
-      is_support: opts.support ? 1 : 0,
-      is_active: opts.active === false ? 0 : 1,
-      affiliations: toJson(opts.affiliations ?? []),
-      identity_source: opts.identitySource ?? '',
-      civil_number: null,
-      image: null,
-      password_hash: null,
-      created: now,
-      modified: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  const token = await issueToken(ctx, row.id)
-  return { id: row.id, uuid, username, token, url: `${BASE}/api/users/${uuid}/` }
+  const user = await insertRef(ctx, 'users', 'users', {
+    username,
+    email: opts.email ?? `${username}@example.com`,
+    full_name: opts.fullName ?? `Full ${username}`,
+    is_staff: opts.staff ? 1 : 0,
+    is_support: opts.support ? 1 : 0,
+    is_active: opts.active === false ? 0 : 1,
+    affiliations: toJson(opts.affiliations ?? []),
+    identity_source: opts.identitySource ?? '',
+    civil_number: null,
+    image: null,
+    password_hash: null,
+  })
+  return { ...user, username, token: await issueToken(ctx, user.id) }
 }
 
 export async function makeCustomer(ctx: AppContext, name = `Org ${++seq}`): Promise<Ref> {
-  const now = ctx.clock().toISOString()
-  const uuid = ctx.newUuid()
-  const row = await ctx.db
-    .insertInto('customers')
-    .values({ uuid, name, slug: `org-${seq}`, created: now, modified: now, image: null })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return { id: row.id, uuid, name, url: `${BASE}/api/customers/${uuid}/` }
+  const customer = await insertRef(ctx, 'customers', 'customers', { name, slug: `org-${seq}`, image: null })
+  return { ...customer, name }
 }
 
 export async function makeProject(
