@@ -1,7 +1,7 @@
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
-import { client } from '../support/client.js'
+import { sharedTestApp } from '../support/app.js'
+import { BASE, client, uuids } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, roleGraph, type UserRef } from '../support/fixtures.js'
 import {
   makeCategory,
@@ -14,17 +14,9 @@ import {
   providerGraph,
 } from '../support/catalog-fixtures.js'
 
-let t: TestApp
-before(async () => {
-  t = await buildTestApp()
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp()
 
-const BASE = 'http://localhost:80'
 const OFFERINGS = '/api/marketplace-provider-offerings/'
-const uuids = (body: { uuid: string }[]) => body.map((x) => x.uuid)
 
 describe('offering creation', () => {
   test('the provider owner creates a Draft offering with inline plans; the body is the full record', async () => {

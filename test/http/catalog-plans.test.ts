@@ -1,7 +1,7 @@
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
-import { client } from '../support/client.js'
+import { sharedTestApp } from '../support/app.js'
+import { BASE, client, uuids } from '../support/client.js'
 import { makeUser, roleGraph } from '../support/fixtures.js'
 import {
   makeOffering,
@@ -11,17 +11,9 @@ import {
   providerGraph,
 } from '../support/catalog-fixtures.js'
 
-let t: TestApp
-before(async () => {
-  t = await buildTestApp()
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp()
 
-const BASE = 'http://localhost:80'
 const PLANS = '/api/marketplace-plans/'
-const uuids = (body: { uuid: string }[]) => body.map((x) => x.uuid)
 
 describe('plan creation and validation', () => {
   test('the provider owner creates a plan; prices accept numbers and numeric strings', async () => {

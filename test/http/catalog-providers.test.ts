@@ -1,18 +1,12 @@
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { grant, makeCustomer, makeUser } from '../support/fixtures.js'
 import { makeCategory, makeOffering, makeServiceProvider } from '../support/catalog-fixtures.js'
 import { seedDemo } from '../../src/seed.js'
 
-let t: TestApp
-before(async () => {
-  t = await buildTestApp()
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp()
 
 describe('service providers', () => {
   test('an owner makes its customer a service provider; a second registration is 400', async () => {

@@ -1,7 +1,7 @@
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
-import { client } from '../support/client.js'
+import { sharedTestApp } from '../support/app.js'
+import { BASE, client, uuids } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, roleGraph } from '../support/fixtures.js'
 import {
   makeCategory,
@@ -14,17 +14,9 @@ import {
 } from '../support/catalog-fixtures.js'
 import { registerResourceScope, resourceRecord, offeringRecord } from '../../src/areas/catalog/service.js'
 
-let t: TestApp
-before(async () => {
-  t = await buildTestApp()
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp()
 
-const BASE = 'http://localhost:80'
 const RESOURCES = '/api/marketplace-resources/'
-const uuids = (body: { uuid: string }[]) => body.map((x) => x.uuid)
 
 describe('marketplace resources', () => {
   test('a resource record carries its offering, plan, project, customer, provider and category', async () => {

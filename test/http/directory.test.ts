@@ -1,16 +1,10 @@
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, roleGraph } from '../support/fixtures.js'
 
-let t: TestApp
-before(async () => {
-  t = await buildTestApp()
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp()
 
 describe('authentication', () => {
   test('missing credentials answer 401 with WWW-Authenticate', async () => {

@@ -1,21 +1,15 @@
 // auto_create_project gives the requester a new project: a user who names itself after an
 // existing project does not get that project; only a project the same invitation created for the
 // same user is reused.
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { makeCustomer, makeProject, makeUser } from '../support/fixtures.js'
 
 const INV = '/api/user-group-invitations/'
 
-let t: TestApp
-before(async () => {
-  t = await buildTestApp()
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp()
 
 async function publicInvitation(customerUrl: string) {
   const staff = await makeUser(t.ctx, { staff: true })

@@ -1,6 +1,7 @@
 // Builds the app for a test file on a fresh database: in-memory SQLite by default, or a fresh
 // PostgreSQL schema when TEST_DATABASE_URL points at PostgreSQL (CI runs the suite both ways).
 import { randomBytes } from 'node:crypto'
+import { after, before } from 'node:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -109,4 +110,18 @@ export async function buildTestApp(
       }
     },
   }
+}
+
+/**
+ * The app a test file's tests share, on its own database: built in a `before` at the file's top
+ * level, so its fields are there from the file's first hook and test on, and closed in an `after`.
+ * Call it at the top level of the file, before the file's own hooks.
+ */
+export function sharedTestApp(): TestApp {
+  const t = {} as TestApp
+  before(async () => {
+    Object.assign(t, await buildTestApp())
+  })
+  after(() => t.close())
+  return t
 }

@@ -57,3 +57,9 @@ export function pathOf(url: string): string {
   const u = new URL(url)
   return u.pathname + u.search
 }
+
+/** The scheme and host of the URLs the app answers tests with. */
+export const BASE = 'http://localhost:80'
+
+/** The uuids of a list's records, in order. */
+export const uuids = (body: { uuid: string }[]) => body.map((x) => x.uuid)
