@@ -27,6 +27,18 @@ async function setup() {
   return { t, staff, provider, offering }
 }
 
+/** Runs `body` on a fresh app (`setup`) with the staff user's client `as`; the app is closed after it. */
+async function onFreshApp(
+  body: (s: Awaited<ReturnType<typeof setup>> & { as: ReturnType<typeof client> }) => Promise<void>,
+) {
+  const s = await setup()
+  try {
+    await body({ ...s, as: client(s.t.app, s.staff.token) })
+  } finally {
+    await s.t.close()
+  }
+}
+
 async function identity(t: TestApp, user: UserRef, offering: OfferingRef, name = 'agent-1') {
   const r = await client(t.app, user.token).post(IDS, { name, offering: offering.url, version: '1.0' })
   assert.equal(r.status, 201, JSON.stringify(r.body))
@@ -290,10 +302,8 @@ describe('services', () => {
 })
 
 describe('service filters', () => {
-  test('identity_uuid, mode, modified_after/before, stale and state filter the list', async () => {
-    const { t, staff, offering } = await setup()
-    try {
-      const as = client(t.app, staff.token)
+  test('identity_uuid, mode, modified_after/before, stale and state filter the list', () =>
+    onFreshApp(async ({ t, staff, offering, as }) => {
       const i1 = await identity(t, staff, offering, 'one')
       const i2 = await identity(t, staff, offering, 'two')
       const old = await service(t, staff, i1, 'old', 'report')
@@ -328,19 +338,14 @@ describe('service filters', () => {
       t.clock.advanceHours(25)
       assert.deepEqual(await names('stale=true'), ['old', 'a', 'b'])
       assert.deepEqual(await names('stale=false'), [])
-    } finally {
-      await t.close()
-    }
-  })
+    }))
 })
 
 describe('stale total', () => {
-  test('follows the clock and every write to a service, request after request', async () => {
+  test('follows the clock and every write to a service, request after request', () =>
     // The total of stale services is kept between requests and moved forward with the clock;
     // every case below checks it against the services listed.
-    const { t, staff, offering } = await setup()
-    try {
-      const as = client(t.app, staff.token)
+    onFreshApp(async ({ t, staff, offering, as }) => {
       const ident = await identity(t, staff, offering, 'agent-s')
       const made = []
       for (const [i, name] of ['s0', 's1', 's2', 's3'].entries()) {
@@ -384,30 +389,21 @@ describe('stale total', () => {
       assert.deepEqual(await stale(), ['s3', 's4'])
       t.clock.advanceHours(-3) // 24.5: only s0's time has passed, and s0 is fresh
       assert.deepEqual(await stale(), ['s4'])
-    } finally {
-      await t.close()
-    }
-  })
+    }))
 })
 
 describe('cleanup_stale', () => {
-  test('non-staff get 403 before the body is validated', async () => {
-    const { t, provider } = await setup()
-    try {
+  test('non-staff get 403 before the body is validated', () =>
+    onFreshApp(async ({ t, provider }) => {
       const owner = await provider.owner()
       const r = await client(t.app, owner.token).post(`${SVC}cleanup_stale/`, { older_than_hours: 0 })
       assert.equal(r.status, 403)
       const support = await makeUser(t.ctx, { support: true })
       assert.equal((await client(t.app, support.token).post(`${SVC}cleanup_stale/`, {})).status, 403)
-    } finally {
-      await t.close()
-    }
-  })
+    }))
 
-  test('dry run (the default) reports without deleting; a real run deletes', async () => {
-    const { t, staff, offering } = await setup()
-    try {
-      const as = client(t.app, staff.token)
+  test('dry run (the default) reports without deleting; a real run deletes', () =>
+    onFreshApp(async ({ t, staff, offering, as }) => {
       const ident = await identity(t, staff, offering, 'agent-c')
       const old = await service(t, staff, ident, 'old')
       await as.post(`${SVC}${old.uuid}/register_processor/`, { name: 'p', backend_type: 'SLURM' })
@@ -443,17 +439,12 @@ describe('cleanup_stale', () => {
       assert.equal(real.body.items[0].uuid, old.uuid)
       assert.equal((await as.get(`${SVC}${old.uuid}/`)).status, 404)
       assert.equal((await as.get(`${SVC}${fresh.uuid}/`)).status, 200)
-    } finally {
-      await t.close()
-    }
-  })
+    }))
 })
 
 describe('cleanup_stale bounds', () => {
-  test('an older_than_hours no date can be computed from is 400 naming it, not 500', async () => {
-    const { t, staff } = await setup()
-    try {
-      const as = client(t.app, staff.token)
+  test('an older_than_hours no date can be computed from is 400 naming it, not 500', () =>
+    onFreshApp(async ({ as }) => {
       for (const hours of [1e15, 1e300, Number.MAX_SAFE_INTEGER, 1_000_001]) {
         const r = await as.post(`${SVC}cleanup_stale/`, { older_than_hours: hours })
         assert.equal(r.status, 400, String(hours))
@@ -464,17 +455,12 @@ describe('cleanup_stale bounds', () => {
       const widest = await as.post(`${SVC}cleanup_stale/`, { older_than_hours: 1_000_000 })
       assert.equal(widest.status, 200)
       assert.equal(widest.body.dry_run, true)
-    } finally {
-      await t.close()
-    }
-  })
+    }))
 })
 
 describe('idle sweep', () => {
-  test('an Active service whose processors last ran 10 minutes ago becomes Idle; without processors it stays', async () => {
-    const { t, staff, offering } = await setup()
-    try {
-      const as = client(t.app, staff.token)
+  test('an Active service whose processors last ran 10 minutes ago becomes Idle; without processors it stays', () =>
+    onFreshApp(async ({ t, staff, offering, as }) => {
       const ident = await identity(t, staff, offering, 'agent-i')
       const withProc = await service(t, staff, ident, 'with-proc')
       const noProc = await service(t, staff, ident, 'no-proc')
@@ -497,16 +483,12 @@ describe('idle sweep', () => {
       t.clock.advance(5 * 60 * 1000)
       await t.ctx.jobs.drain()
       assert.equal((await as.get(`${SVC}${withProc.uuid}/`)).body.state, 'Idle')
-    } finally {
-      await t.close()
-    }
-  })
+    }))
 })
 
 describe('agents as the newest clients drive them', () => {
-  test('an agent registers with the offering uuid, lists its processors and reads the stats', async () => {
-    const s = await setup()
-    try {
+  test('an agent registers with the offering uuid, lists its processors and reads the stats', () =>
+    onFreshApp(async (s) => {
       const owner = await s.provider.owner()
       const agent = client(s.t.app, owner.token)
       const r = await agent.post(IDS, { name: 'agent-u', offering: s.offering.uuid })
@@ -596,8 +578,5 @@ describe('agents as the newest clients drive them', () => {
       const later = await client(s.t.app, s.staff.token).get(STATS)
       assert.equal(later.body.services.stale, 2)
       assert.equal(later.body.processors.stale, 3)
-    } finally {
-      await s.t.close()
-    }
-  })
+    }))
 })
