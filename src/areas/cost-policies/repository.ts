@@ -127,9 +127,6 @@ export function policiesRepository(db: Db) {
           .execute()
       }
     },
-    async offeringHasPolicies(offeringId: number): Promise<boolean> {
-      return (await policyOfOffering(db, [], [offeringId])).rows.length > 0
-    },
     findOffering(id: number) {
       return db
         .selectFrom('offerings')
@@ -226,10 +223,20 @@ export function policiesRepository(db: Db) {
       )
     },
     /** The first policy that refuses the customer new resources of the offering (compiled once). */
-    async blockingPolicy(offeringId: number, customerId: number) {
-      return (await blockingPolicyOf(db, [], [offeringId, customerId])).rows[0]
-    },
   }
+}
+
+// The two checks an order's creation and transitions make, callable without building the
+// repository (building it prepares its query builders, which would cost every order).
+
+/** Whether the offering has any cost policy (its evaluation is then scheduled). */
+export async function offeringHasPolicies(db: Db, offeringId: number): Promise<boolean> {
+  return (await policyOfOffering(db, [], [offeringId])).rows.length > 0
+}
+
+/** A fired policy that blocks new resources of the offering for the customer, if any. */
+export async function blockingPolicy(db: Db, offeringId: number, customerId: number) {
+  return (await blockingPolicyOf(db, [], [offeringId, customerId])).rows[0]
 }
 
 export type PolicyRow = NonNullable<Awaited<ReturnType<ReturnType<typeof policiesRepository>['findById']>>>

@@ -13,7 +13,13 @@ import { visibleRecords } from '../../http/visible-records.js'
 import { resolveOrganizationGroups } from '../directory/service.js'
 import { PERIODS, type Period } from './estimate.js'
 import { EVALUATE_JOB, estimatesOf, type Estimate } from './evaluation.js'
-import { policiesRepository, type PolicyRow, type PolicyVisibility } from './repository.js'
+import {
+  blockingPolicy,
+  offeringHasPolicies,
+  policiesRepository,
+  type PolicyRow,
+  type PolicyVisibility,
+} from './repository.js'
 import {
   ACTION_NAMES,
   ACTIONS,
@@ -288,7 +294,7 @@ export async function scheduleCostPolicyEvaluation(
   trx: Db,
   offeringId: number,
 ): Promise<void> {
-  if (!(await policiesRepository(trx).offeringHasPolicies(offeringId))) return
+  if (!(await offeringHasPolicies(trx, offeringId))) return
   await ctx.jobs.enqueue(trx, EVALUATE_JOB, { offeringId })
 }
 
@@ -302,7 +308,7 @@ export async function assertNewResourceAllowed(
   db: Db,
   target: { offeringId: number; customerId: number },
 ): Promise<void> {
-  const p = await policiesRepository(db).blockingPolicy(target.offeringId, target.customerId)
+  const p = await blockingPolicy(db, target.offeringId, target.customerId)
   if (p) {
     throw nonFieldError(
       `Creation of new resources for this offering is not available due to the policy ${p.uuid} (limit ${Number(p.limit_cost)}).`,
