@@ -196,3 +196,39 @@ export function recordOperations<T, CB extends TSchema, PB extends TSchema>(
     destroy: { run: (c: ItemCall) => service.destroy(c.ctx, c.actor, c.uuid) },
   }
 }
+
+/**
+ * A record's service from a module whose functions follow the names `get<Name>`, `create<Name>`,
+ * `update<Name>` and `delete<Name>` (for `recordOperations`).
+ */
+export function namedService<
+  N extends string,
+  M extends { readonly [K in `get${N}` | `create${N}` | `update${N}` | `delete${N}`]: unknown },
+>(
+  module: M,
+  name: N,
+): { get: M[`get${N}`]; create: M[`create${N}`]; update: M[`update${N}`]; destroy: M[`delete${N}`] } {
+  return {
+    get: module[`get${name}`],
+    create: module[`create${name}`],
+    update: module[`update${name}`],
+    destroy: module[`delete${name}`],
+  }
+}
+
+/**
+ * A list's ordering as DRF declares it: `o`'s API names → columns, and the order without `o` by
+ * those names (`'-created'`: newest first).
+ */
+export function orderedBy<F extends Readonly<Record<string, string>>>(
+  fields: F,
+  ...defaults: `${'' | '-'}${keyof F & string}`[]
+): { fields: F; default: OrderBy[] } {
+  return {
+    fields,
+    default: defaults.map((name) => {
+      const desc = name.startsWith('-')
+      return { column: fields[desc ? name.slice(1) : name]!, desc }
+    }),
+  }
+}

@@ -47,7 +47,7 @@ export type {
 } from './resource-calls.js'
 export { operationId } from './resource-docs.js'
 
-export { defineAction, defineResource, recordOperations } from './resource-spec.js'
+export { defineAction, defineResource, namedService, orderedBy, recordOperations } from './resource-spec.js'
 export type {
   ActionSpec,
   ListSpec,

@@ -7,7 +7,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { actorOf } from '../../http/auth.js'
 import { filter } from '../../http/filters.js'
 import { pager, single, uuidFilter, values, type Query } from '../../http/query.js'
-import { defineAction, defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
+import {
+  defineAction,
+  defineResource,
+  namedService,
+  recordOperations,
+  resourceRoutes,
+  orderedBy,
+} from '../../http/resource.js'
 import { errors, StatusBody } from '../../http/schemas.js'
 import { GRANT_FIELDS, GrantBody, GrantListQuery, GrantSchema, RevokeBody } from '../directory/schema.js'
 import { resourceQueryMatches } from './repository-resources.js'
@@ -27,25 +34,14 @@ export const serviceProviders = defineResource({
       customer_uuid: filter.uuid('customers.uuid'),
       name: filter.contains('customers.name', { description: 'customer name contains' }),
     },
-    ordering: {
-      fields: { name: 'customers.name', created: 'service_providers.created' },
-      default: [{ column: 'customers.name', desc: false }],
-    },
+    ordering: orderedBy({ name: 'customers.name', created: 'service_providers.created' }, 'name'),
     run: (c) => svc.listServiceProviders(c.ctx, c.listing, c.base, c.page),
   },
-  ...recordOperations(
-    {
-      get: svc.getServiceProvider,
-      create: svc.createServiceProvider,
-      update: svc.updateServiceProvider,
-      destroy: svc.deleteServiceProvider,
-    },
-    {
-      create: s.ServiceProviderCreateBody,
-      put: s.ServiceProviderUpdateBody,
-      patch: s.ServiceProviderUpdateBody,
-    },
-  ),
+  ...recordOperations(namedService(svc, 'ServiceProvider'), {
+    create: s.ServiceProviderCreateBody,
+    put: s.ServiceProviderUpdateBody,
+    patch: s.ServiceProviderUpdateBody,
+  }),
 })
 
 export const categories = defineResource({
@@ -55,21 +51,10 @@ export const categories = defineResource({
   record: s.CategorySchema,
   list: {
     filters: { title: filter.contains('categories.title') },
-    ordering: {
-      fields: { title: 'categories.title', created: 'categories.created' },
-      default: [{ column: 'categories.title', desc: false }],
-    },
+    ordering: orderedBy({ title: 'categories.title', created: 'categories.created' }, 'title'),
     run: (c) => svc.listCategories(c.ctx, c.listing, c.base, c.page),
   },
-  ...recordOperations(
-    {
-      get: svc.getCategory,
-      create: svc.createCategory,
-      update: svc.updateCategory,
-      destroy: svc.deleteCategory,
-    },
-    { create: s.CategoryBody, patch: s.CategoryPatchBody },
-  ),
+  ...recordOperations(namedService(svc, 'Category'), { create: s.CategoryBody, patch: s.CategoryPatchBody }),
 })
 
 /** One offering state action: POST /api/marketplace-provider-offerings/<uuid>/<action>/. */
@@ -112,26 +97,22 @@ export const providerOfferings = defineResource({
       scope_uuid: filter.uuid('service_settings.uuid'),
       parent_uuid: filter.uuid('parent.uuid'),
     },
-    ordering: {
-      fields: {
+    ordering: orderedBy(
+      {
         name: 'offerings.name',
         created: 'offerings.created',
         type: 'offerings.type',
         state: 'offerings.state',
       },
-      default: [{ column: 'offerings.name', desc: false }],
-    },
+      'name',
+    ),
     run: (c) => offerings.listOfferings(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...recordOperations(
-    {
-      get: offerings.getOffering,
-      create: offerings.createOffering,
-      update: offerings.updateOffering,
-      destroy: offerings.deleteOffering,
-    },
-    { create: s.OfferingCreateBody, put: s.OfferingUpdateBody, patch: s.OfferingPatchBody },
-  ),
+  ...recordOperations(namedService(offerings, 'Offering'), {
+    create: s.OfferingCreateBody,
+    put: s.OfferingUpdateBody,
+    patch: s.OfferingPatchBody,
+  }),
   actions: [
     stateAction('activate', 'Activate an offering: it is shown and orderable'),
     stateAction('pause', 'Pause an offering: no new orders'),
@@ -189,10 +170,7 @@ export const marketplacePlans = defineResource({
       offering_uuid: filter.uuid('offerings.uuid'),
       archived: filter.boolean('plans.archived'),
     },
-    ordering: {
-      fields: { name: 'plans.name', created: 'plans.created' },
-      default: [{ column: 'plans.name', desc: false }],
-    },
+    ordering: orderedBy({ name: 'plans.name', created: 'plans.created' }, 'name'),
     run: (c) => plans.listPlans(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   retrieve: { run: (c) => plans.getPlan(c.ctx, c.actor, c.uuid, c.base) },
@@ -235,10 +213,10 @@ export const marketplaceResources = defineResource({
       ),
       backend_id: filter.exact('resources.backend_id'),
     },
-    ordering: {
-      fields: { name: 'resources.name', created: 'resources.created', state: 'resources.state' },
-      default: [{ column: 'resources.created', desc: true }],
-    },
+    ordering: orderedBy(
+      { name: 'resources.name', created: 'resources.created', state: 'resources.state' },
+      '-created',
+    ),
     run: (c) => resources.listResources(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   retrieve: { run: (c) => resources.getResource(c.ctx, c.actor, c.uuid, c.base) },

@@ -6,7 +6,14 @@ import type { AppContext } from '../../context.js'
 import { DetailBody, errors, FieldQuery } from '../../http/schemas.js'
 import { pager, single, uuidFilter, withFields, type Query } from '../../http/query.js'
 import { filter } from '../../http/filters.js'
-import { defineAction, defineResource, recordOperations, registerResource } from '../../http/resource.js'
+import {
+  defineAction,
+  defineResource,
+  namedService,
+  recordOperations,
+  registerResource,
+  orderedBy,
+} from '../../http/resource.js'
 import { customerInGroup, roleNamed, searchCustomers, searchProjects, searchUsers } from './repository.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
@@ -27,21 +34,22 @@ const users = defineResource({
       uuid: filter.uuid('users.uuid'),
       query: filter.exact(searchUsers, { description: 'search in username, full name and email' }),
     },
-    ordering: {
-      fields: {
+    ordering: orderedBy(
+      {
         username: 'users.username',
         full_name: 'users.full_name',
         email: 'users.email',
         created: 'users.created',
       },
-      default: [{ column: 'users.username', desc: false }],
-    },
+      'username',
+    ),
     run: (c) => svc.listUsers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...recordOperations(
-    { get: svc.getUser, create: svc.createUser, update: svc.updateUser, destroy: svc.deleteUser },
-    { create: s.UserCreateBody, patch: s.UserUpdateBody, put: s.UserUpdateBody },
-  ),
+  ...recordOperations(namedService(svc, 'User'), {
+    create: s.UserCreateBody,
+    patch: s.UserUpdateBody,
+    put: s.UserUpdateBody,
+  }),
   actions: [
     defineAction({
       name: 'me',
@@ -82,21 +90,13 @@ const organizationGroups = defineResource({
       name: filter.contains('organization_groups.name'),
       parent_uuid: filter.uuid('parent.uuid'),
     },
-    ordering: {
-      fields: { name: 'organization_groups.name', created: 'organization_groups.created' },
-      default: [{ column: 'organization_groups.name', desc: false }],
-    },
+    ordering: orderedBy({ name: 'organization_groups.name', created: 'organization_groups.created' }, 'name'),
     run: (c) => svc.listOrganizationGroups(c.ctx, c.listing, c.base, c.page),
   },
-  ...recordOperations(
-    {
-      get: svc.getOrganizationGroup,
-      create: svc.createOrganizationGroup,
-      update: svc.updateOrganizationGroup,
-      destroy: svc.deleteOrganizationGroup,
-    },
-    { create: s.OrganizationGroupBody, patch: s.OrganizationGroupPatchBody },
-  ),
+  ...recordOperations(namedService(svc, 'OrganizationGroup'), {
+    create: s.OrganizationGroupBody,
+    patch: s.OrganizationGroupPatchBody,
+  }),
 })
 
 /** `add_user`, `delete_user` and `list_users` on a customer or a project: its role grants. */
@@ -160,25 +160,20 @@ const customers = defineResource({
       query: filter.exact(searchCustomers, { description: 'search in name, abbreviation and native name' }),
       organization_group_uuid: filter.uuid(customerInGroup),
     },
-    ordering: {
-      fields: {
+    ordering: orderedBy(
+      {
         name: 'customers.name',
         abbreviation: 'customers.abbreviation',
         created: 'customers.created',
       },
-      default: [{ column: 'customers.name', desc: false }],
-    },
+      'name',
+    ),
     run: (c) => svc.listCustomers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...recordOperations(
-    {
-      get: svc.getCustomer,
-      create: svc.createCustomer,
-      update: svc.updateCustomer,
-      destroy: svc.deleteCustomer,
-    },
-    { create: s.CustomerCreateBody, patch: s.CustomerUpdateBody },
-  ),
+  ...recordOperations(namedService(svc, 'Customer'), {
+    create: s.CustomerCreateBody,
+    patch: s.CustomerUpdateBody,
+  }),
   actions: grantActions('customer'),
 })
 
@@ -200,21 +195,21 @@ const projects = defineResource({
       query: filter.exact(searchProjects, { description: 'search in name and description' }),
       customer: filter.link(s.PATHS.customers, undefined, { description: 'customer URL' }),
     },
-    ordering: {
-      fields: {
+    ordering: orderedBy(
+      {
         name: 'projects.name',
         created: 'projects.created',
         customer_name: 'customers.name',
         end_date: 'projects.end_date',
       },
-      default: [{ column: 'projects.name', desc: false }],
-    },
+      'name',
+    ),
     run: (c) => svc.listProjects(c.ctx, c.scope, c.filters, c.listing, c.base, c.page),
   },
-  ...recordOperations(
-    { get: svc.getProject, create: svc.createProject, update: svc.updateProject, destroy: svc.deleteProject },
-    { create: s.ProjectCreateBody, patch: s.ProjectUpdateBody },
-  ),
+  ...recordOperations(namedService(svc, 'Project'), {
+    create: s.ProjectCreateBody,
+    patch: s.ProjectUpdateBody,
+  }),
   actions: grantActions('project'),
 })
 

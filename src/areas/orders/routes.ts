@@ -13,6 +13,7 @@ import {
   resourceRoutes,
   type BodyCall,
   type ItemCall,
+  orderedBy,
 } from '../../http/resource.js'
 import { DetailBody, errors, FreeObject, NoContent, StatusBody } from '../../http/schemas.js'
 import { normalizeUuid } from '../../http/uuid.js'
@@ -130,15 +131,15 @@ export const orders = defineResource({
         description: 'the order uuid or slug, or its project or resource name',
       }),
     },
-    ordering: {
-      fields: {
+    ordering: orderedBy(
+      {
         created: 'orders.created',
         consumer_reviewed_at: 'orders.consumer_reviewed_at',
         cost: 'orders.cost',
         state: 'orders.state',
       },
-      default: [{ column: 'orders.created', desc: false }],
-    },
+      'created',
+    ),
     render: 'json',
     run: (c) => svc.listOrders(c.ctx, c.actor, c.filters, c.listing.order, c.base, c.pageJson),
   },

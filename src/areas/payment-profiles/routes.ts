@@ -1,7 +1,7 @@
 // HTTP for /api/payment-profiles/: the resource's declaration (the worked example of the kit in
 // docs/development.md).
 import { filter } from '../../http/filters.js'
-import { defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
+import { defineResource, recordOperations, resourceRoutes, orderedBy } from '../../http/resource.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
@@ -18,14 +18,14 @@ export const paymentProfiles = defineResource({
       organization_uuid: filter.uuid('customers.uuid'),
       payment_type: filter.choice(s.PAYMENT_TYPES, 'payment_profiles.payment_type'),
     },
-    ordering: {
-      fields: {
+    ordering: orderedBy(
+      {
         name: 'payment_profiles.name',
         payment_type: 'payment_profiles.payment_type',
         is_active: 'payment_profiles.is_active',
       },
-      default: [{ column: 'payment_profiles.name', desc: false }],
-    },
+      'name',
+    ),
     run: (c) => svc.listPaymentProfiles(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   ...recordOperations(svc.paymentProfileService, {

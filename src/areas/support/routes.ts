@@ -1,6 +1,6 @@
 // HTTP for /api/support-issues/ and /api/support-feedbacks/.
 import { filter } from '../../http/filters.js'
-import { defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
+import { defineResource, recordOperations, resourceRoutes, orderedBy } from '../../http/resource.js'
 import { errors } from '../../http/schemas.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
@@ -20,16 +20,16 @@ export const supportIssues = defineResource({
       customer_uuid: filter.uuid('customers.uuid'),
       project_uuid: filter.uuid('projects.uuid'),
     },
-    ordering: {
-      fields: {
+    ordering: orderedBy(
+      {
         created: 'support_issues.created',
         modified: 'support_issues.modified',
         key: 'support_issues.id',
         summary: 'support_issues.summary',
         state: 'support_issues.state',
       },
-      default: [{ column: 'support_issues.created', desc: true }],
-    },
+      '-created',
+    ),
     run: (c) => svc.listIssues(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   ...recordOperations(svc.issueService, { create: s.IssueCreateBody, patch: s.IssuePatchBody }),
