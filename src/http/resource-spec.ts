@@ -216,6 +216,11 @@ export function namedService<
   }
 }
 
+/** API names that are the columns of the same name of one table: `{ name: '<table>.name', … }`. */
+export function columnsOf<K extends string>(table: string, ...names: K[]): Record<K, string> {
+  return Object.fromEntries(names.map((n) => [n, `${table}.${n}`])) as Record<K, string>
+}
+
 /**
  * A list's ordering as DRF declares it: `o`'s API names → columns, and the order without `o` by
  * those names (`'-created'`: newest first).

@@ -47,7 +47,14 @@ export type {
 } from './resource-calls.js'
 export { operationId } from './resource-docs.js'
 
-export { defineAction, defineResource, namedService, orderedBy, recordOperations } from './resource-spec.js'
+export {
+  columnsOf,
+  defineAction,
+  defineResource,
+  namedService,
+  orderedBy,
+  recordOperations,
+} from './resource-spec.js'
 export type {
   ActionSpec,
   ListSpec,

@@ -13,6 +13,7 @@ import {
   namedService,
   recordOperations,
   resourceRoutes,
+  columnsOf,
   orderedBy,
 } from '../../http/resource.js'
 import { errors, StatusBody } from '../../http/schemas.js'
@@ -51,7 +52,7 @@ export const categories = defineResource({
   record: s.CategorySchema,
   list: {
     filters: { title: filter.contains('categories.title') },
-    ordering: orderedBy({ title: 'categories.title', created: 'categories.created' }, 'title'),
+    ordering: orderedBy(columnsOf('categories', 'title', 'created'), 'title'),
     run: (c) => svc.listCategories(c.ctx, c.listing, c.base, c.page),
   },
   ...recordOperations(namedService(svc, 'Category'), { create: s.CategoryBody, patch: s.CategoryPatchBody }),
@@ -97,15 +98,7 @@ export const providerOfferings = defineResource({
       scope_uuid: filter.uuid('service_settings.uuid'),
       parent_uuid: filter.uuid('parent.uuid'),
     },
-    ordering: orderedBy(
-      {
-        name: 'offerings.name',
-        created: 'offerings.created',
-        type: 'offerings.type',
-        state: 'offerings.state',
-      },
-      'name',
-    ),
+    ordering: orderedBy(columnsOf('offerings', 'name', 'created', 'type', 'state'), 'name'),
     run: (c) => offerings.listOfferings(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   ...recordOperations(namedService(offerings, 'Offering'), {
@@ -170,7 +163,7 @@ export const marketplacePlans = defineResource({
       offering_uuid: filter.uuid('offerings.uuid'),
       archived: filter.boolean('plans.archived'),
     },
-    ordering: orderedBy({ name: 'plans.name', created: 'plans.created' }, 'name'),
+    ordering: orderedBy(columnsOf('plans', 'name', 'created'), 'name'),
     run: (c) => plans.listPlans(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   retrieve: { run: (c) => plans.getPlan(c.ctx, c.actor, c.uuid, c.base) },
@@ -213,10 +206,7 @@ export const marketplaceResources = defineResource({
       ),
       backend_id: filter.exact('resources.backend_id'),
     },
-    ordering: orderedBy(
-      { name: 'resources.name', created: 'resources.created', state: 'resources.state' },
-      '-created',
-    ),
+    ordering: orderedBy(columnsOf('resources', 'name', 'created', 'state'), '-created'),
     run: (c) => resources.listResources(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   retrieve: { run: (c) => resources.getResource(c.ctx, c.actor, c.uuid, c.base) },

@@ -12,6 +12,7 @@ import {
   namedService,
   recordOperations,
   registerResource,
+  columnsOf,
   orderedBy,
 } from '../../http/resource.js'
 import { customerInGroup, roleNamed, searchCustomers, searchProjects, searchUsers } from './repository.js'
@@ -34,15 +35,7 @@ const users = defineResource({
       uuid: filter.uuid('users.uuid'),
       query: filter.exact(searchUsers, { description: 'search in username, full name and email' }),
     },
-    ordering: orderedBy(
-      {
-        username: 'users.username',
-        full_name: 'users.full_name',
-        email: 'users.email',
-        created: 'users.created',
-      },
-      'username',
-    ),
+    ordering: orderedBy(columnsOf('users', 'username', 'full_name', 'email', 'created'), 'username'),
     run: (c) => svc.listUsers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   ...recordOperations(namedService(svc, 'User'), {
@@ -90,7 +83,7 @@ const organizationGroups = defineResource({
       name: filter.contains('organization_groups.name'),
       parent_uuid: filter.uuid('parent.uuid'),
     },
-    ordering: orderedBy({ name: 'organization_groups.name', created: 'organization_groups.created' }, 'name'),
+    ordering: orderedBy(columnsOf('organization_groups', 'name', 'created'), 'name'),
     run: (c) => svc.listOrganizationGroups(c.ctx, c.listing, c.base, c.page),
   },
   ...recordOperations(namedService(svc, 'OrganizationGroup'), {
@@ -160,14 +153,7 @@ const customers = defineResource({
       query: filter.exact(searchCustomers, { description: 'search in name, abbreviation and native name' }),
       organization_group_uuid: filter.uuid(customerInGroup),
     },
-    ordering: orderedBy(
-      {
-        name: 'customers.name',
-        abbreviation: 'customers.abbreviation',
-        created: 'customers.created',
-      },
-      'name',
-    ),
+    ordering: orderedBy(columnsOf('customers', 'name', 'abbreviation', 'created'), 'name'),
     run: (c) => svc.listCustomers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   ...recordOperations(namedService(svc, 'Customer'), {

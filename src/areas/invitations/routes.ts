@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { filter } from '../../http/filters.js'
 import { pager, single } from '../../http/query.js'
-import { defineAction, defineResource, resourceRoutes, orderedBy } from '../../http/resource.js'
+import { defineAction, defineResource, resourceRoutes, columnsOf, orderedBy } from '../../http/resource.js'
 import { errors, UuidParams } from '../../http/schemas.js'
 import * as requests from './requests.js'
 import * as svc from './service.js'
@@ -35,7 +35,7 @@ export const invitations = defineResource({
       role_uuid: filter.uuid('r.uuid'),
       scope_type: scopeType,
     },
-    ordering: orderedBy({ created: 'user_group_invitations.created' }, '-created'),
+    ordering: orderedBy(columnsOf('user_group_invitations', 'created'), '-created'),
     run: (c) => svc.listInvitations(c.ctx, c.maybeActor, c.listing, c.base, c.page),
   },
   retrieve: { public: true, run: (c) => svc.getInvitation(c.ctx, c.maybeActor, c.uuid, c.base) },

@@ -13,6 +13,7 @@ import {
   resourceRoutes,
   type BodyCall,
   type ItemCall,
+  columnsOf,
   orderedBy,
 } from '../../http/resource.js'
 import { DetailBody, errors, FreeObject, NoContent, StatusBody } from '../../http/schemas.js'
@@ -131,15 +132,7 @@ export const orders = defineResource({
         description: 'the order uuid or slug, or its project or resource name',
       }),
     },
-    ordering: orderedBy(
-      {
-        created: 'orders.created',
-        consumer_reviewed_at: 'orders.consumer_reviewed_at',
-        cost: 'orders.cost',
-        state: 'orders.state',
-      },
-      'created',
-    ),
+    ordering: orderedBy(columnsOf('orders', 'created', 'consumer_reviewed_at', 'cost', 'state'), 'created'),
     render: 'json',
     run: (c) => svc.listOrders(c.ctx, c.actor, c.filters, c.listing.order, c.base, c.pageJson),
   },

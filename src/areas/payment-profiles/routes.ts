@@ -1,7 +1,13 @@
 // HTTP for /api/payment-profiles/: the resource's declaration (the worked example of the kit in
 // docs/development.md).
 import { filter } from '../../http/filters.js'
-import { defineResource, recordOperations, resourceRoutes, orderedBy } from '../../http/resource.js'
+import {
+  defineResource,
+  recordOperations,
+  resourceRoutes,
+  columnsOf,
+  orderedBy,
+} from '../../http/resource.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
@@ -18,14 +24,7 @@ export const paymentProfiles = defineResource({
       organization_uuid: filter.uuid('customers.uuid'),
       payment_type: filter.choice(s.PAYMENT_TYPES, 'payment_profiles.payment_type'),
     },
-    ordering: orderedBy(
-      {
-        name: 'payment_profiles.name',
-        payment_type: 'payment_profiles.payment_type',
-        is_active: 'payment_profiles.is_active',
-      },
-      'name',
-    ),
+    ordering: orderedBy(columnsOf('payment_profiles', 'name', 'payment_type', 'is_active'), 'name'),
     run: (c) => svc.listPaymentProfiles(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   ...recordOperations(svc.paymentProfileService, {
