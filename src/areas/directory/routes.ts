@@ -156,10 +156,7 @@ const customers = defineResource({
     ordering: orderedBy(columnsOf('customers', 'name', 'abbreviation', 'created'), 'name'),
     run: (c) => svc.listCustomers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...recordOperations(namedService(svc, 'Customer'), {
-    create: s.CustomerCreateBody,
-    patch: s.CustomerUpdateBody,
-  }),
+  ...recordOperations(namedService(svc, 'Customer'), s.CustomerBodies),
   actions: grantActions('customer'),
 })
 
@@ -192,10 +189,7 @@ const projects = defineResource({
     ),
     run: (c) => svc.listProjects(c.ctx, c.scope, c.filters, c.listing, c.base, c.page),
   },
-  ...recordOperations(namedService(svc, 'Project'), {
-    create: s.ProjectCreateBody,
-    patch: s.ProjectUpdateBody,
-  }),
+  ...recordOperations(namedService(svc, 'Project'), s.ProjectBodies),
   actions: grantActions('project'),
 })
 

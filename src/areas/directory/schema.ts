@@ -147,6 +147,8 @@ export const CustomerCreateBody = Body({
   ...Type.Partial(Type.Object(customerWritable)).properties,
 })
 export const CustomerUpdateBody = Type.Partial(CustomerCreateBody, { additionalProperties: false })
+/** A customer's create (and PUT) and PATCH bodies. */
+export const CustomerBodies = { create: CustomerCreateBody, patch: CustomerUpdateBody }
 export type CustomerWrite = {
   name?: string
   abbreviation?: string
@@ -187,6 +189,8 @@ export const ProjectCreateBody = Body({
   end_date: Type.Optional(Nullable(DateInput)),
 })
 export const ProjectUpdateBody = Type.Partial(ProjectCreateBody, { additionalProperties: false })
+/** A project's create (and PUT) and PATCH bodies. */
+export const ProjectBodies = { create: ProjectCreateBody, patch: ProjectUpdateBody }
 export type ProjectWrite = {
   name?: string
   customer?: string
