@@ -4,6 +4,7 @@
 import type { Insertable, Kysely, SelectQueryBuilder, Transaction } from 'kysely'
 import type { DB } from './tables.js'
 import { scopedList } from './listing.js'
+import { insertReturningId } from './compiled.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 type AnySelect = SelectQueryBuilder<any, any, any>
@@ -39,16 +40,6 @@ export function firstWhere<O>(
   return query.where(column, '=', value).executeTakeFirst()
 }
 
-/** Inserts one row and gives back its `id`. */
-export async function insertReturningId(db: Db, table: keyof DB, values: object): Promise<number> {
-  const r = await db
-    .insertInto(table)
-    .values(values as any)
-    .returning('id' as any)
-    .executeTakeFirstOrThrow()
-  return (r as { id: number }).id
-}
-
 /**
  * The reads and writes of one table's records, declared once: `base()` joins what a record shows,
  * `visible(scope)` narrows it to the rows a caller may see, `select` picks a record's columns. Gives
@@ -79,7 +70,7 @@ export function tableRecords<T extends keyof DB, S, Q extends AnySelect, O>(
         .executeTakeFirst()
     },
     insert(values: Insertable<DB[T]>): Promise<number> {
-      return insertReturningId(db, table, values)
+      return insertReturningId(db, table, values as Record<string, unknown>)
     },
     update(rowId: number, values: Record<string, unknown>): Promise<void> {
       return updateRow(db, table, rowId, values)

@@ -2,7 +2,7 @@
 import type { Insertable } from 'kysely'
 import type { AppContext } from '../../src/context.js'
 import { grantRole, insertProject, issueToken, resolveRole } from '../../src/areas/directory/service.js'
-import { insertReturningId } from '../../src/db/rows.js'
+import { insertReturningId } from '../../src/db/compiled.js'
 import type { DB } from '../../src/db/tables.js'
 import { toJson } from '../../src/db/values.js'
 import type { RoleName } from '../../src/http/permissions.js'

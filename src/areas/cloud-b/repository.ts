@@ -6,7 +6,8 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { OrderTerm } from '../../http/query.js'
 import { reusable } from '../../db/compiled.js'
-import { insertReturningId, insertRow, updateRow } from '../../db/rows.js'
+import { insertRow, updateRow } from '../../db/rows.js'
+import { insertReturningId } from '../../db/compiled.js'
 import { networkingRepository } from './networking-repository.js'
 import {
   COMMON_COLUMNS,

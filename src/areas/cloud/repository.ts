@@ -5,7 +5,8 @@ import type { DB } from '../../db/tables.js'
 import { countRows } from '../../db/listing.js'
 import { icontains, inAnyOf } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
-import { deleteRow, insertReturningId, tableRecords, updateRow } from '../../db/rows.js'
+import { deleteRow, tableRecords, updateRow } from '../../db/rows.js'
+import { insertReturningId } from '../../db/compiled.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 

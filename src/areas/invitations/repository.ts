@@ -2,7 +2,8 @@
 // project), role and people; who sees which; the state changes as conditional UPDATEs.
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely'
 import { countRows, pageRows, scopedList } from '../../db/listing.js'
-import { firstWhere, insertReturningId, insertRow } from '../../db/rows.js'
+import { firstWhere, insertRow } from '../../db/rows.js'
+import { insertReturningId } from '../../db/compiled.js'
 import { isPostgres } from '../../db/sql.js'
 import type { DB } from '../../db/tables.js'
 
