@@ -81,13 +81,21 @@ export async function makeOffering(
 export async function makePlan(
   ctx: AppContext,
   offering: Ref,
-  opts: { name?: string; unitPrice?: string; archived?: boolean } = {},
+  opts: {
+    name?: string
+    unit?: string
+    unitPrice?: string | number
+    fixedPrice?: number
+    archived?: boolean
+  } = {},
 ): Promise<Ref> {
   const name = opts.name ?? `Plan ${++seq}`
   const plan = await insertRef(ctx, 'plans', 'marketplace-plans', {
     offering_id: offering.id,
     name,
+    unit: opts.unit ?? 'month',
     unit_price: opts.unitPrice ?? '10',
+    fixed_price: opts.fixedPrice ?? 0,
     archived: opts.archived ? 1 : 0,
   })
   return { ...plan, name }
@@ -106,20 +114,26 @@ export async function makeResource(
     scopeId?: number | null
     attributes?: unknown
     limits?: Record<string, number>
+    /** When it was created, if not at the clock's time. */
+    created?: string
   } = {},
 ): Promise<Ref> {
   const name = opts.name ?? `Resource ${++seq}`
-  const p = await ctx.db
-    .selectFrom('projects')
-    .select('customer_id')
-    .where('id', '=', project.id)
-    .executeTakeFirstOrThrow()
+  const customerId =
+    project.customerId ??
+    (
+      await ctx.db
+        .selectFrom('projects')
+        .select('customer_id')
+        .where('id', '=', project.id)
+        .executeTakeFirstOrThrow()
+    ).customer_id
   const resource = await insertRef(ctx, 'resources', 'marketplace-resources', {
     name,
     offering_id: offering.id,
     plan_id: opts.planId ?? null,
     project_id: project.id,
-    customer_id: p.customer_id,
+    customer_id: customerId,
     state: opts.state ?? 'OK',
     attributes: toJson(opts.attributes ?? { name }),
     limits: toJson(opts.limits ?? {}),
@@ -127,6 +141,7 @@ export async function makeResource(
     scope_type: opts.scopeType ?? null,
     scope_id: opts.scopeId ?? null,
     end_date: null,
+    created: opts.created,
   })
   return { ...resource, name }
 }

@@ -1,6 +1,5 @@
 // Catalog rows the cost policy tests need, inserted directly (the catalog area owns the endpoints).
 import type { AppContext } from '../../src/context.js'
-import { toJson } from '../../src/db/values.js'
 import * as catalog from './catalog-fixtures.js'
 import { insertRef, type Ref } from './fixtures.js'
 
@@ -10,43 +9,29 @@ export function makeOffering(ctx: AppContext, provider: Ref, name = `Offering ${
   return catalog.makeOffering(ctx, provider, { name })
 }
 
-export async function makePlan(
+export function makePlan(
   ctx: AppContext,
   offering: Ref,
   prices: { unit?: string; unitPrice?: number; fixedPrice?: number } = {},
 ): Promise<Ref> {
-  const name = `Plan ${++seq}`
-  const plan = await insertRef(ctx, 'plans', 'marketplace-plans', {
-    offering_id: offering.id,
-    name,
-    unit: prices.unit ?? 'month',
-    unit_price: prices.unitPrice ?? 0,
-    fixed_price: prices.fixedPrice ?? 0,
-    activation_price: 0,
-  })
-  return { ...plan, name }
+  return catalog.makePlan(ctx, offering, { ...prices, unitPrice: prices.unitPrice ?? 0 })
 }
 
-export async function makeResource(
+export function makeResource(
   ctx: AppContext,
   o: { offering: Ref; plan: Ref | null; project: Ref; customer: Ref; state?: string; created?: string },
 ): Promise<Ref> {
-  const name = `Resource ${++seq}`
-  const resource = await insertRef(ctx, 'resources', 'marketplace-resources', {
-    name,
-    offering_id: o.offering.id,
-    plan_id: o.plan?.id ?? null,
-    project_id: o.project.id,
-    customer_id: o.customer.id,
-    state: o.state ?? 'OK',
-    attributes: toJson({}),
-    limits: toJson({}),
-    scope_type: null,
-    scope_id: null,
-    end_date: null,
-    created: o.created,
-  })
-  return { ...resource, name }
+  return catalog.makeResource(
+    ctx,
+    o.offering,
+    { ...o.project, customerId: o.customer.id },
+    {
+      planId: o.plan?.id ?? null,
+      state: o.state,
+      attributes: {},
+      created: o.created,
+    },
+  )
 }
 
 export async function makeOrganizationGroup(ctx: AppContext, customers: Ref[] = []): Promise<Ref> {
