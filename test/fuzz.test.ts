@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { buildTestApp, type TestApp } from './support/app.js'
+import { BASE } from './support/client.js'
 import { makeCustomer, makeProject, makeUser, grant, type UserRef } from './support/fixtures.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 15)
@@ -25,7 +26,6 @@ let t: TestApp
 let staff: UserRef
 let user: UserRef
 const pool: string[] = []
-const BASE = 'http://localhost:80'
 
 const INJECTIONS = [
   "' OR '1'='1",

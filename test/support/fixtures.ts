@@ -6,6 +6,7 @@ import { insertReturningId } from '../../src/db/compiled.js'
 import type { DB } from '../../src/db/tables.js'
 import { toJson } from '../../src/db/values.js'
 import type { RoleName } from '../../src/http/permissions.js'
+import { BASE } from './client.js'
 
 export interface UserRef {
   id: number
@@ -22,7 +23,6 @@ export interface Ref {
   name: string
 }
 
-const BASE = 'http://localhost:80'
 let seq = 0
 
 /** A row's columns less the uuid and the times, which `insertRef` sets (`created` may be given). */
