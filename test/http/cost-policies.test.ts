@@ -3,12 +3,8 @@ import assert from 'node:assert/strict'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
-import {
-  makeOffering,
-  makeOrganizationGroup,
-  makePlan,
-  makeResource,
-} from '../support/cost-policies-fixtures.js'
+import { makeOffering } from '../support/catalog-fixtures.js'
+import { makeOrganizationGroup, makePlan, makeResource } from '../support/cost-policies-fixtures.js'
 import {
   assertNewResourceAllowed,
   scheduleCostPolicyEvaluation,

@@ -5,10 +5,6 @@ import { insertRef, type Ref } from './fixtures.js'
 
 let seq = 0
 
-export function makeOffering(ctx: AppContext, provider: Ref, name = `Offering ${++seq}`): Promise<Ref> {
-  return catalog.makeOffering(ctx, provider, { name })
-}
-
 export function makePlan(
   ctx: AppContext,
   offering: Ref,
