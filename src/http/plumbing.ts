@@ -136,26 +136,27 @@ export function installBodyParsing(app: FastifyInstance): void {
 /** A write without a body is validated as an empty object (DRF treats it so): fields it needs
  * are then reported as required, by name. */
 export function installEmptyBody(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (
       request.body === undefined &&
       (request.method === 'POST' || request.method === 'PUT' || request.method === 'PATCH')
     ) {
       request.body = {}
     }
+    done()
   })
 }
 
 export function installBaseUrl(app: FastifyInstance, config: Config): void {
-  app.decorateRequest('baseUrl', '')
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (config.publicUrl) {
-      request.baseUrl = config.publicUrl
-      return
-    }
+  const { publicUrl } = config
+  app.decorateRequest('baseUrl', publicUrl ?? '')
+  // With PUBLIC_URL every request has it (the decorator's value); otherwise it is the request's own.
+  if (publicUrl) return
+  app.addHook('onRequest', (request, _reply, done) => {
     const host = request.host || 'localhost'
     const safeHost = /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : 'localhost'
     request.baseUrl = `${request.protocol}://${safeHost}`
+    done()
   })
 }
 
@@ -290,7 +291,7 @@ export function installMetrics(
     labelNames: ['method', 'route', 'status'] as const,
     registers: [registry],
   })
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
     const labels = {
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
@@ -298,6 +299,7 @@ export function installMetrics(
     }
     total.inc(labels)
     duration.observe(labels, reply.elapsedTime / 1000)
+    done()
   })
   const allowed = metricsAccess(app.appConfig)
   app.get('/metrics', { schema: { hide: true }, config: { auth: 'optional' } }, async (req, reply) => {
