@@ -35,10 +35,7 @@ export function pageOf<S, Row, T>(
   listing: Listing,
   render: (row: Row) => T,
 ): Promise<T[]> {
-  return page(
-    () => rows.count(scope, listing),
-    async (limit, offset) => (await rows.list(scope, listing, limit, offset)).map((r) => render(r)),
-  )
+  return pageOfRows(page, rows, scope, listing, (page) => page.map((r) => render(r)))
 }
 
 export interface Call {
@@ -141,7 +138,7 @@ export function pageOfRows<S, Row, T>(
   rows: ScopedRows<S, Row>,
   scope: S,
   listing: Listing,
-  render: (rows: Row[]) => Promise<T[]>,
+  render: (rows: Row[]) => Promise<T[]> | T[],
 ): Promise<T[]> {
   return page(
     () => rows.count(scope, listing),

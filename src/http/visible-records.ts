@@ -3,7 +3,7 @@
 import type { AppContext } from '../context.js'
 import type { Listing } from '../db/listing.js'
 import type { Actor } from './permissions.js'
-import type { Pager, ScopedRows } from './resource-calls.js'
+import { pageOfRows, type Pager, type ScopedRows } from './resource-calls.js'
 import { foundByUuid } from './uuid.js'
 
 /** What a repository gives (see `tableRecords` in src/db/rows.ts): the scoped rows, by uuid and by id. */
@@ -36,13 +36,8 @@ export function visibleRecords<S, Row, T>(spec: VisibleRecordsSpec<S, Row, T>) {
     foundByUuid(uuid, (u) => rows(ctx.db).findVisibleByUuid(visibility(actor), u), model)
   return {
     find,
-    list: (ctx: AppContext, scope: S, listing: Listing, base: string, page: Pager<T>): Promise<T[]> => {
-      const repo = rows(ctx.db)
-      return page(
-        () => repo.count(scope, listing),
-        async (limit, offset) => render(ctx, base, await repo.list(scope, listing, limit, offset)),
-      )
-    },
+    list: (ctx: AppContext, scope: S, listing: Listing, base: string, page: Pager<T>): Promise<T[]> =>
+      pageOfRows(page, rows(ctx.db), scope, listing, (page) => render(ctx, base, page)),
     get: async (ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<T> =>
       one(ctx, base, await find(ctx, actor, uuid)),
     record: async (ctx: AppContext, id: number, base: string): Promise<T> =>
