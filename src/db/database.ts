@@ -105,6 +105,20 @@ function openSqlite(file: string, reader: boolean, cacheMb: number): SQLite.Data
 const NAMED_MAX_PARAMS = 32
 const NAMED = /^\s*(select|insert|update|delete|with)\b/i
 
+/** Statement names by text: the hash is taken once per text, not on every execution. */
+const statementNames = new Map<string, string>()
+const STATEMENT_NAMES_MAX = 5000
+
+function statementName(text: string): string {
+  let name = statementNames.get(text)
+  if (name === undefined) {
+    name = `k${createHash('sha1').update(text).digest('base64url')}`
+    if (statementNames.size >= STATEMENT_NAMES_MAX) statementNames.clear()
+    statementNames.set(text, name)
+  }
+  return name
+}
+
 function namedStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
   ;(client as { query: unknown }).query = (text: unknown, values?: unknown, ...rest: unknown[]) => {
@@ -116,8 +130,7 @@ function namedStatements(client: pg.PoolClient): void {
       rest.length === 0 &&
       NAMED.test(text)
     ) {
-      const name = `k${createHash('sha1').update(text).digest('base64url')}`
-      return query({ name, text, values })
+      return query({ name: statementName(text), text, values })
     }
     return query(text, values, ...rest)
   }
