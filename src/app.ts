@@ -22,10 +22,10 @@ import {
   installCors,
   installUrlLimit,
   installMethodNotAllowed,
-  installMetrics,
   installSecurityHeaders,
   installValidators,
 } from './http/plumbing.js'
+import { installMetrics } from './http/metrics.js'
 import { JobQueue } from './jobs/queue.js'
 import { installBenchLimit } from './http/bench-limit.js'
 import { installBodyDrain } from './http/drain.js'

@@ -9,7 +9,7 @@ import { connectDatabase, describeDatabaseUrl } from './db/database.js'
 import { listMigrations, migrateToLatest } from './db/migrate.js'
 import { pino } from 'pino'
 import { processLogger } from './log.js'
-import { serveClusterMetrics } from './http/plumbing.js'
+import { serveClusterMetrics } from './http/metrics.js'
 import { ensureBootstrapStaff } from './areas/directory/service.js'
 import { createUserWithToken, seedDemo } from './seed.js'
 
