@@ -238,11 +238,9 @@ export const addRouterInterface = interfaceAction(async (ctx, router, target) =>
     if ((await tenantIdOf(ctx, 'cloud_b_subnets', target.subnet.id)) !== tenantId)
       throw fieldError('subnet', 'The subnet must belong to the tenant of the router.')
     requireOk(target.subnet, 'subnet', 'Subnet')
-    for (const i of await cloudBRepository(ctx.db).interfacePorts([router.id])) {
-      const pe = await ext(ctx.db, 'cloud_b_ports', i.port_id)
-      if (pe.subnet_id === target.subnet.id)
-        throw fieldError('subnet', 'The router already has an interface on this subnet.')
-    }
+    const links = await cloudBRepository(ctx.db).interfacePorts([router.id])
+    if (links.some((l) => l.subnet_id === target.subnet!.id))
+      throw fieldError('subnet', 'The router already has an interface on this subnet.')
     return { id: router.id, action: 'add_interface', subnetId: target.subnet.id }
   }
   const port = target.port!
@@ -264,11 +262,7 @@ export const removeRouterInterface = interfaceAction(async (ctx, router, target)
   const links = await cloudBRepository(ctx.db).interfacePorts([router.id])
   let portId: number | undefined
   if (target.port) portId = links.find((l) => l.port_id === target.port!.id)?.port_id
-  else {
-    for (const l of links) {
-      if ((await ext(ctx.db, 'cloud_b_ports', l.port_id)).subnet_id === target.subnet!.id) portId = l.port_id
-    }
-  }
+  else portId = links.filter((l) => l.subnet_id === target.subnet!.id).at(-1)?.port_id
   if (portId === undefined) {
     const field = target.port ? 'port' : 'subnet'
     throw fieldError(field, `The router has no interface on this ${field}.`)

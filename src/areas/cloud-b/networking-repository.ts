@@ -138,13 +138,16 @@ export function networkingRepository(db: Db) {
 
     // ---- router interfaces ----
 
-    async interfacePorts(routerIds: number[]): Promise<{ router_id: number; port_id: number }[]> {
+    /** The interfaces of these routers, each with its port's subnet and backend id. */
+    async interfacePorts(routerIds: number[]) {
       if (!routerIds.length) return []
       return db
-        .selectFrom('cloud_b_router_interfaces')
-        .selectAll()
-        .where('router_id', 'in', routerIds)
-        .orderBy('port_id')
+        .selectFrom('cloud_b_router_interfaces as i')
+        .innerJoin('cloud_b_ports as p', 'p.resource_id', 'i.port_id')
+        .innerJoin('cloud_resources as r', 'r.id', 'i.port_id')
+        .select(['i.router_id', 'i.port_id', 'p.subnet_id', 'r.backend_id as port_backend_id'])
+        .where('i.router_id', 'in', routerIds)
+        .orderBy('i.port_id')
         .execute()
     },
     async addInterface(routerId: number, portId: number): Promise<void> {

@@ -270,9 +270,8 @@ registerKind('router', 'Router', {
       const repo = cloudBRepository(db)
       // A router goes with its interfaces: ports made for a subnet are removed, others freed.
       for (const i of await repo.interfacePorts([r.id])) {
-        const port = await repo.resource(i.port_id)
-        if (r.backend_id && port?.backend_id) {
-          const out = await d.removeRouterInterface(r.backend_id, { port_id: port.backend_id })
+        if (r.backend_id && i.port_backend_id) {
+          const out = await d.removeRouterInterface(r.backend_id, { port_id: i.port_backend_id })
           await afterInterfaceRemoved(db, i.port_id, out.deleted)
         }
       }
