@@ -188,11 +188,17 @@ async function toNetworks(db: Db, base: string, rows: ExtRow[]): Promise<Network
   )
 }
 
+/** The networks these rows name in `network_id`, by id, read in one query. */
+async function networksOf(db: Db, rows: ExtRow[]) {
+  const ids = [...new Set(rows.map((r) => r.network_id as number | null).filter((x) => x != null))]
+  return new Map((await cloudBRepository(db).namesByIds(ids)).map((n) => [n.id, n]))
+}
+
 async function toSubnets(db: Db, base: string, rows: ExtRow[]): Promise<Subnet[]> {
-  const repo = cloudBRepository(db)
+  const networks = await networksOf(db, rows)
   const out: Subnet[] = []
   for (const r of rows) {
-    const net = await repo.resource(r.network_id)
+    const net = networks.get(r.network_id)
     out.push(
       Object.assign(toCommonRecord(base, PATHS.subnet, r), {
         ...tenantLink(base, r),
@@ -215,9 +221,10 @@ async function toPorts(db: Db, base: string, rows: ExtRow[]): Promise<Port[]> {
   const records = await portRecords(db, base, idsOf(rows))
   const repo = cloudBRepository(db)
   const floating = await repo.floatingIpsOfPorts(idsOf(rows))
+  const networks = await networksOf(db, rows)
   const out: Port[] = []
   for (const r of rows) {
-    const net = r.network_id ? await repo.resource(r.network_id) : undefined
+    const net = r.network_id ? networks.get(r.network_id) : undefined
     out.push(
       Object.assign(toCommonRecord(base, PATHS.port, r), {
         ...records.get(r.id)!,

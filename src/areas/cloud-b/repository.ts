@@ -143,6 +143,11 @@ export function cloudBRepository(db: Db) {
     resource(id: number) {
       return db.selectFrom('cloud_resources').selectAll().where('id', '=', id).executeTakeFirst()
     },
+    /** The uuid and name of each of these resources. */
+    async namesByIds(ids: number[]) {
+      if (!ids.length) return []
+      return db.selectFrom('cloud_resources').select(['id', 'uuid', 'name']).where('id', 'in', ids).execute()
+    },
     /** A cloud resource of a type by uuid, with no visibility check (links in request bodies). */
     resourceByUuid(type: string, uuid: string) {
       return db
