@@ -3,7 +3,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { tableRecords } from '../../db/rows.js'
-import { setStateIf } from './repository.js'
+import { setStateIf } from '../cloud/common.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 

@@ -7,9 +7,9 @@ import type { DB } from '../../db/tables.js'
 import type { OrderTerm } from '../../http/query.js'
 import { reusable } from '../../db/compiled.js'
 import { insertRow, updateRow } from '../../db/rows.js'
-import { insertReturningId } from '../../db/compiled.js'
 import { networkingRepository } from './networking-repository.js'
 import {
+  cloudResourcesRepository,
   COMMON_COLUMNS,
   oneResource,
   oneResourceParams,
@@ -64,30 +64,14 @@ function selectExt(q: any, ext: ExtTable): any {
   return out
 }
 
-/** Moves a row of `table` from one of `from` to `to` (with `values`); false when it was elsewhere. */
-export async function setStateIf(
-  db: Db,
-  table: 'cloud_resources' | 'cloud_b_migrations',
-  id: number,
-  from: readonly string[],
-  to: string,
-  values: Record<string, unknown> = {},
-): Promise<boolean> {
-  const r = await db
-    .updateTable(table)
-    .set({ ...(values as any), state: to })
-    .where('id', '=', id)
-    .where('state', 'in', from as string[])
-    .executeTakeFirst()
-  return Number(r.numUpdatedRows) > 0
-}
-
 // One resource of a kind with its extension row, by id or uuid, if visible.
 const extBy = reusable((db: Db, ext: ExtTable, by: 'id' | 'uuid', customers: number, projects: number) =>
   selectExt(joinExt(oneResource(db, by, customers, projects), ext, {}), ext),
 )
 
 export function cloudBRepository(db: Db) {
+  // The statements on the common cloud_resources row are the cloud base's.
+  const common = cloudResourcesRepository(db)
   return {
     async findExtBy(
       resourceType: string,
@@ -140,9 +124,7 @@ export function cloudBRepository(db: Db) {
         .execute()
     },
     /** The plain cloud_resources row. */
-    resource(id: number) {
-      return db.selectFrom('cloud_resources').selectAll().where('id', '=', id).executeTakeFirst()
-    },
+    resource: (id: number) => common.findById(id),
     /** The uuid and name of each of these resources. */
     async namesByIds(ids: number[]) {
       if (!ids.length) return []
@@ -167,27 +149,10 @@ export function cloudBRepository(db: Db) {
         .where('backend_id', '=', backendId)
         .executeTakeFirst()
     },
-    insertResource(values: {
-      uuid: string
-      resource_type: string
-      name: string
-      description: string
-      service_settings_id: number
-      project_id: number
-      state: string
-      backend_id: string
-      runtime_state?: string
-      created: string
-      modified: string
-    }): Promise<number> {
-      return insertReturningId(db, 'cloud_resources', values)
-    },
-    updateResource(id: number, values: Record<string, unknown>): Promise<void> {
-      return updateRow(db, 'cloud_resources', id, values)
-    },
-    setStateIf(id: number, from: readonly string[], to: string, values: Record<string, unknown> = {}) {
-      return setStateIf(db, 'cloud_resources', id, from, to, values)
-    },
+    insertResource: (values: Parameters<typeof common.insert>[0]) => common.insert(values),
+    updateResource: (id: number, values: Record<string, unknown>) => common.update(id, values),
+    setStateIf: (id: number, from: readonly string[], to: string, values: Record<string, unknown> = {}) =>
+      common.setStateIf(id, from, to, values),
     async deleteResources(ids: number[]): Promise<void> {
       if (ids.length) await db.deleteFrom('cloud_resources').where('id', 'in', ids).execute()
     },

@@ -15,6 +15,8 @@ export {
 } from './lifecycle.js'
 export {
   cloudResourcesBase,
+  cloudResourcesRepository,
+  setStateIf,
   COMMON_COLUMNS,
   inScopes,
   oneResource,

@@ -251,6 +251,24 @@ export function oneResourceParams(resourceType: string, where: OneResourceWhere,
   return vis.all ? [resourceType, value] : [resourceType, value, ...vis.customerIds, ...vis.projectIds]
 }
 
+/** Moves a row of `table` from one of `from` to `to` (with `values`); false when it was elsewhere. */
+export async function setStateIf(
+  db: Db,
+  table: 'cloud_resources' | 'cloud_b_migrations',
+  id: number,
+  from: readonly string[],
+  to: string,
+  values: Record<string, unknown> = {},
+): Promise<boolean> {
+  const r = await db
+    .updateTable(table)
+    .set({ ...(values as any), state: to })
+    .where('id', '=', id)
+    .where('state', 'in', from as string[])
+    .executeTakeFirst()
+  return Number(r.numUpdatedRows) > 0
+}
+
 const commonBy = reusable((db: Db, by: 'id' | 'uuid', customers: number, projects: number) =>
   oneResource(db, by, customers, projects).select(COMMON_COLUMNS),
 )
@@ -277,25 +295,16 @@ export function cloudResourcesRepository(db: Db) {
       service_settings_id: number
       project_id: number
       state: string
+      backend_id?: string
+      runtime_state?: string
       created: string
       modified: string
     }): Promise<number> {
       return insertReturningId(db, 'cloud_resources', values)
     },
     /** The conditional transition: true when this caller moved the row. */
-    async setStateIf(
-      id: number,
-      from: readonly string[],
-      to: string,
-      values: Record<string, unknown>,
-    ): Promise<boolean> {
-      const r = await db
-        .updateTable('cloud_resources')
-        .set({ ...(values as any), state: to })
-        .where('id', '=', id)
-        .where('state', 'in', from as string[])
-        .executeTakeFirst()
-      return Number(r.numUpdatedRows) > 0
+    setStateIf(id: number, from: readonly string[], to: string, values: Record<string, unknown> = {}) {
+      return setStateIf(db, 'cloud_resources', id, from, to, values)
     },
     update(id: number, values: Record<string, unknown>): Promise<void> {
       return updateRow(db, 'cloud_resources', id, values)
