@@ -5,7 +5,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { OrderTerm } from '../../http/query.js'
-import { reusable } from '../../db/compiled.js'
+import { perDatabase, reusable } from '../../db/compiled.js'
 import { insertRow, updateRow } from '../../db/rows.js'
 import { networkingRepository } from './networking-repository.js'
 import {
@@ -69,7 +69,8 @@ const extBy = reusable((db: Db, ext: ExtTable, by: 'id' | 'uuid', customers: num
   selectExt(joinExt(oneResource(db, by, customers, projects), ext, {}), ext),
 )
 
-export function cloudBRepository(db: Db) {
+/** Built once per database handle or transaction (`perDatabase`). */
+export const cloudBRepository = perDatabase((db: Db) => {
   // The statements on the common cloud_resources row are the cloud base's.
   const common = cloudResourcesRepository(db)
   return {
@@ -253,4 +254,4 @@ export function cloudBRepository(db: Db) {
       return db.selectFrom('resources').select('id').where('uuid', '=', uuid).executeTakeFirst()
     },
   }
-}
+})

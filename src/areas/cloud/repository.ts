@@ -4,7 +4,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { countRows } from '../../db/listing.js'
 import { icontains, inAnyOf } from '../../db/sql.js'
-import { reusable, slot } from '../../db/compiled.js'
+import { perDatabase, reusable, slot } from '../../db/compiled.js'
 import { deleteRow, tableRecords, updateRow } from '../../db/rows.js'
 import { insertReturningId } from '../../db/compiled.js'
 
@@ -273,7 +273,8 @@ const commonBy = reusable((db: Db, by: 'id' | 'uuid', customers: number, project
   oneResource(db, by, customers, projects).select(COMMON_COLUMNS),
 )
 
-export function cloudResourcesRepository(db: Db) {
+/** Built once per database handle or transaction (`perDatabase`). */
+export const cloudResourcesRepository = perDatabase((db: Db) => {
   return {
     /** One common row by id or uuid, if visible. The query is compiled once per shape. */
     async findCommon(resourceType: string, where: OneResourceWhere, vis: ResourceVisibility) {
@@ -313,7 +314,7 @@ export function cloudResourcesRepository(db: Db) {
       return deleteRow(db, 'cloud_resources', id)
     },
   }
-}
+})
 
 export type CommonRow = NonNullable<
   Awaited<ReturnType<ReturnType<typeof cloudResourcesRepository>['findCommon']>>
