@@ -14,7 +14,6 @@ import {
   insertResource,
   resolveManagedProject,
   resolveSettingsLink,
-  settingsInfo,
   type CommonRow,
 } from '../cloud/common.js'
 import { EXT, ext, requireManage, requireOk, resolveObject, tenantIdOf } from './objects.js'
@@ -272,15 +271,14 @@ export async function createRouter(
     routes: toJson([]),
     fixed_ips: toJson([]),
   })
-  const row = await cloudBRepository(ctx.db).resource(id)
-  const settings = await settingsInfo(ctx, row!.service_settings_id)
-  const project = await cloudBRepository(ctx.db).projectUuid(row!.project_id)
+  // The common columns name the project and the settings: one read, as a retrieve makes.
+  const row = (await cloudBRepository(ctx.db).findExtBy(TYPES.router, EXT.router, { id }, { all: true }))!
   return {
-    url: urlOf(base, PATHS.router, row!.uuid)!,
-    uuid: row!.uuid,
+    url: urlOf(base, PATHS.router, row.uuid)!,
+    uuid: row.uuid,
     tenant: urlOf(base, PATHS.tenant, tenant.uuid)!,
-    name: row!.name,
-    project: urlOf(base, 'projects', project!.uuid)!,
-    service_settings: urlOf(base, 'service-settings', settings!.uuid)!,
+    name: row.name,
+    project: urlOf(base, 'projects', row.project_uuid)!,
+    service_settings: urlOf(base, 'service-settings', row.service_settings_uuid)!,
   }
 }

@@ -247,9 +247,6 @@ export const cloudBRepository = perDatabase((db: Db) => {
         .where('scope_id', '=', scopeId)
         .execute()
     },
-    projectUuid(id: number) {
-      return db.selectFrom('projects').select('uuid').where('id', '=', id).executeTakeFirst()
-    },
     marketplaceResourceByUuid(uuid: string) {
       return db.selectFrom('resources').select('id').where('uuid', '=', uuid).executeTakeFirst()
     },
