@@ -60,7 +60,11 @@ interface Scoped {
   offering_id: number
 }
 
-function isVisible(vis: OrderVisibility, row: Scoped): boolean {
+/**
+ * Does the caller see an order (or a resource) of this project, organization, provider and
+ * offering? The rule of the list's visibility filter, on a row already read.
+ */
+export function isVisible(vis: OrderVisibility, row: Scoped): boolean {
   return (
     vis.all ||
     vis.projectIds.includes(row.project_id) ||

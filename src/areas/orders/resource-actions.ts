@@ -6,7 +6,7 @@ import { fieldError, forbidden, invalidState, nonFieldError, notFound } from '..
 import { can, type Actor } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { resolvePlanLink } from '../catalog/service.js'
-import { ordersRepository, resourcesWriteRepository } from './repository.js'
+import { isVisible, ordersRepository, resourcesWriteRepository } from './repository.js'
 import { initialState } from './state-machine.js'
 import { orderVisibility, planCost } from './order-rules.js'
 import { afterStateChange, approvalContext } from './state-changes.js'
@@ -21,15 +21,8 @@ async function resourceOrder(
 ): Promise<{ order_uuid: string }> {
   const id = normalizeUuid(resourceUuid)
   const resource = id ? await resourcesWriteRepository(ctx.db).findForOrder(id) : undefined
-  const vis = orderVisibility(actor)
-  const visible =
-    resource &&
-    (vis.all ||
-      vis.projectIds.includes(resource.project_id) ||
-      vis.customerIds.includes(resource.customer_id) ||
-      vis.customerIds.includes(resource.provider_customer_id) ||
-      vis.offeringIds.includes(resource.offering_id))
-  if (!resource || !visible) throw notFound('No Resource matches the given query.')
+  if (!resource || !isVisible(orderVisibility(actor), resource))
+    throw notFound('No Resource matches the given query.')
   if (!can(actor, 'ORDER.CREATE', { customerId: resource.customer_id, projectId: resource.project_id }))
     throw forbidden()
   if (!['OK', 'Erred'].includes(resource.state)) invalidResourceState()
