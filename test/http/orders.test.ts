@@ -623,6 +623,25 @@ describe('transitions', () => {
     assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.state, 'done')
     t.clock.set('2026-01-15T10:00:00.000Z')
   })
+
+  test("an order for a project not started yet waits for the project's start", async () => {
+    const later = await makeProject(t.ctx, consumer, { name: 'Later project', startDate: '2026-04-01' })
+    const { offering, plan } = offerings['Marketplace.Basic']!
+    const r = await as(users.owner).post(`${R}/`, {
+      offering: offering.url,
+      plan: plan.url,
+      project: later.url,
+      attributes: { name: uniqueName('res') },
+    })
+    assert.equal(r.status, 201, JSON.stringify(r.body))
+    assert.equal(r.body.state, 'pending-project')
+    await t.ctx.jobs.drain()
+    assert.equal((await as(users.owner).get(`${R}/${r.body.uuid}/`)).body.state, 'pending-project')
+    t.clock.set('2026-04-01T00:00:01.000Z')
+    await t.ctx.jobs.drain()
+    assert.notEqual((await as(users.owner).get(`${R}/${r.body.uuid}/`)).body.state, 'pending-project')
+    t.clock.set('2026-01-15T10:00:00.000Z')
+  })
 })
 
 describe('visibility and filters', () => {

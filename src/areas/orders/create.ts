@@ -209,7 +209,7 @@ export async function createOrder(
       type,
       { customerId: offering.customer_id, shared: offering.shared, pluginOptions: offering.plugin_options },
     )
-    const ac = await approvalContext(ctx, trx, project.id, offering.type, body.start_date ?? null)
+    const ac = approvalContext(ctx, project.start_date, offering.type, body.start_date ?? null)
     const state = initialState(implied, ac)
     const orderId = await ordersRepository(trx).insert({
       uuid,
@@ -243,6 +243,7 @@ export async function createOrder(
         project_id: project.id,
         resource_id: resourceId,
         resource_uuid: resourceUuid,
+        project_start_date: project.start_date,
         plan_id: plan?.id ?? null,
         limits,
         start_date: body.start_date ?? null,

@@ -88,7 +88,7 @@ async function moveWhenDue(ctx: AppContext, orderId: number, action: OrderAction
   await ctx.db.transaction().execute(async (trx) => {
     const o = await ordersRepository(trx).dueRow(orderId)
     if (!o) return
-    const ac = await approvalContext(ctx, trx, o.project_id, o.offering_type, o.start_date)
+    const ac = approvalContext(ctx, o.project_start_date, o.offering_type, o.start_date)
     const to = nextState(o.state as OrderState, action, ac)
     if (!to || to === o.state) return
     const now = ctx.clock().toISOString()

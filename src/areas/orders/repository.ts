@@ -170,21 +170,15 @@ const updateStateIf = reusable((db: Db, columns: string, from: number) => {
       Array.from({ length: from }, (_, i) => slot(names.length + 1 + i)),
     )
 })
-const transitionRowById = reusable((db: Db) =>
-  orderRow(db)
+/** The order row with what its state changes read besides: its resource's uuid, its project's start. */
+function transitionRow(db: Db) {
+  return orderRow(db)
+    .innerJoin('projects', 'projects.id', 'orders.project_id')
     .leftJoin('resources', 'resources.id', 'orders.resource_id')
-    .select('resources.uuid as resource_uuid')
-    .where('orders.id', '=', slot(0)),
-)
-const transitionRowByUuid = reusable((db: Db) =>
-  orderRow(db)
-    .leftJoin('resources', 'resources.id', 'orders.resource_id')
-    .select('resources.uuid as resource_uuid')
-    .where('orders.uuid', '=', slot(0)),
-)
-const projectStartDateById = reusable((db: Db) =>
-  db.selectFrom('projects').select('start_date').where('id', '=', slot(0)),
-)
+    .select(['resources.uuid as resource_uuid', 'projects.start_date as project_start_date'])
+}
+const transitionRowById = reusable((db: Db) => transitionRow(db).where('orders.id', '=', slot(0)))
+const transitionRowByUuid = reusable((db: Db) => transitionRow(db).where('orders.uuid', '=', slot(0)))
 
 const customerAndProjectByIds = reusable((db: Db) =>
   db
@@ -276,9 +270,6 @@ export function ordersRepository(db: Db) {
       const row = (await transitionRowByUuid(db, [], [uuid])).rows[0]
       return row && isVisible(vis, row) ? row : undefined
     },
-    async projectStartDate(projectId: number): Promise<string | null> {
-      return (await projectStartDateById(db, [], [projectId])).rows[0]?.start_date ?? null
-    },
     /** What a consumer approval checks of the order's organization and project, in one read. */
     async customerAndProject(customerId: number, projectId: number) {
       const row = (await customerAndProjectByIds(db, [], [customerId, projectId])).rows[0]
@@ -313,12 +304,13 @@ export function ordersRepository(db: Db) {
       return db
         .selectFrom('orders')
         .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
+        .innerJoin('projects', 'projects.id', 'orders.project_id')
         .select([
           'orders.id',
           'orders.state',
-          'orders.project_id',
           'orders.start_date',
           'offerings.type as offering_type',
+          'projects.start_date as project_start_date',
         ])
         .where('orders.id', '=', id)
         .executeTakeFirst()

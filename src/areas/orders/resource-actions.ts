@@ -44,8 +44,8 @@ async function resourceOrder(
         pluginOptions: resource.offering_plugin_options,
       },
     )
-    const ac = await approvalContext(ctx, trx, resource.project_id, resource.offering_type, null)
-    const state = initialState(implied, { ...ac, projectNotStarted: false })
+    // An Update or Terminate order never waits for its project's start.
+    const state = initialState(implied, approvalContext(ctx, null, resource.offering_type, null))
     const orderId = await ordersRepository(trx).insert({
       uuid,
       slug: orderSlug(resource.name, resource.offering_name),

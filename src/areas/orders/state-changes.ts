@@ -18,14 +18,13 @@ export const JOBS = {
 
 /** Callback deliveries run in this lane of the job queue, never in the one that processes orders. */
 export const CALLBACK_LANE = 'order.callbacks'
-export async function approvalContext(
+/** The facts the state machine decides on, from the project's start and the order's. */
+export function approvalContext(
   ctx: AppContext,
-  db: Trx,
-  projectId: number,
+  projectStart: string | null,
   offeringType: string,
   startDate: string | null,
-): Promise<ApprovalContext> {
-  const projectStart = await ordersRepository(db).projectStartDate(projectId)
+): ApprovalContext {
   const rules = rulesOf(offeringType)
   return {
     projectNotStarted: !!projectStart && projectStart > today(ctx),
@@ -34,7 +33,7 @@ export async function approvalContext(
   }
 }
 
-/** What the side effects of a state change read of the order (its row and its resource's uuid). */
+/** What the side effects of a state change read of the order (its row, its resource's uuid, its project's start). */
 export type StateChangeFacts = Pick<
   OrderRow,
   | 'id'
@@ -49,7 +48,7 @@ export type StateChangeFacts = Pick<
   | 'start_date'
   | 'callback_url'
   | 'modified'
-> & { resource_uuid: string | null }
+> & { resource_uuid: string | null; project_start_date: string | null }
 
 /**
  * Side effects of reaching `state`, in order: resource state, processing, delayed start, callback.
@@ -94,7 +93,7 @@ export async function afterStateChange(
     )
   }
   if (state === 'pending-project') {
-    const start = await ordersRepository(trx).projectStartDate(o.project_id)
+    const start = o.project_start_date
     if (start) {
       await ctx.jobs.enqueue(
         trx,

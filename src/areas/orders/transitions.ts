@@ -62,7 +62,7 @@ async function transition(
     if (!opts.permitted(o)) throw forbidden()
     await opts.precheck?.(o, trx)
     const from = allowedFrom(action)
-    const ac = await approvalContext(ctx, trx, o.project_id, o.offering_type, o.start_date)
+    const ac = approvalContext(ctx, o.project_start_date, o.offering_type, o.start_date)
     const to = nextState(o.state as OrderState, action, ac)
     if (!to) throw invalidState(from)
     if (opts.typeAllows && !opts.typeAllows(rulesOf(o.offering_type))) throw typeNotSupported(o.offering_type)
