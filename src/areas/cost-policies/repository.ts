@@ -23,24 +23,40 @@ const policyOfOffering = reusable((db: Db) =>
   db.selectFrom('cost_policies').select('id').where('offering_id', '=', slot(0)).limit(1),
 )
 
-/** Fired policies of the offering that block new resources and apply to the customer. */
-const blockingPolicyOf = reusable((db: Db) =>
+/**
+ * The offering's first policy, a fired one that blocks new resources and applies to the customer
+ * first (`blocks` 1): whether the offering has any policy and which refuses a new resource, in
+ * one read.
+ */
+const newResourcePolicyOf = reusable((db: Db) =>
   db
     .selectFrom('cost_policies')
-    .select(['cost_policies.uuid', 'cost_policies.limit_cost'])
+    .select((eb) => [
+      'cost_policies.uuid',
+      'cost_policies.limit_cost',
+      eb
+        .case()
+        .when(
+          eb.and([
+            eb('cost_policies.has_fired', '=', 1),
+            sql<boolean>`(',' || cost_policies.actions || ',') like '%,block_creation_of_new_resources,%'`,
+            eb.or([
+              eb('cost_policies.apply_to_all', '=', 1),
+              eb.exists(
+                groupCustomers(eb)
+                  .whereRef('pg.policy_id', '=', 'cost_policies.id')
+                  .where('cg.customer_id', '=', slot<number>(1)),
+              ),
+            ]),
+          ]),
+        )
+        .then(eb.lit(1))
+        .else(eb.lit(0))
+        .end()
+        .as('blocks'),
+    ])
     .where('cost_policies.offering_id', '=', slot<number>(0))
-    .where('cost_policies.has_fired', '=', 1)
-    .where(sql<boolean>`(',' || cost_policies.actions || ',') like '%,block_creation_of_new_resources,%'`)
-    .where((eb) =>
-      eb.or([
-        eb('cost_policies.apply_to_all', '=', 1),
-        eb.exists(
-          groupCustomers(eb)
-            .whereRef('pg.policy_id', '=', 'cost_policies.id')
-            .where('cg.customer_id', '=', slot<number>(1)),
-        ),
-      ]),
-    )
+    .orderBy('blocks', 'desc')
     .orderBy('cost_policies.id')
     .limit(1),
 )
@@ -222,11 +238,10 @@ export function policiesRepository(db: Db) {
           .execute()
       )
     },
-    /** The first policy that refuses the customer new resources of the offering (compiled once). */
   }
 }
 
-// The two checks an order's creation and transitions make, callable without building the
+// The checks an order's creation and transitions make, callable without building the
 // repository (building it prepares its query builders, which would cost every order).
 
 /** Whether the offering has any cost policy (its evaluation is then scheduled). */
@@ -234,9 +249,13 @@ export async function offeringHasPolicies(db: Db, offeringId: number): Promise<b
   return (await policyOfOffering(db, [], [offeringId])).rows.length > 0
 }
 
-/** A fired policy that blocks new resources of the offering for the customer, if any. */
-export async function blockingPolicy(db: Db, offeringId: number, customerId: number) {
-  return (await blockingPolicyOf(db, [], [offeringId, customerId])).rows[0]
+/**
+ * For a new resource of the offering for the customer: whether the offering has any policy, and
+ * the fired policy that blocks new resources for the customer, if any.
+ */
+export async function newResourcePolicies(db: Db, offeringId: number, customerId: number) {
+  const first = (await newResourcePolicyOf(db, [], [offeringId, customerId])).rows[0]
+  return { any: first !== undefined, blocking: first && Number(first.blocks) === 1 ? first : undefined }
 }
 
 export type PolicyRow = NonNullable<Awaited<ReturnType<ReturnType<typeof policiesRepository>['findById']>>>

@@ -14,7 +14,7 @@ import { resolveOrganizationGroups } from '../directory/service.js'
 import { PERIODS, type Period } from './estimate.js'
 import { EVALUATE_JOB, estimatesOf, type Estimate } from './evaluation.js'
 import {
-  blockingPolicy,
+  newResourcePolicies,
   offeringHasPolicies,
   policiesRepository,
   type PolicyRow,
@@ -287,31 +287,34 @@ export function availableActions(): Record<string, unknown> {
 /**
  * Queues a re-evaluation of the offering's policies; call it inside the transaction of any change
  * to the offering's cost (a resource created, terminated or moved to another plan). No-op when the
- * offering has no policy.
+ * offering has no policy (`hasPolicies`, when the caller has just read it, else read here).
  */
 export async function scheduleCostPolicyEvaluation(
   ctx: AppContext,
   trx: Db,
   offeringId: number,
+  hasPolicies?: boolean,
 ): Promise<void> {
-  if (!(await offeringHasPolicies(trx, offeringId))) return
+  if (!(hasPolicies ?? (await offeringHasPolicies(trx, offeringId)))) return
   await ctx.jobs.enqueue(trx, EVALUATE_JOB, { offeringId })
 }
 
 /**
  * Refuses a new resource of the offering for the customer while a fired policy with
  * block_creation_of_new_resources applies to it (400 naming the policy). Pass the transaction
- * of the order being created.
+ * of the order being created. Answers whether the offering has any policy (for
+ * `scheduleCostPolicyEvaluation` once the resource is written: the same read).
  */
 export async function assertNewResourceAllowed(
   _ctx: AppContext,
   db: Db,
   target: { offeringId: number; customerId: number },
-): Promise<void> {
-  const p = await blockingPolicy(db, target.offeringId, target.customerId)
+): Promise<boolean> {
+  const { any, blocking: p } = await newResourcePolicies(db, target.offeringId, target.customerId)
   if (p) {
     throw nonFieldError(
       `Creation of new resources for this offering is not available due to the policy ${p.uuid} (limit ${Number(p.limit_cost)}).`,
     )
   }
+  return any
 }

@@ -13,7 +13,7 @@ import { callbackUrlProblem } from './callbacks.js'
 import { ordersRepository, resourcesWriteRepository } from './repository.js'
 import { initialState, type OrderType } from './state-machine.js'
 import type { OrderCreate } from './schema.js'
-import { planCost, today, type Trx } from './order-rules.js'
+import { planCost, today } from './order-rules.js'
 import { afterStateChange, approvalContext } from './state-changes.js'
 
 /**
@@ -82,11 +82,6 @@ export function checkCustomerAndProject(
   if (toBool(customer.archived)) throw nonFieldError('Archived organization is not available.')
   if (project.end_date && project.end_date < today(ctx))
     throw nonFieldError(`Project '${project.name}' is expired.`)
-}
-
-/** The policy step of creation: a fired blocking cost policy refuses new resources. */
-async function checkNewResourceAllowed(ctx: AppContext, trx: Trx, offeringId: number, customerId: number) {
-  await assertNewResourceAllowed(ctx, trx, { offeringId, customerId })
 }
 
 /** An order's slug: from the resource's name, else the offering's; never empty (the reference's
@@ -183,7 +178,9 @@ export async function createOrder(
   const limits = toJson(body.limits ?? {})
   const resourceName = typeof attributes.name === 'string' ? attributes.name.slice(0, 150) : ''
   const created = await ctx.db.transaction().execute(async (trx) => {
-    await checkNewResourceAllowed(ctx, trx, offering.id, project.customer_id)
+    // The policy step: a fired blocking cost policy refuses new resources.
+    const target = { offeringId: offering.id, customerId: project.customer_id }
+    const hasPolicies = await assertNewResourceAllowed(ctx, trx, target)
     const resourceId = await resourcesWriteRepository(trx).insert({
       uuid: resourceUuid,
       name: resourceName,
@@ -202,7 +199,7 @@ export async function createOrder(
       modified: now,
     })
     // The new resource counts in the offering's estimated cost from now on.
-    await scheduleCostPolicyEvaluation(ctx, trx, offering.id)
+    await scheduleCostPolicyEvaluation(ctx, trx, offering.id, hasPolicies)
     const implied = consumerApprovalImplied(
       actor,
       { customerId: project.customer_id, projectId: project.id },
