@@ -170,23 +170,28 @@ const updateStateIf = reusable((db: Db, columns: string, from: number) => {
       Array.from({ length: from }, (_, i) => slot(names.length + 1 + i)),
     )
 })
-/** The order row with what its state changes read besides: its resource's uuid, its project's start. */
+/**
+ * The order row with what its state changes read besides: its resource's uuid, its project's
+ * start, and what a consumer approval checks of its organization and project.
+ */
 function transitionRow(db: Db) {
   return orderRow(db)
     .innerJoin('projects', 'projects.id', 'orders.project_id')
+    .innerJoin('customers', 'customers.id', 'orders.customer_id')
     .leftJoin('resources', 'resources.id', 'orders.resource_id')
-    .select(['resources.uuid as resource_uuid', 'projects.start_date as project_start_date'])
+    .select([
+      'resources.uuid as resource_uuid',
+      'projects.start_date as project_start_date',
+      'projects.name as project_name',
+      'projects.end_date as project_end_date',
+      'customers.blocked as customer_blocked',
+      'customers.archived as customer_archived',
+    ])
 }
+export type TransitionRow = Awaited<ReturnType<ReturnType<typeof transitionRow>['executeTakeFirstOrThrow']>>
+
 const transitionRowById = reusable((db: Db) => transitionRow(db).where('orders.id', '=', slot(0)))
 const transitionRowByUuid = reusable((db: Db) => transitionRow(db).where('orders.uuid', '=', slot(0)))
-
-const customerAndProjectByIds = reusable((db: Db) =>
-  db
-    .selectFrom(['customers', 'projects'])
-    .select(['customers.blocked', 'customers.archived', 'projects.name', 'projects.end_date'])
-    .where('customers.id', '=', slot(0))
-    .where('projects.id', '=', slot(1)),
-)
 
 export function ordersRepository(db: Db) {
   return {
@@ -269,12 +274,6 @@ export function ordersRepository(db: Db) {
     async findVisibleTransitionRowByUuid(vis: OrderVisibility, uuid: string) {
       const row = (await transitionRowByUuid(db, [], [uuid])).rows[0]
       return row && isVisible(vis, row) ? row : undefined
-    },
-    /** What a consumer approval checks of the order's organization and project, in one read. */
-    async customerAndProject(customerId: number, projectId: number) {
-      const row = (await customerAndProjectByIds(db, [], [customerId, projectId])).rows[0]
-      if (!row) throw new Error(`customer ${customerId} or project ${projectId} is gone`)
-      return row
     },
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'orders', id, values),
     delete: (id: number) => deleteRow(db, 'orders', id),

@@ -1,5 +1,5 @@
 // The order's transitions: each action of the state machine as one conditional UPDATE, checked
-// 404 → 403 → 400 → 409 → 405 → 400, with its side effects in the same transaction; and the
+// 404 → 403 → 400 → 409 → 405, with its side effects in the same transaction; and the
 // deletions and the backend id.
 import type { AppContext } from '../../context.js'
 import { toBool } from '../../db/values.js'
@@ -8,7 +8,12 @@ import { normalizeUuid } from '../../http/uuid.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import type { OfferingTypeRules } from '../catalog/offering-types.js'
-import { ordersRepository, resourcesWriteRepository, type OrderRow } from './repository.js'
+import {
+  ordersRepository,
+  resourcesWriteRepository,
+  type OrderRow,
+  type TransitionRow,
+} from './repository.js'
 import {
   allowedFrom,
   nextState,
@@ -23,7 +28,6 @@ import {
   orderVisibility,
   providerScopes,
   rulesOf,
-  type Trx,
 } from './order-rules.js'
 import { afterStateChange, approvalContext, stampTextChanges } from './state-changes.js'
 import { checkCustomerAndProject } from './create.js'
@@ -31,21 +35,19 @@ import { removeAttachmentFile } from './attachments.js'
 
 interface TransitionOptions {
   /** 403 unless this holds (after the order is found). */
-  permitted: (o: OrderRow) => boolean
+  permitted: (o: TransitionRow) => boolean
   /** 405 unless the offering type supports the action (checked after the state). */
   typeAllows?: (rules: OfferingTypeRules | null) => boolean
   /** Business checks (400) that come before the state check (after the permission). */
-  precheck?: (o: OrderRow, trx: Trx) => Promise<void> | void
+  precheck?: (o: TransitionRow) => void
   /** Extra columns written with the state. */
-  values?: (o: OrderRow, now: string) => Record<string, unknown>
-  /** Business checks (400) after state and type. */
-  validate?: (o: OrderRow, trx: Trx) => Promise<void> | void
+  values?: (o: TransitionRow, now: string) => Record<string, unknown>
 }
 function typeNotSupported(type: string): AppError {
   return new AppError('not_allowed', `The order's offering type ${type} does not support this action.`)
 }
 
-/** Runs one action: 404 → 403 → (precheck) 400 → 409 → 405 → 400, then one conditional UPDATE and its effects. */
+/** Runs one action: 404 → 403 → (precheck) 400 → 409 → 405, then one conditional UPDATE and its effects. */
 async function transition(
   ctx: AppContext,
   actor: Actor,
@@ -60,13 +62,12 @@ async function transition(
       : undefined
     if (!o) throw notFound(ORDER_NOT_FOUND)
     if (!opts.permitted(o)) throw forbidden()
-    await opts.precheck?.(o, trx)
+    opts.precheck?.(o)
     const from = allowedFrom(action)
     const ac = approvalContext(ctx, o.project_start_date, o.offering_type, o.start_date)
     const to = nextState(o.state as OrderState, action, ac)
     if (!to) throw invalidState(from)
     if (opts.typeAllows && !opts.typeAllows(rulesOf(o.offering_type))) throw typeNotSupported(o.offering_type)
-    await opts.validate?.(o, trx)
     const now = ctx.clock().toISOString()
     const values: Record<string, unknown> = { state: to, modified: now, ...(opts.values?.(o, now) ?? {}) }
     stampTextChanges(o, values, now)
@@ -82,11 +83,13 @@ async function transition(
 export function approveByConsumer(ctx: AppContext, actor: Actor, uuid: string) {
   return transition(ctx, actor, uuid, 'approve_by_consumer', {
     permitted: (o) => can(actor, 'ORDER.APPROVE', consumerScopes(o)),
-    // The organization and project come before the order's state.
-    precheck: async (o, trx) => {
-      const both = await ordersRepository(trx).customerAndProject(o.customer_id, o.project_id)
-      checkCustomerAndProject(ctx, both, both)
-    },
+    // The organization and project (read with the order) come before the order's state.
+    precheck: (o) =>
+      checkCustomerAndProject(
+        ctx,
+        { blocked: o.customer_blocked, archived: o.customer_archived },
+        { name: o.project_name, end_date: o.project_end_date },
+      ),
     values: (_o, now) => ({ consumer_reviewed_by_id: actor.id, consumer_reviewed_at: now }),
   })
 }
