@@ -1,6 +1,5 @@
 // SQL of customers (organizations) and the organization groups they belong to.
-import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
-import type { DB } from '../../db/tables.js'
+import type { ExpressionBuilder } from 'kysely'
 import { insertReturningId, reusable, slot, perDatabase } from '../../db/compiled.js'
 import { scopedList } from '../../db/listing.js'
 import { deleteRow, updateRow } from '../../db/rows.js'
@@ -99,9 +98,10 @@ export function organizationGroupsRepository(db: Db) {
 
 /** The SQL of the table, built once per database handle (`perDatabase`). */
 export const customersRepository = perDatabase((db: Db) => {
+  const customers = () => db.selectFrom('customers')
   /** Customers the caller has a role in, directly or through one of their projects. */
   function visible(vis: Visibility) {
-    const q = db.selectFrom('customers')
+    const q = customers()
     if (vis.all) return q
     const ids = vis.customerIds
     const pids = vis.projectIds
@@ -119,7 +119,7 @@ export const customersRepository = perDatabase((db: Db) => {
       ]),
     )
   }
-  function withCounts<QB extends SelectQueryBuilder<DB, 'customers', any>>(q: QB) {
+  function withCounts(q: ReturnType<typeof customers>) {
     return q.selectAll('customers').select((eb) =>
       eb
         .selectFrom('projects')
@@ -135,6 +135,10 @@ export const customersRepository = perDatabase((db: Db) => {
     },
     findByUuid(uuid: string) {
       return db.selectFrom('customers').selectAll().where('uuid', '=', uuid).executeTakeFirst()
+    },
+    /** The customer `id` with its projects' count, as its record shows it. */
+    findRecordById(id: number) {
+      return withCounts(customers()).where('customers.id', '=', id).executeTakeFirst()
     },
     async findById(id: number) {
       return (await customerById(db, [], [id])).rows[0]

@@ -13,10 +13,10 @@ import { visibilityOf } from './access.js'
 import { customersRepository, organizationGroupsRepository, type Visibility } from './repository.js'
 import { PATHS, type Customer, type CustomerWrite, type OrganizationGroup } from './schema.js'
 
-type CustomerRow = NonNullable<Awaited<ReturnType<ReturnType<typeof customersRepository>['findById']>>>
+type CustomerRow = NonNullable<Awaited<ReturnType<ReturnType<typeof customersRepository>['findRecordById']>>>
 /** A customer row with the uuids of its organization groups. */
-type CustomerWithGroups = CustomerRow & { projects_count?: unknown; group_uuids: string[] }
-const customerRenderer = recordRenderer<CustomerWithGroups, Customer>({
+type CustomerWithGroups = CustomerRow & { group_uuids: string[] }
+const toCustomer = recordRenderer<CustomerWithGroups, Customer>({
   url: { link: PATHS.customers, from: 'uuid' },
   uuid: 'copy',
   name: 'copy',
@@ -32,8 +32,11 @@ const customerRenderer = recordRenderer<CustomerWithGroups, Customer>({
   created: 'copy',
   modified: 'copy',
 })
-function toCustomer(base: string, r: CustomerRow & { projects_count?: unknown }, groups: string[]): Customer {
-  return customerRenderer(base, { ...r, group_uuids: groups })
+
+/** The records of customer rows, their organization groups read in one query. */
+async function toCustomers(ctx: AppContext, base: string, rows: CustomerRow[]): Promise<Customer[]> {
+  const groups = await customersRepository(ctx.db).groupUuids(rows.map((r) => r.id))
+  return rows.map((r) => toCustomer(base, { ...r, group_uuids: groups.get(r.id) ?? [] }))
 }
 
 // ---- organization groups ----
@@ -143,11 +146,7 @@ export function listCustomers(
   base: string,
   page: Pager<Customer>,
 ) {
-  const repo = customersRepository(ctx.db)
-  return pageOfRows(page, repo, vis, listing, async (rows) => {
-    const groups = await repo.groupUuids(rows.map((r) => r.id))
-    return rows.map((r) => toCustomer(base, r as unknown as CustomerRow, groups.get(r.id) ?? []))
-  })
+  return pageOfRows(page, customersRepository(ctx.db), vis, listing, (rows) => toCustomers(ctx, base, rows))
 }
 
 /** The customer of a path's uuid if the actor may see it, else 404. */
@@ -156,16 +155,14 @@ export function findVisibleCustomer(ctx: AppContext, actor: Actor, uuid: string)
   return foundByUuid(uuid, (id) => repo.findVisibleByUuid(visibilityOf(actor), id), 'Customer')
 }
 
+/** The record of the customer `id`, as a write answers it. */
 async function customerRecord(ctx: AppContext, id: number, base: string): Promise<Customer> {
-  const repo = customersRepository(ctx.db)
-  const row = await repo.findVisibleByUuid({ all: true }, (await repo.findById(id))!.uuid)
-  const groups = await repo.groupUuids([id])
-  return toCustomer(base, row, groups.get(id) ?? [])
+  const row = (await customersRepository(ctx.db).findRecordById(id))!
+  return (await toCustomers(ctx, base, [row]))[0]!
 }
 
 export async function getCustomer(ctx: AppContext, actor: Actor, uuid: string, base: string) {
-  const row = await findVisibleCustomer(ctx, actor, uuid)
-  return customerRecord(ctx, row.id, base)
+  return (await toCustomers(ctx, base, [await findVisibleCustomer(ctx, actor, uuid)]))[0]!
 }
 
 export async function createCustomer(
