@@ -80,3 +80,37 @@ export function tableRecords<T extends keyof DB, S, Q extends AnySelect, O>(
     },
   }
 }
+
+/**
+ * The organization groups of one table's rows, linked through `table` (its columns `owner`, the
+ * row's id, and `organization_group_id`): `uuidsOf` answers the groups' uuids of each row, in one
+ * query, ordered by the groups' `order` column; `set` replaces one row's groups (repeats dropped).
+ */
+export function organizationGroupLinks(db: Db, table: keyof DB, owner: string, order: 'id' | 'name') {
+  const link = db as Kysely<any>
+  return {
+    uuidsOf: async (ids: readonly number[]): Promise<Map<number, string[]>> => {
+      const out = new Map<number, string[]>()
+      if (!ids.length) return out
+      const rows: { owner_id: number; uuid: string }[] = await link
+        .selectFrom(`${table} as link`)
+        .innerJoin('organization_groups', 'organization_groups.id', 'link.organization_group_id')
+        .select([`link.${owner} as owner_id`, 'organization_groups.uuid'])
+        .where(`link.${owner}`, 'in', ids)
+        .orderBy(`organization_groups.${order}`)
+        .execute()
+      for (const r of rows) out.set(r.owner_id, [...(out.get(r.owner_id) ?? []), r.uuid])
+      return out
+    },
+    set: async (id: number, groupIds: readonly number[]): Promise<void> => {
+      await link.deleteFrom(table).where(owner, '=', id).execute()
+      const unique = [...new Set(groupIds)]
+      if (unique.length) {
+        await link
+          .insertInto(table)
+          .values(unique.map((g) => ({ [owner]: id, organization_group_id: g })))
+          .execute()
+      }
+    },
+  }
+}

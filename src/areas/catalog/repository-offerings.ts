@@ -3,7 +3,7 @@
 import type { SelectQueryBuilder } from 'kysely'
 import { insertReturningId, reusableByForm, slot } from '../../db/compiled.js'
 import { countRows, scopedList } from '../../db/listing.js'
-import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
+import { deleteRow, firstWhere, organizationGroupLinks, updateRow } from '../../db/rows.js'
 import { offeringVisible, slottedCatalogVisibility, type CatalogVisibility, type Db } from './repository.js'
 
 const offeringByUuid = reusableByForm()
@@ -56,6 +56,7 @@ export function offeringsRepository(db: Db) {
     'parent.uuid as parent_uuid',
   ] as const
   const { count, list } = scopedList(visible, (q) => q.select(columns), 'offerings.id')
+  const groups = organizationGroupLinks(db, 'offering_organization_groups', 'offering_id', 'name')
   return {
     count,
     list,
@@ -67,33 +68,9 @@ export function offeringsRepository(db: Db) {
     },
     findByUuid: (uuid: string) => firstWhere(base().select(columns), 'offerings.uuid', uuid),
     findById: (id: number) => firstWhere(base().select(columns), 'offerings.id', id),
-    async groupUuids(offeringIds: number[]): Promise<Map<number, string[]>> {
-      const out = new Map<number, string[]>()
-      if (!offeringIds.length) return out
-      const rows = await db
-        .selectFrom('offering_organization_groups')
-        .innerJoin(
-          'organization_groups',
-          'organization_groups.id',
-          'offering_organization_groups.organization_group_id',
-        )
-        .select(['offering_organization_groups.offering_id', 'organization_groups.uuid'])
-        .where('offering_organization_groups.offering_id', 'in', offeringIds)
-        .orderBy('organization_groups.name')
-        .execute()
-      for (const r of rows) out.set(r.offering_id, [...(out.get(r.offering_id) ?? []), r.uuid])
-      return out
-    },
-    async setGroups(offeringId: number, groupIds: number[]): Promise<void> {
-      await db.deleteFrom('offering_organization_groups').where('offering_id', '=', offeringId).execute()
-      const unique = [...new Set(groupIds)]
-      if (unique.length) {
-        await db
-          .insertInto('offering_organization_groups')
-          .values(unique.map((g) => ({ offering_id: offeringId, organization_group_id: g })))
-          .execute()
-      }
-    },
+    /** The uuids of each offering's organization groups, by name; `setGroups` replaces one's. */
+    groupUuids: groups.uuidsOf,
+    setGroups: groups.set,
     insert: (values: Record<string, unknown>) => insertReturningId(db, 'offerings', values),
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'offerings', id, values),
     /** The conditional write of a state transition: true when this call won. */

@@ -2,7 +2,7 @@
 import type { ExpressionBuilder } from 'kysely'
 import { insertReturningId, reusable, slot, perDatabase } from '../../db/compiled.js'
 import { scopedList } from '../../db/listing.js'
-import { deleteRow, updateRow } from '../../db/rows.js'
+import { deleteRow, organizationGroupLinks, updateRow } from '../../db/rows.js'
 import { icontainsAny } from '../../db/sql.js'
 import type { Db, Visibility } from './repository.js'
 
@@ -128,6 +128,7 @@ export const customersRepository = perDatabase((db: Db) => {
         .as('projects_count'),
     )
   }
+  const groups = organizationGroupLinks(db, 'customer_organization_groups', 'customer_id', 'id')
   return {
     ...scopedList(visible, withCounts, 'customers.id'),
     findVisibleByUuid(vis: Visibility, uuid: string) {
@@ -143,34 +144,11 @@ export const customersRepository = perDatabase((db: Db) => {
     async findById(id: number) {
       return (await customerById(db, [], [id])).rows[0]
     },
-    async groupUuids(customerIds: number[]): Promise<Map<number, string[]>> {
-      const out = new Map<number, string[]>()
-      if (!customerIds.length) return out
-      const rows = await db
-        .selectFrom('customer_organization_groups')
-        .innerJoin(
-          'organization_groups',
-          'organization_groups.id',
-          'customer_organization_groups.organization_group_id',
-        )
-        .select(['customer_organization_groups.customer_id', 'organization_groups.uuid'])
-        .where('customer_organization_groups.customer_id', 'in', customerIds)
-        .orderBy('organization_groups.id')
-        .execute()
-      for (const r of rows) out.set(r.customer_id, [...(out.get(r.customer_id) ?? []), r.uuid])
-      return out
-    },
+    /** The uuids of each customer's organization groups, oldest group first. */
+    groupUuids: groups.uuidsOf,
     insert: (values: Record<string, unknown>) => insertReturningId(db, 'customers', values),
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'customers', id, values),
-    async setGroups(customerId: number, groupIds: number[]): Promise<void> {
-      await db.deleteFrom('customer_organization_groups').where('customer_id', '=', customerId).execute()
-      if (groupIds.length) {
-        await db
-          .insertInto('customer_organization_groups')
-          .values([...new Set(groupIds)].map((g) => ({ customer_id: customerId, organization_group_id: g })))
-          .execute()
-      }
-    },
+    setGroups: groups.set,
     async delete(id: number): Promise<void> {
       await deleteGrantsOn(db, 'customer', id)
       await deleteRow(db, 'customers', id)
