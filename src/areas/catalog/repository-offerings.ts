@@ -3,7 +3,7 @@
 import type { SelectQueryBuilder } from 'kysely'
 import { insertReturningId, reusableByForm, slot } from '../../db/compiled.js'
 import { countRows, scopedList } from '../../db/listing.js'
-import { deleteRow, firstWhere, organizationGroupLinks, updateRow } from '../../db/rows.js'
+import { firstWhere, organizationGroupLinks, tableRecords, updateRow } from '../../db/rows.js'
 import { offeringVisible, slottedCatalogVisibility, type CatalogVisibility, type Db } from './repository.js'
 
 const offeringByUuid = reusableByForm()
@@ -134,17 +134,12 @@ export function plansRepository(db: Db) {
     'offerings.name as offering_name',
     'offerings.customer_id as offering_customer_id',
   ] as const
-  const { count, list } = scopedList(visible, (q) => q.select(columns), 'plans.id')
   return {
-    count,
-    list,
-    findVisibleByUuid: (vis: CatalogVisibility, uuid: string) =>
-      firstWhere(visible(vis).select(columns), 'plans.uuid', uuid),
+    ...tableRecords(db, { table: 'plans', base, visible, select: (q) => q.select(columns) }),
     async findByUuid(uuid: string) {
       const build = () => base().select(columns).where('plans.uuid', '=', slot(0))
       return (await planByUuid(db, '', build, [uuid])).rows[0]
     },
-    findById: (id: number) => firstWhere(base().select(columns), 'plans.id', id),
     listByOfferings(offeringIds: number[]) {
       if (!offeringIds.length) return Promise.resolve([])
       return base()
@@ -155,8 +150,6 @@ export function plansRepository(db: Db) {
         .execute()
     },
     insert: (values: Record<string, unknown>) => insertReturningId(db, 'plans', values),
-    update: (id: number, values: Record<string, unknown>) => updateRow(db, 'plans', id, values),
-    delete: (id: number) => deleteRow(db, 'plans', id),
     resourceCount(planId: number): Promise<number> {
       return countRows(db.selectFrom('resources').where('plan_id', '=', planId))
     },

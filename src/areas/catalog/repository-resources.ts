@@ -1,8 +1,7 @@
 // SQL of the read side of marketplace resources: the rows a caller may see (its projects, its
 // customers' projects, its providers' and offerings' resources) and the `query` search.
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
-import { scopedList } from '../../db/listing.js'
-import { firstWhere } from '../../db/rows.js'
+import { tableRecords } from '../../db/rows.js'
 import { icontains } from '../../db/sql.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { none, type CatalogVisibility, type Db } from './repository.js'
@@ -65,12 +64,5 @@ export function resourcesRepository(db: Db) {
     'categories.uuid as category_uuid',
     'categories.title as category_title',
   ] as const
-  const { count, list } = scopedList(visible, (q) => q.select(columns), 'resources.id')
-  return {
-    count,
-    list,
-    findVisibleByUuid: (vis: CatalogVisibility, uuid: string) =>
-      firstWhere(visible(vis).select(columns), 'resources.uuid', uuid),
-    findById: (id: number) => firstWhere(base().select(columns), 'resources.id', id),
-  }
+  return tableRecords(db, { table: 'resources', base, visible, select: (q) => q.select(columns) })
 }
