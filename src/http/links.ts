@@ -145,3 +145,14 @@ function fieldReader<R>(name: string, rule: FieldRule<R>): (row: R, base: string
   const from = rule.from ?? `${name}_uuid`
   return (row, base) => urlOf(base, rule.link, (row as Record<string, unknown>)[from] as string | null)
 }
+
+/**
+ * The uuid a request body's hyperlink to `/api/<path>/<uuid>/` names; 400 on `field` otherwise:
+ * "Incorrect type" when it is not a string, "Incorrect URL match" when it links something else.
+ */
+export function linkedUuid(field: string, value: unknown, path: string): string {
+  if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
+  const uuid = uuidFromLink(value, path)
+  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
+  return uuid
+}

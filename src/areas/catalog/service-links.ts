@@ -3,7 +3,7 @@
 import type { AppContext } from '../../context.js'
 import { toBool } from '../../db/values.js'
 import { fieldError } from '../../http/errors.js'
-import { invalidHyperlink, uuidFromLink } from '../../http/links.js'
+import { invalidHyperlink, linkedUuid } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import { foundByUuid } from '../../http/uuid.js'
 import { catalogVisibility } from './access.js'
@@ -24,14 +24,6 @@ export function findVisible<R>(
 ): Promise<R> {
   const vis = catalogVisibility(actor)
   return foundByUuid(uuid, (id) => rows.findVisibleByUuid(vis, id), model)
-}
-
-/** The uuid a body's hyperlink to `/api/<path>/<uuid>/` names; 400 on `field` otherwise. */
-function linkedUuid(field: string, value: unknown, path: string): string {
-  if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
-  const uuid = uuidFromLink(value, path)
-  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
-  return uuid
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Listing } from '../../db/listing.js'
 import { fromBool } from '../../db/values.js'
 import { AppError, fieldError, forbidden } from '../../http/errors.js'
 import { foundByUuid } from '../../http/uuid.js'
-import { invalidHyperlink, recordRenderer, urlOf, uuidFromLink } from '../../http/links.js'
+import { invalidHyperlink, linkedUuid, recordRenderer, urlOf, uuidFromLink } from '../../http/links.js'
 import { can, requireStaff, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { pageOfRows } from '../../http/resource-calls.js'
@@ -245,9 +245,7 @@ export async function resolveCustomerLink(
   field: string,
   value: unknown,
 ) {
-  const uuid = uuidFromLink(value, PATHS.customers)
-  if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
-  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
+  const uuid = linkedUuid(field, value, PATHS.customers)
   const repo = customersRepository(ctx.db)
   const row = actor ? await repo.findVisibleByUuid(visibilityOf(actor), uuid) : await repo.findByUuid(uuid)
   if (!row) throw invalidHyperlink(field)

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js'
 import type { Condition, Listing } from '../../db/listing.js'
 import { fieldError, forbidden } from '../../http/errors.js'
 import { foundByUuid } from '../../http/uuid.js'
-import { invalidHyperlink, recordRenderer, uuidFromLink } from '../../http/links.js'
+import { invalidHyperlink, linkedUuid, recordRenderer } from '../../http/links.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { slugify } from '../../http/slug.js'
@@ -174,9 +174,7 @@ export async function deleteProject(ctx: AppContext, actor: Actor, uuid: string)
 
 /** The project behind a link if the actor may see it; else 400 "Invalid hyperlink" on `field`. */
 export async function resolveProjectLink(ctx: AppContext, actor: Actor, field: string, value: unknown) {
-  if (typeof value !== 'string') throw fieldError(field, 'Incorrect type. Expected URL string.')
-  const uuid = uuidFromLink(value, PATHS.projects)
-  if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
+  const uuid = linkedUuid(field, value, PATHS.projects)
   const row = await projectsRepository(ctx.db).findVisibleByUuid(visibilityOf(actor), uuid)
   if (!row) throw invalidHyperlink(field)
   return row
