@@ -1,14 +1,8 @@
 // Directory use cases. Other areas call the exported helpers here (resolving a project link the
 // caller may see, granting a role, creating a project) instead of touching these tables.
-import { connectedCustomerIds, type Actor } from '../../http/permissions.js'
 
 export { visibilityOf } from './access.js'
 export * from './user-service.js'
 export * from './customer-service.js'
 export * from './project-service.js'
 export * from './grant-service.js'
-
-/** Customers connected to the actor (customer role or a project role in them). */
-export function connectedCustomers(actor: Actor): number[] {
-  return connectedCustomerIds(actor)
-}
