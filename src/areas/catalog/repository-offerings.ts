@@ -1,7 +1,7 @@
 // SQL of offerings (with their organization groups) and their plans, scoped by what the caller
 // may see of the catalog.
 import type { SelectQueryBuilder } from 'kysely'
-import { insertReturningId, reusableByForm, slot } from '../../db/compiled.js'
+import { insertReturningId, perDatabase, reusableByForm, slot } from '../../db/compiled.js'
 import { countRows, scopedList } from '../../db/listing.js'
 import { firstWhere, organizationGroupLinks, tableRecords, updateRow } from '../../db/rows.js'
 import { offeringVisible, slottedCatalogVisibility, type CatalogVisibility, type Db } from './repository.js'
@@ -14,7 +14,8 @@ function visibleWithOffering<Q extends SelectQueryBuilder<any, any, any>>(base: 
   return (vis: CatalogVisibility): Q => base().where((eb) => offeringVisible(eb, vis)) as Q
 }
 
-export function offeringsRepository(db: Db) {
+/** Built once per database handle (`perDatabase`): order creation resolves its offering and plan here. */
+export const offeringsRepository = perDatabase((db: Db) => {
   function base() {
     return db
       .selectFrom('offerings')
@@ -111,9 +112,9 @@ export function offeringsRepository(db: Db) {
         .executeTakeFirst()
     },
   }
-}
+})
 
-export function plansRepository(db: Db) {
+export const plansRepository = perDatabase((db: Db) => {
   function base() {
     return db.selectFrom('plans').innerJoin('offerings', 'offerings.id', 'plans.offering_id')
   }
@@ -154,4 +155,4 @@ export function plansRepository(db: Db) {
       return countRows(db.selectFrom('resources').where('plan_id', '=', planId))
     },
   }
-}
+})
