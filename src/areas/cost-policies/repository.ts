@@ -3,7 +3,7 @@ import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kyse
 import type { DB } from '../../db/tables.js'
 import { inAnyOf, isoText, isPostgres } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
-import { tableRecords } from '../../db/rows.js'
+import { organizationGroupLinks, tableRecords } from '../../db/rows.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -103,6 +103,7 @@ export function policiesRepository(db: Db) {
     'creator.full_name as created_by_full_name',
     'creator.username as created_by_username',
   ] as const
+  const groups = organizationGroupLinks(db, 'cost_policy_organization_groups', 'policy_id', 'id')
   return {
     ...tableRecords(db, { table: 'cost_policies', base, visible, select: (q) => q.select(columns) }),
     listForOffering(offeringId: number) {
@@ -112,19 +113,7 @@ export function policiesRepository(db: Db) {
         .orderBy('cost_policies.id')
         .execute()
     },
-    async groupUuids(policyIds: number[]): Promise<Map<number, string[]>> {
-      const out = new Map<number, string[]>()
-      if (!policyIds.length) return out
-      const rows = await db
-        .selectFrom('cost_policy_organization_groups as pg')
-        .innerJoin('organization_groups', 'organization_groups.id', 'pg.organization_group_id')
-        .select(['pg.policy_id', 'organization_groups.uuid'])
-        .where('pg.policy_id', 'in', policyIds)
-        .orderBy('organization_groups.id')
-        .execute()
-      for (const r of rows) out.set(r.policy_id, [...(out.get(r.policy_id) ?? []), r.uuid])
-      return out
-    },
+    groupUuids: (policyIds: number[]) => groups.uuidsOf(policyIds),
     async groupIds(policyId: number): Promise<number[]> {
       const rows = await db
         .selectFrom('cost_policy_organization_groups')
@@ -133,16 +122,7 @@ export function policiesRepository(db: Db) {
         .execute()
       return rows.map((r) => r.organization_group_id)
     },
-    async setGroups(policyId: number, groupIds: number[]): Promise<void> {
-      await db.deleteFrom('cost_policy_organization_groups').where('policy_id', '=', policyId).execute()
-      const unique = [...new Set(groupIds)]
-      if (unique.length) {
-        await db
-          .insertInto('cost_policy_organization_groups')
-          .values(unique.map((g) => ({ policy_id: policyId, organization_group_id: g })))
-          .execute()
-      }
-    },
+    setGroups: (policyId: number, groupIds: number[]) => groups.set(policyId, groupIds),
     findOffering(id: number) {
       return db
         .selectFrom('offerings')
