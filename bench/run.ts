@@ -342,7 +342,7 @@ async function benchDatabase(
       if (child.exitCode !== null) throw new Error(`server crashed during "${s.name}"`)
     }
     console.log(table(label, results, { orders, workers, connections, duration }).join('\n'))
-    console.log(budgets(results).join('\n'))
+    console.log(budgets(results, postgres).join('\n'))
   } finally {
     child.kill('SIGTERM')
   }
