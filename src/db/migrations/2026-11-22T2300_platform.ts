@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { clearedWith, ownedBy, timestamps } from './_columns.js'
-import { createIndexes, createLinkTable, createRecordTable, jsonType, withId } from './_helpers.js'
+import {
+  createIndexes,
+  createLinkTable,
+  createRecordTable,
+  dropTables,
+  jsonType,
+  withId,
+} from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
@@ -131,7 +138,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of [
+  await dropTables(db, [
     'events',
     'jobs',
     'user_roles',
@@ -142,7 +149,5 @@ export async function down(db: Kysely<any>): Promise<void> {
     'organization_groups',
     'tokens',
     'users',
-  ]) {
-    await db.schema.dropTable(t).ifExists().execute()
-  }
+  ])
 }

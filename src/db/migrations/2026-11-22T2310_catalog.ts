@@ -1,6 +1,13 @@
 import type { Kysely } from 'kysely'
 import { clearedWith, ownedBy, timestamps } from './_columns.js'
-import { createIndexes, createLinkTable, createRecordTable, decimalType, jsonType } from './_helpers.js'
+import {
+  createIndexes,
+  createLinkTable,
+  createRecordTable,
+  decimalType,
+  dropTables,
+  jsonType,
+} from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
@@ -104,7 +111,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of [
+  await dropTables(db, [
     'resources',
     'plans',
     'offering_organization_groups',
@@ -112,7 +119,5 @@ export async function down(db: Kysely<any>): Promise<void> {
     'categories',
     'service_providers',
     'service_settings',
-  ]) {
-    await db.schema.dropTable(t).ifExists().execute()
-  }
+  ])
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import { clearedWith, errorTexts, ownedBy, timestamps } from './_columns.js'
-import { createIndexes, createRecordTable, jsonType } from './_helpers.js'
+import { createIndexes, createRecordTable, dropTables, jsonType } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
@@ -99,14 +99,12 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of [
+  await dropTables(db, [
     'user_permission_requests',
     'user_group_invitations',
     'site_agent_processors',
     'site_agent_services',
     'site_agent_identities',
     'backend_resource_requests',
-  ]) {
-    await db.schema.dropTable(t).ifExists().execute()
-  }
+  ])
 }

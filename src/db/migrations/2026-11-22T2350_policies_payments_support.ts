@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import { clearedWith, ownedBy, timestamps } from './_columns.js'
-import { createIndexes, createLinkTable, createRecordTable, jsonType } from './_helpers.js'
+import { createIndexes, createLinkTable, createRecordTable, dropTables, jsonType } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
@@ -90,13 +90,11 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of [
+  await dropTables(db, [
     'cost_policy_organization_groups',
     'cost_policies',
     'support_feedbacks',
     'support_issues',
     'payment_profiles',
-  ]) {
-    await db.schema.dropTable(t).ifExists().execute()
-  }
+  ])
 }

@@ -2,7 +2,7 @@
 // the cloudA objects (locations, resource groups, public IPs).
 import type { Kysely } from 'kysely'
 import { errorTexts, ownedBy, timestamps } from './_columns.js'
-import { createIndexes, createRecordTable, jsonType, withId } from './_helpers.js'
+import { createIndexes, createRecordTable, dropTables, jsonType, withId } from './_helpers.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   const json = jsonType(db)
@@ -73,14 +73,12 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of [
+  await dropTables(db, [
     'cloud_a_public_ips',
     'cloud_a_resource_groups',
     'cloud_a_locations',
     'cloud_emulator_counters',
     'cloud_emulator_objects',
     'cloud_resources',
-  ]) {
-    await db.schema.dropTable(t).ifExists().execute()
-  }
+  ])
 }

@@ -4,7 +4,7 @@
 // tenants have a table of their own.
 import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely } from 'kysely'
 import { clearedWith, errorTexts, ownedBy, timestamps } from './_columns.js'
-import { createLinkTable, createRecordTable, jsonType, withId } from './_helpers.js'
+import { createLinkTable, createRecordTable, dropTables, jsonType, withId } from './_helpers.js'
 
 const resourceKey = (c: ColumnDefinitionBuilder) =>
   c.primaryKey().references('cloud_resources.id').onDelete('cascade')
@@ -142,7 +142,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of [
+  await dropTables(db, [
     'cloud_b_migrations',
     'cloud_b_router_interfaces',
     'cloud_b_routers',
@@ -154,7 +154,5 @@ export async function down(db: Kysely<any>): Promise<void> {
     'cloud_b_subnets',
     'cloud_b_networks',
     'cloud_b_tenants',
-  ]) {
-    await db.schema.dropTable(t).ifExists().execute()
-  }
+  ])
 }

@@ -68,3 +68,8 @@ export async function createIndexes(db: Kysely<any>, table: string, indexes: Rec
     await db.schema.createIndex(name).on(table).columns(columns).execute()
   }
 }
+
+/** Drops each table that exists, in the order given (a table before those it references). */
+export async function dropTables(db: Kysely<any>, tables: string[]) {
+  for (const table of tables) await db.schema.dropTable(table).ifExists().execute()
+}
