@@ -3,7 +3,7 @@
 // moves them along Sent → Processing → Done, or reports Erred from any state.
 import type { AppContext } from '../../context.js'
 import { fieldError, forbidden, invalidState } from '../../http/errors.js'
-import { urlOf } from '../../http/links.js'
+import { recordRenderer } from '../../http/links.js'
 import { requireStaff, can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
 import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
@@ -20,22 +20,20 @@ export function visibility(actor: Actor): RequestVisibility {
   return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
 }
 
-function toRecord(b: string, r: RequestRow): BackendRequest {
-  return {
-    url: urlOf(b, PATH, r.uuid)!,
-    uuid: r.uuid,
-    created: r.created,
-    modified: r.modified,
-    started: r.started,
-    finished: r.finished,
-    state: r.state,
-    offering: r.offering_uuid,
-    offering_name: r.offering_name,
-    offering_url: urlOf(b, 'marketplace-provider-offerings', r.offering_uuid)!,
-    error_message: r.error_message,
-    error_traceback: r.error_traceback,
-  }
-}
+const toRecord = recordRenderer<RequestRow, BackendRequest>({
+  url: { link: PATH, from: 'uuid' },
+  uuid: 'copy',
+  created: 'copy',
+  modified: 'copy',
+  started: 'copy',
+  finished: 'copy',
+  state: 'copy',
+  offering: (r) => r.offering_uuid,
+  offering_name: 'copy',
+  offering_url: { link: 'marketplace-provider-offerings', from: 'offering_uuid' },
+  error_message: 'copy',
+  error_traceback: 'copy',
+})
 
 /** The requests' list and record, by the caller's visibility. */
 const requests = visibleRecords({
