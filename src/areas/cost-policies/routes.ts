@@ -1,6 +1,6 @@
 // HTTP for /api/marketplace-offering-estimated-cost-policies/, and the evaluation job.
 import { filter } from '../../http/filters.js'
-import { defineResource, recordOperations, resourceRoutes } from '../../http/resource.js'
+import { defineResource, namedService, recordOperations, resourceRoutes } from '../../http/resource.js'
 import { EVALUATE_JOB, evaluateOfferingPolicies } from './evaluation.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
@@ -27,7 +27,7 @@ export const costPolicies = defineResource({
     },
     run: (c) => svc.listPolicies(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...recordOperations(svc.policyService, { create: s.PolicyCreateBody, patch: s.PolicyPatchBody }),
+  ...recordOperations(namedService(svc, 'Policy'), { create: s.PolicyCreateBody, patch: s.PolicyPatchBody }),
   actions: [
     {
       name: 'actions',

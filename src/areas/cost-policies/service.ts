@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, forbidden, nonFieldError } from '../../http/errors.js'
-import { resolveLink, urlOf } from '../../http/links.js'
+import { recordRenderer, resolveLink, urlOf } from '../../http/links.js'
 import { can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
 import { visibleRecords } from '../../http/visible-records.js'
 import { resolveOrganizationGroups } from '../directory/service.js'
@@ -44,36 +44,36 @@ function mayManage(actor: Actor, offering: { id: number; customer_id: number }):
   return can(actor, 'OFFERING.MANAGE_POLICIES', { customerId: offering.customer_id, offeringId: offering.id })
 }
 
-function toPolicy(base: string, r: PolicyRow, groups: string[], estimate: Estimate): Policy {
-  const period = Number(r.period) as Period
-  return {
-    uuid: r.uuid,
-    url: urlOf(base, PATH, r.uuid)!,
-    scope: urlOf(base, OFFERINGS_PATH, r.offering_uuid)!,
-    scope_name: r.offering_name,
-    scope_uuid: r.offering_uuid,
-    actions: r.actions,
-    created: r.created,
-    created_by_full_name: r.created_by_full_name,
-    created_by_username: r.created_by_username,
-    has_fired: toBool(r.has_fired),
-    fired_datetime: r.fired_datetime,
-    options: parseJson<Record<string, unknown>>(r.options, {}),
-    limit_cost: Number(r.limit_cost),
-    period,
-    period_name: PERIODS[period] ?? String(period),
-    organization_groups: groups.map((g) => urlOf(base, 'organization-groups', g)!),
-    apply_to_all: toBool(r.apply_to_all),
-    affected_resources_count: estimate.resources,
-    current_cost: estimate.cost.toNumber(),
-  }
-}
+/** A policy's row with the uuids of its organization groups and its current estimate. */
+type EstimatedPolicy = PolicyRow & { groups: string[]; estimate: Estimate }
+
+const toPolicy = recordRenderer<EstimatedPolicy, Policy>({
+  uuid: 'copy',
+  url: { link: PATH, from: 'uuid' },
+  scope: { link: OFFERINGS_PATH, from: 'offering_uuid' },
+  scope_name: (r) => r.offering_name,
+  scope_uuid: (r) => r.offering_uuid,
+  actions: 'copy',
+  created: 'copy',
+  created_by_full_name: 'copy',
+  created_by_username: 'copy',
+  has_fired: 'flag',
+  fired_datetime: 'copy',
+  options: (r) => parseJson<Record<string, unknown>>(r.options, {}),
+  limit_cost: (r) => Number(r.limit_cost),
+  period: (r) => Number(r.period),
+  period_name: (r) => PERIODS[Number(r.period) as Period] ?? String(Number(r.period)),
+  organization_groups: (r, base) => r.groups.map((g) => urlOf(base, 'organization-groups', g)!),
+  apply_to_all: 'flag',
+  affected_resources_count: (r) => r.estimate.resources,
+  current_cost: (r) => r.estimate.cost.toNumber(),
+})
 
 async function toPolicies(ctx: AppContext, base: string, rows: PolicyRow[]): Promise<Policy[]> {
   const groups = await policiesRepository(ctx.db).groupUuids(rows.map((r) => r.id))
   const now = ctx.clock()
   const estimates = await estimatesOf(ctx.db, rows, now)
-  return rows.map((r, i) => toPolicy(base, r, groups.get(r.id) ?? [], estimates[i]!))
+  return rows.map((r, i) => toPolicy(base, { ...r, groups: groups.get(r.id) ?? [], estimate: estimates[i]! }))
 }
 
 /** The policies' list and record (with their estimates), and the visible policy a path names. */
@@ -197,6 +197,9 @@ async function validate(
 /** A page of the policies the caller may see, with their estimates read in one query. */
 export const listPolicies = policies.list
 
+/** The visible policy a path names (404 otherwise). */
+export const getPolicy = policies.get
+
 /** POST: staff, the provider's owners or the offering's managers (else 400 on scope, as the reference). */
 export async function createPolicy(
   ctx: AppContext,
@@ -266,14 +269,6 @@ export async function deletePolicy(ctx: AppContext, actor: Actor, uuid: string):
   if (!mayManage(actor, { id: current.offering_id, customer_id: current.offering_customer_id }))
     throw forbidden()
   await policiesRepository(ctx.db).delete(current.id)
-}
-
-/** Retrieve, create, update and delete, for the kit. */
-export const policyService = {
-  get: policies.get,
-  create: createPolicy,
-  update: updatePolicy,
-  destroy: deletePolicy,
 }
 
 /** GET actions/: the policy shape with the available actions and a description of each. */
