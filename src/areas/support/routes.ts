@@ -1,6 +1,12 @@
 // HTTP for /api/support-issues/ and /api/support-feedbacks/.
 import { filter } from '../../http/filters.js'
-import { defineResource, recordOperations, resourceRoutes, orderedBy } from '../../http/resource.js'
+import {
+  defineResource,
+  namedService,
+  recordOperations,
+  resourceRoutes,
+  orderedBy,
+} from '../../http/resource.js'
 import { errors } from '../../http/schemas.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
@@ -32,7 +38,7 @@ export const supportIssues = defineResource({
     ),
     run: (c) => svc.listIssues(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...recordOperations(svc.issueService, { create: s.IssueCreateBody, patch: s.IssuePatchBody }),
+  ...recordOperations(namedService(svc, 'Issue'), { create: s.IssueCreateBody, patch: s.IssuePatchBody }),
   actions: [
     {
       name: 'feedback_token',

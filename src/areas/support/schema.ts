@@ -1,29 +1,34 @@
 // Support issues (the records feedback refers to) and support feedbacks (spec 2.8 / 4.7, reference §7).
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TUnsafe } from '@sinclair/typebox'
 import { Body, DateTime, Nullable, Url, Uuid } from '../../http/schemas.js'
 
 export const ISSUES_PATH = 'support-issues'
 export const FEEDBACKS_PATH = 'support-feedbacks'
 
 // ---- issues ----
+
+/**
+ * An issue's optional link to a user, customer or project: its URL (`<name>`), its uuid
+ * (`<name>_uuid`) and its name (`<name>_<label>`), all null without one.
+ */
+function issueLink<N extends string, L extends string>(name: N, label: L) {
+  return {
+    [name]: Nullable(Url),
+    [`${name}_uuid`]: Nullable(Uuid),
+    [`${name}_${label}`]: Nullable(Type.String()),
+  } as Record<N | `${N}_uuid` | `${N}_${L}`, TUnsafe<string | null>>
+}
+
 export const IssueSchema = Type.Object({
   uuid: Uuid,
   url: Url,
   key: Type.String(),
   summary: Type.String(),
   description: Type.String(),
-  caller: Nullable(Url),
-  caller_uuid: Nullable(Uuid),
-  caller_full_name: Nullable(Type.String()),
-  reporter: Nullable(Url),
-  reporter_uuid: Nullable(Uuid),
-  reporter_full_name: Nullable(Type.String()),
-  customer: Nullable(Url),
-  customer_uuid: Nullable(Uuid),
-  customer_name: Nullable(Type.String()),
-  project: Nullable(Url),
-  project_uuid: Nullable(Uuid),
-  project_name: Nullable(Type.String()),
+  ...issueLink('caller', 'full_name'),
+  ...issueLink('reporter', 'full_name'),
+  ...issueLink('customer', 'name'),
+  ...issueLink('project', 'name'),
   state: Type.String(),
   resolved: Type.Boolean(),
   created: DateTime,

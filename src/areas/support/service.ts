@@ -3,9 +3,9 @@
 // a signed token that staff or support obtained for the issue; one feedback per issue.
 import type { AppContext } from '../../context.js'
 import { foundByUuid } from '../../http/uuid.js'
-import { fromBool, toBool } from '../../db/values.js'
+import { fromBool } from '../../db/values.js'
 import { AppError, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
-import { resolveLink, urlOf } from '../../http/links.js'
+import { recordRenderer, resolveLink, urlOf } from '../../http/links.js'
 import { customerIds, seesAll, type Actor } from '../../http/permissions.js'
 import type { Listing } from '../../db/listing.js'
 import { pageOf, type Pager } from '../../http/resource.js'
@@ -35,31 +35,29 @@ function requireSupportDesk(actor: Actor): void {
   if (!seesAll(actor)) throw forbidden()
 }
 
-export function toIssue(base: string, r: IssueRow): Issue {
-  return {
-    uuid: r.uuid,
-    url: urlOf(base, ISSUES_PATH, r.uuid)!,
-    key: r.key,
-    summary: r.summary,
-    description: r.description,
-    caller: urlOf(base, 'users', r.caller_uuid),
-    caller_uuid: r.caller_uuid,
-    caller_full_name: r.caller_full_name,
-    reporter: urlOf(base, 'users', r.reporter_uuid),
-    reporter_uuid: r.reporter_uuid,
-    reporter_full_name: r.reporter_full_name,
-    customer: urlOf(base, 'customers', r.customer_uuid),
-    customer_uuid: r.customer_uuid,
-    customer_name: r.customer_name,
-    project: urlOf(base, 'projects', r.project_uuid),
-    project_uuid: r.project_uuid,
-    project_name: r.project_name,
-    state: r.state,
-    resolved: toBool(r.resolved),
-    created: r.created,
-    modified: r.modified,
-  }
+/** An issue's link fields (`issueLink`): the URL of `path` from `<name>_uuid`, the uuid and name copied. */
+type LinkRules<N extends string, L extends string> = Record<N, { link: string }> &
+  Record<`${N}_uuid` | `${N}_${L}`, 'copy'>
+
+function linkRules<N extends string, L extends string>(name: N, path: string, label: L) {
+  return { [name]: { link: path }, [`${name}_uuid`]: 'copy', [`${name}_${label}`]: 'copy' } as LinkRules<N, L>
 }
+
+export const toIssue = recordRenderer<IssueRow, Issue>({
+  uuid: 'copy',
+  url: { link: ISSUES_PATH, from: 'uuid' },
+  key: 'copy',
+  summary: 'copy',
+  description: 'copy',
+  ...linkRules('caller', 'users', 'full_name'),
+  ...linkRules('reporter', 'users', 'full_name'),
+  ...linkRules('customer', 'customers', 'name'),
+  ...linkRules('project', 'projects', 'name'),
+  state: 'copy',
+  resolved: 'flag',
+  created: 'copy',
+  modified: 'copy',
+})
 
 function toFeedback(r: FeedbackRow): Feedback {
   return {
@@ -86,6 +84,9 @@ const issues = visibleRecords({
   render: eachRow(toIssue),
 })
 export const listIssues = issues.list
+
+/** The visible issue a path names (404 otherwise). */
+export const getIssue = issues.get
 
 /** The links of an issue body: each field, the path of its URLs and its table. */
 const ISSUE_LINKS = [
@@ -172,14 +173,6 @@ export async function deleteIssue(ctx: AppContext, actor: Actor, uuid: string): 
   const current = await issues.find(ctx, actor, uuid)
   requireSupportDesk(actor)
   await issuesRepository(ctx.db).delete(current.id)
-}
-
-/** Retrieve, create, update and delete, for the kit. */
-export const issueService = {
-  get: issues.get,
-  create: createIssue,
-  update: updateIssue,
-  destroy: deleteIssue,
 }
 
 /** GET feedback_token: a signed token (valid FEEDBACK_TOKEN_DAYS) and the link it travels in. */
