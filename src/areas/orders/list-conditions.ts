@@ -167,6 +167,22 @@ function queryCondition(db: Db, query: NonNullable<OrderFilters['query']>): Orde
   }
 }
 
+/** The id of the row of `table` whose uuid is `uuid` (a slot), as a sub-select. */
+function sub(table: 'projects' | 'customers' | 'offerings' | 'categories' | 'resources', uuid: unknown) {
+  return sql<number>`(select id from ${sql.table(table)} where uuid = ${uuid})`
+}
+
+/** Orders of the offerings whose `column` is the row of `table` with the slot's uuid. */
+function offeringsWith(
+  column: 'offerings.category_id' | 'offerings.parent_id',
+  table: 'categories' | 'offerings',
+): OrderCondition['apply'] {
+  return (q, [s]) =>
+    q.where('orders.offering_id', 'in', (eb) =>
+      eb.selectFrom('offerings').select('offerings.id').where(column, '=', sub(table, s)),
+    )
+}
+
 /** The conditions of a list, in a fixed order. */
 export function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): OrderCondition[] {
   if (f.none) return [{ form: 'none', values: [], apply: (q) => q.where(sql<boolean>`1 = 0`) }]
@@ -211,8 +227,6 @@ export function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): Order
       )
     }
   }
-  const sub = (table: 'projects' | 'customers' | 'offerings' | 'categories' | 'resources', uuid: unknown) =>
-    sql<number>`(select id from ${sql.table(table)} where uuid = ${uuid})`
   if (f.project_uuid) {
     add('project', [f.project_uuid], (q, [s]) => q.where('orders.project_id', '=', sub('projects', s)), true)
   }
@@ -235,25 +249,10 @@ export function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): Order
   offeringsWhere('offerings', 'uuid', f.offering_uuids)
   offeringsWhere('offering-slugs', 'slug', f.offering_slugs)
   offeringsWhere('offering-types', 'type', f.offering_types)
-  if (f.category_uuid) {
-    add('category', [f.category_uuid], (q, [s]) =>
-      q.where('orders.offering_id', 'in', (eb) =>
-        eb
-          .selectFrom('offerings')
-          .select('offerings.id')
-          .where('offerings.category_id', '=', sub('categories', s)),
-      ),
-    )
-  }
+  if (f.category_uuid)
+    add('category', [f.category_uuid], offeringsWith('offerings.category_id', 'categories'))
   if (f.parent_offering_uuid) {
-    add('parent-offering', [f.parent_offering_uuid], (q, [s]) =>
-      q.where('orders.offering_id', 'in', (eb) =>
-        eb
-          .selectFrom('offerings')
-          .select('offerings.id')
-          .where('offerings.parent_id', '=', sub('offerings', s)),
-      ),
-    )
+    add('parent-offering', [f.parent_offering_uuid], offeringsWith('offerings.parent_id', 'offerings'))
   }
   if (f.service_manager_uuid) {
     // Orders of offerings whose provider organization the user manages (CUSTOMER.MANAGER) or
