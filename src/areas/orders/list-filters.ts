@@ -31,6 +31,15 @@ export type OrderFilterValues = Partial<
   Record<FlagFilter, boolean | null> & Record<ListFilter, string[] | null> & Record<TextFilter, string | null>
 >
 
+/**
+ * A `can_approve_as_*` value that needs no scopes: false, the orders waiting for that approval;
+ * true from staff, every one of them. Null: the orders waiting that the caller may approve.
+ */
+function unscopedApproval(actor: Actor, value: boolean): 'all' | 'state-only' | null {
+  if (!value) return 'state-only'
+  return actor.isStaff ? 'all' : null
+}
+
 /** `can_approve_as_*` filters: a true value also restricts to orders the caller may approve. */
 export function approvalFilters(
   actor: Actor,
@@ -40,20 +49,16 @@ export function approvalFilters(
   const f: OrderFilters = {}
   const approve = scopesWith(actor, 'ORDER.APPROVE')
   if (consumer !== undefined) {
-    f.canApproveAsConsumer =
-      consumer && !actor.isStaff
-        ? { projectIds: approve.project, customerIds: approve.customer }
-        : consumer
-          ? 'all'
-          : 'state-only'
+    f.canApproveAsConsumer = unscopedApproval(actor, consumer) ?? {
+      projectIds: approve.project,
+      customerIds: approve.customer,
+    }
   }
   if (provider !== undefined) {
-    f.canApproveAsProvider =
-      provider && !actor.isStaff
-        ? { customerIds: approve.customer, offeringIds: approve.offering }
-        : provider
-          ? 'all'
-          : 'state-only'
+    f.canApproveAsProvider = unscopedApproval(actor, provider) ?? {
+      customerIds: approve.customer,
+      offeringIds: approve.offering,
+    }
   }
   return f
 }
