@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { toBool } from '../../db/values.js'
 import { forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
-import { urlOf } from '../../http/links.js'
+import { recordRenderer } from '../../http/links.js'
 import { seesAll, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { foundByUuid } from '../../http/uuid.js'
@@ -116,34 +116,34 @@ export async function submitRequest(ctx: AppContext, actor: Actor, uuid: string)
 
 // ---- permission requests ----
 
-function toRequest(b: string, r: ReqRow): PermissionRequest {
-  const project = r.scope_type === 'project'
-  return {
-    uuid: r.uuid,
-    url: urlOf(b, REQUEST_PATH, r.uuid)!,
-    invitation: urlOf(b, PATH, r.invitation_uuid)!,
-    invitation_uuid: r.invitation_uuid,
-    state: r.state,
-    created_by: urlOf(b, 'users', r.user_uuid)!,
-    created_by_username: r.user_username,
-    created_by_full_name: r.user_full_name,
-    created_by_email: r.user_email,
-    scope_uuid: project ? r.project_uuid! : r.customer_uuid,
-    scope_name: project ? (r.project_name ?? '') : r.customer_name,
-    scope_type: r.scope_type,
-    role_name: r.role_name,
-    reviewed_by_username: r.reviewer_username ?? null,
-    reviewed_at: r.reviewed_at,
-    review_comment: r.review_comment,
-    created: r.created,
-    modified: r.modified,
-    reviewed_by_full_name: r.reviewer_full_name ?? null,
-    customer_uuid: r.customer_uuid,
-    customer_name: r.customer_name,
-    role_description: r.role_description,
-    project_name_template: r.project_name_template,
-  }
-}
+/** A request's scope: its project when the invitation is a project's, else its customer. */
+const ofProject = (r: ReqRow) => r.scope_type === 'project'
+
+const toRequest = recordRenderer<ReqRow, PermissionRequest>({
+  uuid: 'copy',
+  url: { link: REQUEST_PATH, from: 'uuid' },
+  invitation: { link: PATH },
+  invitation_uuid: 'copy',
+  state: 'copy',
+  created_by: { link: 'users', from: 'user_uuid' },
+  created_by_username: (r) => r.user_username,
+  created_by_full_name: (r) => r.user_full_name,
+  created_by_email: (r) => r.user_email,
+  scope_uuid: (r) => (ofProject(r) ? r.project_uuid! : r.customer_uuid),
+  scope_name: (r) => (ofProject(r) ? (r.project_name ?? '') : r.customer_name),
+  scope_type: 'copy',
+  role_name: 'copy',
+  reviewed_by_username: (r) => r.reviewer_username ?? null,
+  reviewed_at: 'copy',
+  review_comment: 'copy',
+  created: 'copy',
+  modified: 'copy',
+  reviewed_by_full_name: (r) => r.reviewer_full_name ?? null,
+  customer_uuid: 'copy',
+  customer_name: 'copy',
+  role_description: 'copy',
+  project_name_template: 'copy',
+})
 
 export function listRequests(
   ctx: AppContext,
