@@ -90,7 +90,6 @@ const toProvider = recordRenderer<ProviderRow, ServiceProvider>({
 const providers = openRecords(serviceProvidersRepository, toProvider, 'ServiceProvider')
 export const listServiceProviders = providers.list
 export const getServiceProvider = providers.get
-const findProvider = providers.find
 
 /** A customer becomes a service provider: staff or the customer's owner; one per customer. */
 export async function createServiceProvider(
@@ -129,7 +128,7 @@ export async function updateServiceProvider(
   body: ServiceProviderWrite,
   base: string,
 ): Promise<ServiceProvider> {
-  const row = await findProvider(ctx, uuid)
+  const row = await providers.find(ctx, uuid)
   if (!canManageProvider(actor, row.customer_id)) throw forbidden()
   if (body.customer !== undefined) {
     const c = await resolveCustomerLink(ctx, actor, 'customer', body.customer)
@@ -144,7 +143,7 @@ export async function updateServiceProvider(
 
 /** Removes provider status; refused (409) while the provider has offerings that are not archived. */
 export async function deleteServiceProvider(ctx: AppContext, actor: Actor, uuid: string) {
-  const row = await findProvider(ctx, uuid)
+  const row = await providers.find(ctx, uuid)
   if (!canManageProvider(actor, row.customer_id)) throw forbidden()
   if ((await offeringsRepository(ctx.db).countByCustomer(row.customer_id, ['Archived'])) > 0) {
     throw new AppError('conflict', 'Cannot delete service provider with existing offerings')
@@ -168,7 +167,6 @@ const toCategory = recordRenderer<CategoryRow, Category>({
 const categoryRecords = openRecords(categoriesRepository, toCategory, 'Category')
 export const listCategories = categoryRecords.list
 export const getCategory = categoryRecords.get
-const findCategory = categoryRecords.find
 
 export async function createCategory(
   ctx: AppContext,
@@ -192,7 +190,7 @@ export async function updateCategory(
   body: CategoryWrite,
   base: string,
 ) {
-  const row = await findCategory(ctx, uuid)
+  const row = await categoryRecords.find(ctx, uuid)
   if (!canWriteCategories(actor)) throw forbidden()
   const values: Record<string, unknown> = {}
   for (const k of ['title', 'description', 'icon'] as const) if (body[k] !== undefined) values[k] = body[k]
@@ -201,7 +199,7 @@ export async function updateCategory(
 
 /** Staff only; refused (409) while offerings are in the category. */
 export async function deleteCategory(ctx: AppContext, actor: Actor, uuid: string) {
-  const row = await findCategory(ctx, uuid)
+  const row = await categoryRecords.find(ctx, uuid)
   if (!canWriteCategories(actor)) throw forbidden()
   const repo = categoriesRepository(ctx.db)
   if ((await repo.offeringCount(row.id)) > 0) {

@@ -72,14 +72,7 @@ export async function createProject(
   const customer = await resolveCustomerLink(ctx, actor, 'customer', body.customer)
   if (!can(actor, 'PROJECT.CREATE', { customerId: customer.id })) throw forbidden()
   checkDates(body.start_date, body.end_date)
-  const id = await insertProject(ctx, ctx.db, {
-    name: body.name,
-    customerId: customer.id,
-    description: body.description,
-    slug: body.slug,
-    start_date: body.start_date ?? null,
-    end_date: body.end_date ?? null,
-  })
+  const id = await insertProject(ctx, ctx.db, { ...body, customerId: customer.id })
   return toProject(base, (await projectsRepository(ctx.db).findById(id))!)
 }
 

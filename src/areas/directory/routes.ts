@@ -47,11 +47,7 @@ const users = defineResource({
     ordering: orderedBy(columnsOf('users', 'username', 'full_name', 'email', 'created'), 'username'),
     run: (c) => svc.listUsers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...recordOperations(namedService(svc, 'User'), {
-    create: s.UserCreateBody,
-    patch: s.UserUpdateBody,
-    put: s.UserUpdateBody,
-  }),
+  ...recordOperations(namedService(svc, 'User'), s.UserBodies),
   actions: [
     defineAction({
       name: 'me',
@@ -67,10 +63,7 @@ const users = defineResource({
       summary: "Set the user's password",
       body: s.PasswordBody,
       response: DetailBody,
-      run: async (c) => {
-        await svc.setPassword(c.ctx, c.actor, c.uuid, c.body.password)
-        return { detail: 'Password has been successfully updated.' }
-      },
+      run: (c) => svc.setPassword(c.ctx, c.actor, c.uuid, c.body.password),
     }),
     defineAction({
       name: 'confirm_email',

@@ -88,6 +88,8 @@ export type UserCreate = {
   image?: string | null
 }
 export type UserUpdate = Partial<UserCreate>
+/** A user's create, PUT and PATCH bodies (PUT takes the patch body: no field is required). */
+export const UserBodies = { create: UserCreateBody, put: UserUpdateBody, patch: UserUpdateBody }
 export const ConfirmEmailBody = Body({
   token: Type.Optional(
     Type.String({ maxLength: 200, description: 'The token sent to the new address; staff may omit it' }),

@@ -253,11 +253,12 @@ export async function setPassword(
   actor: Actor,
   uuid: string,
   password: string,
-): Promise<void> {
+): Promise<{ detail: string }> {
   const row = await findVisibleUser(ctx, actor, uuid)
   if (!actor.isStaff && row.id !== actor.id) throw forbidden()
   await usersRepository(ctx.db).update(row.id, {
     password_hash: await hashPassword(password),
     modified: ctx.clock().toISOString(),
   })
+  return { detail: 'Password has been successfully updated.' }
 }
