@@ -156,3 +156,38 @@ export function linkedUuid(field: string, value: unknown, path: string): string 
   if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
   return uuid
 }
+
+/** A record's own fields first: `url`, its hyperlink `/api/<path>/<uuid>/`, and `uuid`. */
+export function ownLink(path: string) {
+  return { url: { link: path, from: 'uuid' }, uuid: 'copy' } as const
+}
+
+/**
+ * A related object's fields in a record: `<name>`, its hyperlink `/api/<path>/<uuid>/` (from the
+ * column `<name>_uuid`), then the columns `<name>_<column>` shown beside it, copied (`uuid`,
+ * `name`…), in that order.
+ */
+export function relatedLink<N extends string, C extends string>(
+  name: N,
+  path: string,
+  ...columns: C[]
+): { readonly [K in N]: { readonly link: string } } & { readonly [K in `${N}_${C}`]: 'copy' } {
+  const fields: Record<string, FieldRule<unknown>> = { [name]: { link: path } }
+  for (const c of columns) fields[`${name}_${c}`] = 'copy'
+  return fields as ReturnType<typeof relatedLink<N, C>>
+}
+
+/**
+ * The row a request body's hyperlink to `/api/<path>/<uuid>/` names, as `find` gives it (among the
+ * rows the caller may link); 400 on `field` otherwise: `linkedUuid`'s, or "Object does not exist".
+ */
+export async function linkedRow<R>(
+  field: string,
+  value: unknown,
+  path: string,
+  find: (uuid: string) => Promise<R | undefined>,
+): Promise<R> {
+  const row = await find(linkedUuid(field, value, path))
+  if (!row) throw invalidHyperlink(field)
+  return row
+}

@@ -53,6 +53,22 @@ export async function foundByUuid<R>(
 ): Promise<R> {
   const u = normalizeUuid(uuid)
   const row = u ? await find(u) : undefined
-  if (!row) throw notFound(`No ${model} matches the given query.`)
+  if (!row) throw modelNotFound(model)
   return row
+}
+
+/** The row of the id `find` reads (a record answered by its id); the same 404 as `foundByUuid` otherwise. */
+export async function foundById<R>(
+  id: number,
+  find: (id: number) => Promise<R | undefined>,
+  model: string,
+): Promise<R> {
+  const row = await find(id)
+  if (!row) throw modelNotFound(model)
+  return row
+}
+
+/** The reference's 404 of a model's row: `No <Model> matches the given query.` */
+function modelNotFound(model: string): Error {
+  return notFound(`No ${model} matches the given query.`)
 }

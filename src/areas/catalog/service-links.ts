@@ -3,7 +3,7 @@
 import type { AppContext } from '../../context.js'
 import { toBool } from '../../db/values.js'
 import { fieldError } from '../../http/errors.js'
-import { invalidHyperlink, linkedUuid } from '../../http/links.js'
+import { invalidHyperlink, linkedRow, linkedUuid } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import { foundByUuid } from '../../http/uuid.js'
 import { catalogVisibility } from './access.js'
@@ -36,29 +36,25 @@ export async function resolveOfferingLink(
   field: string,
   value: unknown,
 ): Promise<OfferingRow> {
-  const uuid = linkedUuid(field, value, PATHS.offerings)
-  const row = await offeringsRepository(ctx.db).findVisibleByUuid(catalogVisibility(actor), uuid)
-  if (!row) throw invalidHyperlink(field)
-  return row
+  return linkedRow(field, value, PATHS.offerings, (uuid) =>
+    offeringsRepository(ctx.db).findVisibleByUuid(catalogVisibility(actor), uuid),
+  )
 }
 
 /**
  * The plan a request's hyperlink names (no visibility check: callers check that it belongs to
  * the offering they resolved). 400 on `field` when not a plan URL or unknown.
  */
-export async function resolvePlanLink(ctx: AppContext, field: string, value: unknown): Promise<PlanRow> {
-  const uuid = linkedUuid(field, value, PATHS.plans)
-  const row = await plansRepository(ctx.db).findByUuid(uuid)
-  if (!row) throw invalidHyperlink(field)
-  return row
+export function resolvePlanLink(ctx: AppContext, field: string, value: unknown): Promise<PlanRow> {
+  return linkedRow(field, value, PATHS.plans, (uuid) => plansRepository(ctx.db).findByUuid(uuid))
 }
 
 /** An offering's `category`: the category's id, or null. */
 export async function resolveCategoryLink(ctx: AppContext, value: string | null): Promise<number | null> {
   if (value === null) return null
-  const uuid = linkedUuid('category', value, PATHS.categories)
-  const row = await categoriesRepository(ctx.db).findByUuid(uuid)
-  if (!row) throw invalidHyperlink('category')
+  const row = await linkedRow('category', value, PATHS.categories, (uuid) =>
+    categoriesRepository(ctx.db).findByUuid(uuid),
+  )
   return row.id
 }
 

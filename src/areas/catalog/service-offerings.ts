@@ -3,12 +3,12 @@
 import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { fromBool, isoNow, parseJson, toJson } from '../../db/values.js'
-import { AppError, fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
-import { recordRenderer, urlOf, uuidFromLink } from '../../http/links.js'
+import { AppError, fieldError, forbidden, invalidState } from '../../http/errors.js'
+import { ownLink, recordRenderer, relatedLink, urlOf, uuidFromLink } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { Pager } from '../../http/resource.js'
 import { pageOfRows } from '../../http/resource-calls.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundById, normalizeUuid } from '../../http/uuid.js'
 import { slugify } from '../../http/slug.js'
 import {
   addUser,
@@ -45,17 +45,12 @@ import { DELETABLE_OFFERING_STATES, offeringTransition, type OfferingAction } fr
 type OfferingWithParts = OfferingRow & { group_uuids: string[]; plans: Plan[] }
 
 const toOffering = recordRenderer<OfferingWithParts, Offering>({
-  url: { link: PATHS.offerings, from: 'uuid' },
-  uuid: 'copy',
+  ...ownLink(PATHS.offerings),
   name: 'copy',
   description: 'copy',
   slug: 'copy',
-  category: { link: PATHS.categories },
-  category_uuid: 'copy',
-  category_title: 'copy',
-  customer: { link: PATHS.customers },
-  customer_uuid: 'copy',
-  customer_name: 'copy',
+  ...relatedLink('category', PATHS.categories, 'uuid', 'title'),
+  ...relatedLink('customer', PATHS.customers, 'uuid', 'name'),
   type: 'copy',
   state: 'copy',
   shared: 'flag',
@@ -324,7 +319,6 @@ export async function findOfferingByUuid(ctx: AppContext, uuid: string): Promise
 
 /** The public offering detail object (as GET /api/marketplace-provider-offerings/{uuid}/ answers). */
 export async function offeringRecord(ctx: AppContext, base: string, offeringId: number): Promise<Offering> {
-  const row = await offeringsRepository(ctx.db).findById(offeringId)
-  if (!row) throw notFound('No Offering matches the given query.')
+  const row = await foundById(offeringId, offeringsRepository(ctx.db).findById, 'Offering')
   return (await toOfferings(ctx, base, [row]))[0]!
 }

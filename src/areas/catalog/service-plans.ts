@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { decimalString, fromBool, isoNow } from '../../db/values.js'
 import { AppError, FieldErrorSet, fieldError, forbidden } from '../../http/errors.js'
-import { recordRenderer } from '../../http/links.js'
+import { ownLink, recordRenderer, relatedLink } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
@@ -21,11 +21,8 @@ const PRICE_PLACES = 7
 const price = (v: unknown) => decimalString(v, PRICE_PLACES) ?? '0.0000000'
 
 export const toPlan = recordRenderer<PlanRow, Plan>({
-  url: { link: PATHS.plans, from: 'uuid' },
-  uuid: 'copy',
-  offering: { link: PATHS.offerings },
-  offering_uuid: 'copy',
-  offering_name: 'copy',
+  ...ownLink(PATHS.plans),
+  ...relatedLink('offering', PATHS.offerings, 'uuid', 'name'),
   name: 'copy',
   description: 'copy',
   unit: 'copy',

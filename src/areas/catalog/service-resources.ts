@@ -3,8 +3,8 @@
 import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { parseJson } from '../../db/values.js'
-import { notFound } from '../../http/errors.js'
-import { recordRenderer, urlOf } from '../../http/links.js'
+import { foundById } from '../../http/uuid.js'
+import { ownLink, recordRenderer, relatedLink, urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { Pager } from '../../http/resource.js'
 import { pageOfRows } from '../../http/resource-calls.js'
@@ -30,22 +30,12 @@ type ResourceRow = NonNullable<Awaited<ReturnType<ReturnType<typeof resourcesRep
 type ResourceWithScope = ResourceRow & { scope_path: string | null; resource_uuid: string | null }
 
 const toResource = recordRenderer<ResourceWithScope, Resource>({
-  url: { link: PATHS.resources, from: 'uuid' },
-  uuid: 'copy',
+  ...ownLink(PATHS.resources),
   name: 'copy',
-  offering: { link: PATHS.offerings },
-  offering_uuid: 'copy',
-  offering_name: 'copy',
-  offering_type: 'copy',
-  plan: { link: PATHS.plans },
-  plan_uuid: 'copy',
-  plan_name: 'copy',
-  project: { link: PATHS.projects },
-  project_uuid: 'copy',
-  project_name: 'copy',
-  customer: { link: PATHS.customers },
-  customer_uuid: 'copy',
-  customer_name: 'copy',
+  ...relatedLink('offering', PATHS.offerings, 'uuid', 'name', 'type'),
+  ...relatedLink('plan', PATHS.plans, 'uuid', 'name'),
+  ...relatedLink('project', PATHS.projects, 'uuid', 'name'),
+  ...relatedLink('customer', PATHS.customers, 'uuid', 'name'),
   provider_uuid: 'copy',
   provider_name: 'copy',
   category_uuid: 'copy',
@@ -99,7 +89,6 @@ export async function getResource(ctx: AppContext, actor: Actor, uuid: string, b
 
 /** The marketplace resource record (as GET /api/marketplace-resources/{uuid}/ answers). */
 export async function resourceRecord(ctx: AppContext, base: string, resourceId: number): Promise<Resource> {
-  const row = await resourcesRepository(ctx.db).findById(resourceId)
-  if (!row) throw notFound('No Resource matches the given query.')
+  const row = await foundById(resourceId, (id) => resourcesRepository(ctx.db).findById(id), 'Resource')
   return (await toResources(ctx, base, [row]))[0]!
 }

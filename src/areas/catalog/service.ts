@@ -6,7 +6,7 @@ import { foundByUuid } from '../../http/uuid.js'
 import type { Listing } from '../../db/listing.js'
 import { isoNow } from '../../db/values.js'
 import { AppError, fieldError, forbidden } from '../../http/errors.js'
-import { recordRenderer } from '../../http/links.js'
+import { ownLink, recordRenderer, relatedLink } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import { pageOf, type Pager, type ScopedRows } from '../../http/resource.js'
 import { resolveCustomerLink } from '../directory/service.js'
@@ -29,23 +29,47 @@ export { findOfferingById, findOfferingByUuid, offeringRecord } from './service-
 export { findPlanById } from './service-plans.js'
 export { getResource, registerResourceScope, resourceRecord } from './service-resources.js'
 
-/** The list and the record of a catalog table everybody sees whole (404 when not found). */
-function openRecords<Row, T>(
+/** The columns every write of a catalog row sets itself: its uuid and its times. */
+type Stamped = 'uuid' | 'created' | 'modified'
+
+/**
+ * The list and the record of a catalog table everybody sees whole (404 when not found), and its
+ * writes: a new row (a new uuid, created and modified now) and a change (modified now), each
+ * answering the row's record.
+ */
+function openRecords<Row, T, V extends Record<Stamped, string>>(
   repositoryOf: (db: AppContext['db']) => ScopedRows<undefined, Row> & {
     findByUuid(uuid: string): Promise<Row | undefined>
+    insert(values: V): Promise<void>
+    update(id: number, values: Record<string, unknown>): Promise<void>
   },
   render: (base: string, row: Row) => T,
   model: string,
 ) {
   const find = (ctx: AppContext, uuid: string): Promise<Row> =>
     foundByUuid(uuid, (id) => repositoryOf(ctx.db).findByUuid(id), model)
+  const record = async (ctx: AppContext, base: string, uuid: string): Promise<T> =>
+    render(base, (await repositoryOf(ctx.db).findByUuid(uuid))!)
   return {
     find,
+    record,
     list: (ctx: AppContext, listing: Listing, base: string, page: Pager<T>) =>
       pageOf(page, repositoryOf(ctx.db), undefined, listing, (r) => render(base, r)),
     /** Any caller may read it: the actor is taken only so that the record's operations are alike. */
     get: async (ctx: AppContext, _actor: Actor, uuid: string, base: string) =>
       render(base, await find(ctx, uuid)),
+    /** Stores a new row; its uuid. */
+    insert: async (ctx: AppContext, values: Omit<V, Stamped>): Promise<string> => {
+      const t = isoNow(ctx.clock)
+      const uuid = ctx.newUuid()
+      await repositoryOf(ctx.db).insert({ uuid, ...values, created: t, modified: t } as V)
+      return uuid
+    },
+    /** Changes the row and answers its record. */
+    update: async (ctx: AppContext, base: string, row: { id: number; uuid: string }, values: object) => {
+      await repositoryOf(ctx.db).update(row.id, { modified: isoNow(ctx.clock), ...values })
+      return record(ctx, base, row.uuid)
+    },
   }
 }
 
@@ -56,11 +80,8 @@ type ProviderRow = NonNullable<
 >
 
 const toProvider = recordRenderer<ProviderRow, ServiceProvider>({
-  url: { link: PATHS.providers, from: 'uuid' },
-  uuid: 'copy',
-  customer: { link: PATHS.customers },
-  customer_uuid: 'copy',
-  customer_name: 'copy',
+  ...ownLink(PATHS.providers),
+  ...relatedLink('customer', PATHS.customers, 'uuid', 'name'),
   description: 'copy',
   image: 'copy',
   created: 'copy',
@@ -69,7 +90,6 @@ const toProvider = recordRenderer<ProviderRow, ServiceProvider>({
 const providers = openRecords(serviceProvidersRepository, toProvider, 'ServiceProvider')
 export const listServiceProviders = providers.list
 export const getServiceProvider = providers.get
-const findProvider = providers.find
 
 /** A customer becomes a service provider: staff or the customer's owner; one per customer. */
 export async function createServiceProvider(
@@ -84,16 +104,12 @@ export async function createServiceProvider(
   if (await repo.findByCustomer(customer.id)) {
     throw fieldError('customer', 'service provider with this customer already exists.')
   }
-  const t = isoNow(ctx.clock)
-  const uuid = ctx.newUuid()
+  let uuid: string
   try {
-    await repo.insert({
-      uuid,
+    uuid = await providers.insert(ctx, {
       customer_id: customer.id,
       description: body.description ?? '',
       image: body.image ?? null,
-      created: t,
-      modified: t,
     })
   } catch (e) {
     // A concurrent request registered the same customer first (unique customer_id).
@@ -102,7 +118,7 @@ export async function createServiceProvider(
     }
     throw e
   }
-  return toProvider(base, (await repo.findByUuid(uuid))!)
+  return providers.record(ctx, base, uuid)
 }
 
 export async function updateServiceProvider(
@@ -112,24 +128,22 @@ export async function updateServiceProvider(
   body: ServiceProviderWrite,
   base: string,
 ): Promise<ServiceProvider> {
-  const row = await findProvider(ctx, uuid)
+  const row = await providers.find(ctx, uuid)
   if (!canManageProvider(actor, row.customer_id)) throw forbidden()
   if (body.customer !== undefined) {
     const c = await resolveCustomerLink(ctx, actor, 'customer', body.customer)
     if (c.id !== row.customer_id)
       throw fieldError('customer', 'The customer of a provider cannot be changed.')
   }
-  const values: Record<string, unknown> = { modified: isoNow(ctx.clock) }
+  const values: Record<string, unknown> = {}
   if (body.description !== undefined) values.description = body.description
   if (body.image !== undefined) values.image = body.image
-  const repo = serviceProvidersRepository(ctx.db)
-  await repo.update(row.id, values)
-  return toProvider(base, (await repo.findByUuid(row.uuid))!)
+  return providers.update(ctx, base, row, values)
 }
 
 /** Removes provider status; refused (409) while the provider has offerings that are not archived. */
 export async function deleteServiceProvider(ctx: AppContext, actor: Actor, uuid: string) {
-  const row = await findProvider(ctx, uuid)
+  const row = await providers.find(ctx, uuid)
   if (!canManageProvider(actor, row.customer_id)) throw forbidden()
   if ((await offeringsRepository(ctx.db).countByCustomer(row.customer_id, ['Archived'])) > 0) {
     throw new AppError('conflict', 'Cannot delete service provider with existing offerings')
@@ -142,8 +156,7 @@ export async function deleteServiceProvider(ctx: AppContext, actor: Actor, uuid:
 type CategoryRow = NonNullable<Awaited<ReturnType<ReturnType<typeof categoriesRepository>['findByUuid']>>>
 
 const toCategory = recordRenderer<CategoryRow, Category>({
-  url: { link: PATHS.categories, from: 'uuid' },
-  uuid: 'copy',
+  ...ownLink(PATHS.categories),
   title: 'copy',
   description: 'copy',
   icon: 'copy',
@@ -154,7 +167,6 @@ const toCategory = recordRenderer<CategoryRow, Category>({
 const categoryRecords = openRecords(categoriesRepository, toCategory, 'Category')
 export const listCategories = categoryRecords.list
 export const getCategory = categoryRecords.get
-const findCategory = categoryRecords.find
 
 export async function createCategory(
   ctx: AppContext,
@@ -163,18 +175,12 @@ export async function createCategory(
   base: string,
 ) {
   if (!canWriteCategories(actor)) throw forbidden()
-  const t = isoNow(ctx.clock)
-  const uuid = ctx.newUuid()
-  const repo = categoriesRepository(ctx.db)
-  await repo.insert({
-    uuid,
+  const uuid = await categoryRecords.insert(ctx, {
     title: body.title,
     description: body.description ?? '',
     icon: body.icon ?? null,
-    created: t,
-    modified: t,
   })
-  return toCategory(base, (await repo.findByUuid(uuid))!)
+  return categoryRecords.record(ctx, base, uuid)
 }
 
 export async function updateCategory(
@@ -184,18 +190,16 @@ export async function updateCategory(
   body: CategoryWrite,
   base: string,
 ) {
-  const row = await findCategory(ctx, uuid)
+  const row = await categoryRecords.find(ctx, uuid)
   if (!canWriteCategories(actor)) throw forbidden()
-  const values: Record<string, unknown> = { modified: isoNow(ctx.clock) }
+  const values: Record<string, unknown> = {}
   for (const k of ['title', 'description', 'icon'] as const) if (body[k] !== undefined) values[k] = body[k]
-  const repo = categoriesRepository(ctx.db)
-  await repo.update(row.id, values)
-  return toCategory(base, (await repo.findByUuid(row.uuid))!)
+  return categoryRecords.update(ctx, base, row, values)
 }
 
 /** Staff only; refused (409) while offerings are in the category. */
 export async function deleteCategory(ctx: AppContext, actor: Actor, uuid: string) {
-  const row = await findCategory(ctx, uuid)
+  const row = await categoryRecords.find(ctx, uuid)
   if (!canWriteCategories(actor)) throw forbidden()
   const repo = categoriesRepository(ctx.db)
   if ((await repo.offeringCount(row.id)) > 0) {

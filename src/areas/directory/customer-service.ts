@@ -4,7 +4,15 @@ import type { Listing } from '../../db/listing.js'
 import { fromBool } from '../../db/values.js'
 import { AppError, fieldError, forbidden } from '../../http/errors.js'
 import { foundByUuid } from '../../http/uuid.js'
-import { invalidHyperlink, linkedUuid, recordRenderer, urlOf, uuidFromLink } from '../../http/links.js'
+import {
+  invalidHyperlink,
+  linkedRow,
+  ownLink,
+  recordRenderer,
+  relatedLink,
+  urlOf,
+  uuidFromLink,
+} from '../../http/links.js'
 import { can, requireStaff, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { pageOfRows } from '../../http/resource-calls.js'
@@ -17,8 +25,7 @@ type CustomerRow = NonNullable<Awaited<ReturnType<ReturnType<typeof customersRep
 /** A customer row with the uuids of its organization groups. */
 type CustomerWithGroups = CustomerRow & { group_uuids: string[] }
 const toCustomer = recordRenderer<CustomerWithGroups, Customer>({
-  url: { link: PATHS.customers, from: 'uuid' },
-  uuid: 'copy',
+  ...ownLink(PATHS.customers),
   name: 'copy',
   abbreviation: 'copy',
   native_name: 'copy',
@@ -45,12 +52,9 @@ type GroupRow = NonNullable<
   Awaited<ReturnType<ReturnType<typeof organizationGroupsRepository>['findByUuid']>>
 >
 const toGroup = recordRenderer<GroupRow, OrganizationGroup>({
-  url: { link: PATHS.organizationGroups, from: 'uuid' },
-  uuid: 'copy',
+  ...ownLink(PATHS.organizationGroups),
   name: 'copy',
-  parent: { link: PATHS.organizationGroups },
-  parent_uuid: 'copy',
-  parent_name: 'copy',
+  ...relatedLink('parent', PATHS.organizationGroups, 'uuid', 'name'),
   customers_count: 'count',
   created: 'copy',
 })
@@ -245,17 +249,12 @@ export async function resolveCustomerLink(
   field: string,
   value: unknown,
 ) {
-  const uuid = linkedUuid(field, value, PATHS.customers)
   const repo = customersRepository(ctx.db)
-  const row = actor ? await repo.findVisibleByUuid(visibilityOf(actor), uuid) : await repo.findByUuid(uuid)
-  if (!row) throw invalidHyperlink(field)
-  return row
+  return linkedRow(field, value, PATHS.customers, (uuid) =>
+    actor ? repo.findVisibleByUuid(visibilityOf(actor), uuid) : repo.findByUuid(uuid),
+  )
 }
 
 export async function findCustomerById(ctx: AppContext, id: number) {
   return customersRepository(ctx.db).findById(id)
-}
-
-export async function findCustomerByUuid(ctx: AppContext, uuid: string) {
-  return customersRepository(ctx.db).findByUuid(uuid)
 }

@@ -4,7 +4,7 @@ import type { Listing } from '../../db/listing.js'
 import { toBool } from '../../db/values.js'
 import { fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { foundByUuid } from '../../http/uuid.js'
-import { recordRenderer } from '../../http/links.js'
+import { ownLink, recordRenderer } from '../../http/links.js'
 import {
   can,
   requireStaff,
@@ -30,8 +30,7 @@ import { PATHS, type GrantRecord, type Role } from './schema.js'
 
 type RoleRow = NonNullable<Awaited<ReturnType<ReturnType<typeof rolesRepository>['findById']>>>
 export const toRole = recordRenderer<RoleRow, Role>({
-  url: { link: PATHS.roles, from: 'uuid' },
-  uuid: 'copy',
+  ...ownLink(PATHS.roles),
   name: 'copy',
   description: 'copy',
   content_type: 'copy',

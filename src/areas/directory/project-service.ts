@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js'
 import type { Condition, Listing } from '../../db/listing.js'
 import { fieldError, forbidden } from '../../http/errors.js'
 import { foundByUuid } from '../../http/uuid.js'
-import { invalidHyperlink, linkedUuid, recordRenderer } from '../../http/links.js'
+import { linkedRow, ownLink, recordRenderer, relatedLink } from '../../http/links.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { slugify } from '../../http/slug.js'
@@ -14,14 +14,9 @@ import { PATHS, type Project, type ProjectWrite } from './schema.js'
 
 type ProjectRow = NonNullable<Awaited<ReturnType<ReturnType<typeof projectsRepository>['findById']>>>
 export const toProject = recordRenderer<ProjectRow, Project>({
-  url: { link: PATHS.projects, from: 'uuid' },
-  uuid: 'copy',
+  ...ownLink(PATHS.projects),
   name: 'copy',
-  customer: { link: PATHS.customers },
-  customer_uuid: 'copy',
-  customer_name: 'copy',
-  customer_abbreviation: 'copy',
-  customer_native_name: 'copy',
+  ...relatedLink('customer', PATHS.customers, 'uuid', 'name', 'abbreviation', 'native_name'),
   description: 'copy',
   slug: 'copy',
   start_date: 'copy',
@@ -77,14 +72,7 @@ export async function createProject(
   const customer = await resolveCustomerLink(ctx, actor, 'customer', body.customer)
   if (!can(actor, 'PROJECT.CREATE', { customerId: customer.id })) throw forbidden()
   checkDates(body.start_date, body.end_date)
-  const id = await insertProject(ctx, ctx.db, {
-    name: body.name,
-    customerId: customer.id,
-    description: body.description,
-    slug: body.slug,
-    start_date: body.start_date ?? null,
-    end_date: body.end_date ?? null,
-  })
+  const id = await insertProject(ctx, ctx.db, { ...body, customerId: customer.id })
   return toProject(base, (await projectsRepository(ctx.db).findById(id))!)
 }
 
@@ -173,19 +161,14 @@ export async function deleteProject(ctx: AppContext, actor: Actor, uuid: string)
 }
 
 /** The project behind a link if the actor may see it; else 400 "Invalid hyperlink" on `field`. */
-export async function resolveProjectLink(ctx: AppContext, actor: Actor, field: string, value: unknown) {
-  const uuid = linkedUuid(field, value, PATHS.projects)
-  const row = await projectsRepository(ctx.db).findVisibleByUuid(visibilityOf(actor), uuid)
-  if (!row) throw invalidHyperlink(field)
-  return row
+export function resolveProjectLink(ctx: AppContext, actor: Actor, field: string, value: unknown) {
+  return linkedRow(field, value, PATHS.projects, (uuid) =>
+    projectsRepository(ctx.db).findVisibleByUuid(visibilityOf(actor), uuid),
+  )
 }
 
 export async function findProjectById(ctx: AppContext, id: number) {
   return projectsRepository(ctx.db).findById(id)
-}
-
-export async function findProjectByUuid(ctx: AppContext, uuid: string) {
-  return projectsRepository(ctx.db).findByUuid(uuid)
 }
 
 /** Every project of a customer (invitation `projects/`). */

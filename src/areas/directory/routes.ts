@@ -1,11 +1,11 @@
 // HTTP for the directory: users, customers, projects, roles, grants, organization groups.
 import type { FastifyInstance } from 'fastify'
-import { Type } from '@sinclair/typebox'
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { DetailBody, errors, FieldQuery } from '../../http/schemas.js'
 import { pager, single, uuidFilter, withFields, type Query } from '../../http/query.js'
-import { filter } from '../../http/filters.js'
+import { filter, type FilterSet } from '../../http/filters.js'
 import {
   defineAction,
   defineResource,
@@ -14,8 +14,17 @@ import {
   registerResource,
   columnsOf,
   orderedBy,
+  type ListSpec,
+  type RecordService,
 } from '../../http/resource.js'
-import { customerInGroup, roleNamed, searchCustomers, searchProjects, searchUsers } from './repository.js'
+import {
+  customerInGroup,
+  roleNamed,
+  searchCustomers,
+  searchProjects,
+  searchUsers,
+  type Visibility,
+} from './repository.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
@@ -38,11 +47,7 @@ const users = defineResource({
     ordering: orderedBy(columnsOf('users', 'username', 'full_name', 'email', 'created'), 'username'),
     run: (c) => svc.listUsers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...recordOperations(namedService(svc, 'User'), {
-    create: s.UserCreateBody,
-    patch: s.UserUpdateBody,
-    put: s.UserUpdateBody,
-  }),
+  ...recordOperations(namedService(svc, 'User'), s.UserBodies),
   actions: [
     defineAction({
       name: 'me',
@@ -58,10 +63,7 @@ const users = defineResource({
       summary: "Set the user's password",
       body: s.PasswordBody,
       response: DetailBody,
-      run: async (c) => {
-        await svc.setPassword(c.ctx, c.actor, c.uuid, c.body.password)
-        return { detail: 'Password has been successfully updated.' }
-      },
+      run: (c) => svc.setPassword(c.ctx, c.actor, c.uuid, c.body.password),
     }),
     defineAction({
       name: 'confirm_email',
@@ -137,15 +139,44 @@ function grantActions(kind: 'customer' | 'project') {
   ]
 }
 
-const customers = defineResource({
-  path: s.PATHS.customers,
-  noun: 'customer',
+/**
+ * A customer or a project: its list (filtered first by `name` and `name_exact`), its record's
+ * operations and its role grants.
+ */
+function grantTarget<R extends TObject, F extends FilterSet, CB extends TSchema, PB extends TSchema>(
+  kind: 'customer' | 'project',
+  spec: {
+    record: R
+    service: RecordService<Static<R>, Static<CB>, Static<PB>>
+    bodies: { create: CB; patch: PB }
+    list: Omit<ListSpec<Static<R>, F, Visibility>, 'filters'> & { filters: F }
+  },
+) {
+  const table = `${kind}s` as const
+  return defineResource({
+    path: s.PATHS[table],
+    noun: kind,
+    record: spec.record,
+    visibility: svc.visibilityOf,
+    list: {
+      ...spec.list,
+      filters: {
+        name: filter.contains(`${table}.name`),
+        name_exact: filter.exact(`${table}.name`),
+        ...spec.list.filters,
+      },
+    },
+    ...recordOperations(spec.service, spec.bodies),
+    actions: grantActions(kind),
+  })
+}
+
+const customers = grantTarget('customer', {
   record: s.CustomerSchema,
-  visibility: svc.visibilityOf,
+  service: namedService(svc, 'Customer'),
+  bodies: s.CustomerBodies,
   list: {
     filters: {
-      name: filter.contains('customers.name'),
-      name_exact: filter.exact('customers.name'),
       abbreviation: filter.contains('customers.abbreviation'),
       native_name: filter.contains('customers.native_name'),
       slug: filter.exact('customers.slug'),
@@ -156,19 +187,14 @@ const customers = defineResource({
     ordering: orderedBy(columnsOf('customers', 'name', 'abbreviation', 'created'), 'name'),
     run: (c) => svc.listCustomers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
-  ...recordOperations(namedService(svc, 'Customer'), s.CustomerBodies),
-  actions: grantActions('customer'),
 })
 
-const projects = defineResource({
-  path: s.PATHS.projects,
-  noun: 'project',
+const projects = grantTarget('project', {
   record: s.ProjectSchema,
-  visibility: svc.visibilityOf,
+  service: namedService(svc, 'Project'),
+  bodies: s.ProjectBodies,
   list: {
     filters: {
-      name: filter.contains('projects.name'),
-      name_exact: filter.exact('projects.name'),
       // The customer's uuid, or its URL (which wins when both are given): the service applies it.
       customer_uuid: filter.uuid(),
       customer_name: filter.contains('customers.name'),
@@ -189,8 +215,6 @@ const projects = defineResource({
     ),
     run: (c) => svc.listProjects(c.ctx, c.scope, c.filters, c.listing, c.base, c.page),
   },
-  ...recordOperations(namedService(svc, 'Project'), s.ProjectBodies),
-  actions: grantActions('project'),
 })
 
 const roles = defineResource({

@@ -1,5 +1,5 @@
 // Directory: users, customers, projects, roles, role grants, organization groups.
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TObject } from '@sinclair/typebox'
 import {
   Body,
   DateOnly,
@@ -19,6 +19,11 @@ export const PATHS = {
   roles: 'roles',
   organizationGroups: 'organization-groups',
 } as const
+
+/** A record's create (and PUT) body, and its PATCH body: the same fields, each optional. */
+function createAndPatch<T extends TObject>(create: T) {
+  return { create, patch: Type.Partial(create, { additionalProperties: false }) }
+}
 
 // Usernames as the spec limits them for order reviewer fields: lowercase letters, digits, @.+-_
 export const USERNAME_PATTERN = '^[a-z0-9@.+_-]+$'
@@ -83,6 +88,8 @@ export type UserCreate = {
   image?: string | null
 }
 export type UserUpdate = Partial<UserCreate>
+/** A user's create, PUT and PATCH bodies (PUT takes the patch body: no field is required). */
+export const UserBodies = { create: UserCreateBody, put: UserUpdateBody, patch: UserUpdateBody }
 export const ConfirmEmailBody = Body({
   token: Type.Optional(
     Type.String({ maxLength: 200, description: 'The token sent to the new address; staff may omit it' }),
@@ -142,24 +149,14 @@ const customerWritable = {
   blocked: Type.Boolean(),
   archived: Type.Boolean(),
 }
-export const CustomerCreateBody = Body({
-  name: Type.String({ minLength: 1, maxLength: 150 }),
-  ...Type.Partial(Type.Object(customerWritable)).properties,
-})
-export const CustomerUpdateBody = Type.Partial(CustomerCreateBody, { additionalProperties: false })
 /** A customer's create (and PUT) and PATCH bodies. */
-export const CustomerBodies = { create: CustomerCreateBody, patch: CustomerUpdateBody }
-export type CustomerWrite = {
-  name?: string
-  abbreviation?: string
-  native_name?: string
-  slug?: string
-  email?: string
-  image?: string | null
-  organization_groups?: string[]
-  blocked?: boolean
-  archived?: boolean
-}
+export const CustomerBodies = createAndPatch(
+  Body({
+    name: Type.String({ minLength: 1, maxLength: 150 }),
+    ...Type.Partial(Type.Object(customerWritable)).properties,
+  }),
+)
+export type CustomerWrite = Static<typeof CustomerBodies.patch>
 
 // ---- projects ----
 export const ProjectSchema = Type.Object({
@@ -180,25 +177,18 @@ export const ProjectSchema = Type.Object({
 })
 export type Project = Static<typeof ProjectSchema>
 const DateInput = Type.String({ format: 'date' })
-export const ProjectCreateBody = Body({
-  name: Type.String({ minLength: 1, maxLength: 500 }),
-  customer: Type.String(),
-  description: Type.Optional(Type.String({ maxLength: 5000 })),
-  slug: Type.Optional(Type.String({ maxLength: 150, pattern: '^[-a-zA-Z0-9_]*$' })),
-  start_date: Type.Optional(Nullable(DateInput)),
-  end_date: Type.Optional(Nullable(DateInput)),
-})
-export const ProjectUpdateBody = Type.Partial(ProjectCreateBody, { additionalProperties: false })
 /** A project's create (and PUT) and PATCH bodies. */
-export const ProjectBodies = { create: ProjectCreateBody, patch: ProjectUpdateBody }
-export type ProjectWrite = {
-  name?: string
-  customer?: string
-  description?: string
-  slug?: string
-  start_date?: string | null
-  end_date?: string | null
-}
+export const ProjectBodies = createAndPatch(
+  Body({
+    name: Type.String({ minLength: 1, maxLength: 500 }),
+    customer: Type.String(),
+    description: Type.Optional(Type.String({ maxLength: 5000 })),
+    slug: Type.Optional(Type.String({ maxLength: 150, pattern: '^[-a-zA-Z0-9_]*$' })),
+    start_date: Type.Optional(Nullable(DateInput)),
+    end_date: Type.Optional(Nullable(DateInput)),
+  }),
+)
+export type ProjectWrite = Static<typeof ProjectBodies.patch>
 
 // ---- roles ----
 export const RoleSchema = Type.Object({

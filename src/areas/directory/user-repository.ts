@@ -17,6 +17,7 @@ export function usersRepository(db: Db) {
   const all = () => db.selectFrom('users').selectAll()
   return {
     ...scopedList(visible, (q) => q.selectAll('users'), 'users.id'),
+    findVisibleByUuid: (vis: Visibility, uuid: string) => firstWhere(visible(vis).selectAll(), 'uuid', uuid),
     findByUuid: (uuid: string) => firstWhere(all(), 'uuid', uuid),
     findById: (id: number) => firstWhere(all(), 'id', id),
     findByUsername: (username: string) => firstWhere(all(), 'username', username),

@@ -3,19 +3,19 @@ import { timingSafeEqual } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
-import { fieldError, forbidden, nonFieldError, notFound } from '../../http/errors.js'
+import { fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { generateTokenKey, hashPassword, hashToken, verifyPassword } from '../../http/auth.js'
-import { recordRenderer } from '../../http/links.js'
-import { requireStaff, seesAll, type Actor } from '../../http/permissions.js'
+import { ownLink, recordRenderer } from '../../http/links.js'
+import { requireStaff, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
-import { normalizeUuid } from '../../http/uuid.js'
+import { foundById, foundByUuid } from '../../http/uuid.js'
+import { visibilityOf } from './access.js'
 import { usersRepository, type Db, type Visibility } from './repository.js'
 import { PATHS, type User, type UserCreate, type UserUpdate } from './schema.js'
 
 type UserRow = NonNullable<Awaited<ReturnType<ReturnType<typeof usersRepository>['findById']>>>
 export const toUser = recordRenderer<UserRow, User>({
-  url: { link: PATHS.users, from: 'uuid' },
-  uuid: 'copy',
+  ...ownLink(PATHS.users),
   username: 'copy',
   email: 'copy',
   full_name: 'copy',
@@ -86,11 +86,9 @@ export function listUsers(
   return pageOf(page, usersRepository(ctx.db), vis, listing, (r) => toUser(base, r))
 }
 
-async function findVisibleUser(ctx: AppContext, actor: Actor, uuid: string): Promise<UserRow> {
-  const id = normalizeUuid(uuid)
-  const row = id ? await usersRepository(ctx.db).findByUuid(id) : undefined
-  if (!row || (!seesAll(actor) && row.id !== actor.id)) throw notFound('No User matches the given query.')
-  return row
+function findVisibleUser(ctx: AppContext, actor: Actor, uuid: string): Promise<UserRow> {
+  const repo = usersRepository(ctx.db)
+  return foundByUuid(uuid, (id) => repo.findVisibleByUuid(visibilityOf(actor), id), 'User')
 }
 
 export async function getUser(ctx: AppContext, actor: Actor, uuid: string, base: string): Promise<User> {
@@ -98,9 +96,7 @@ export async function getUser(ctx: AppContext, actor: Actor, uuid: string, base:
 }
 
 export async function getMe(ctx: AppContext, actor: Actor, base: string): Promise<User> {
-  const row = await usersRepository(ctx.db).findById(actor.id)
-  if (!row) throw notFound('No User matches the given query.')
-  return toUser(base, row)
+  return toUser(base, await foundById(actor.id, usersRepository(ctx.db).findById, 'User'))
 }
 
 export async function createUser(
@@ -257,11 +253,12 @@ export async function setPassword(
   actor: Actor,
   uuid: string,
   password: string,
-): Promise<void> {
+): Promise<{ detail: string }> {
   const row = await findVisibleUser(ctx, actor, uuid)
   if (!actor.isStaff && row.id !== actor.id) throw forbidden()
   await usersRepository(ctx.db).update(row.id, {
     password_hash: await hashPassword(password),
     modified: ctx.clock().toISOString(),
   })
+  return { detail: 'Password has been successfully updated.' }
 }
