@@ -12,6 +12,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import type { DB } from '../src/db/tables.js'
 import { isPostgres } from '../src/db/sql.js'
 import { hashToken } from '../src/http/auth.js'
+import { slugify } from '../src/http/slug.js'
 import { BATCH, insertMany, type Ref, type Row } from './seed-rows.js'
 import { seedFloatingIps, seedOrders, seedSiteAgents } from './seed-orders.js'
 
@@ -61,6 +62,15 @@ async function insertRecords(db: Kysely<DB>, table: RecordTable, at: string, row
   return refs(db, table)
 }
 
+/** `count` rows: the i-th named `name(i)`, with its name's slug, and the fields `fields(i)`. */
+function named(count: number, name: (i: number) => string, fields: (i: number) => Row): Row[] {
+  return Array.from({ length: count }, (_, i) => ({
+    name: name(i),
+    slug: slugify(name(i), ''),
+    ...fields(i),
+  }))
+}
+
 /** The seeded records' clock: every seeded row was created before it. */
 const SEED_NOW = Date.parse('2026-06-01T00:00:00.000Z')
 
@@ -99,10 +109,10 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
     ['bench-member', 0],
     ['bench-owner', 0],
   ]
-  const users = await insertRecords(
-    db,
+  /** Records of `table`, created and modified at the seed's time. */
+  const records = (table: RecordTable, rows: Row[]) => insertRecords(db, table, iso, rows)
+  const users = await records(
     'users',
-    iso,
     people.map(([username, staff]) => ({
       username,
       email: `${username}@example.com`,
@@ -124,37 +134,30 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
     { user_id: userId('bench-owner'), key_hash: hashToken(tokens.owner), created: iso },
   ])
 
-  const customers = await insertRecords(
-    db,
+  const customers = await records(
     'customers',
-    iso,
-    Array.from({ length: CUSTOMERS }, (_, i) => ({
-      name: `Customer ${i}`,
-      slug: `customer-${i}`,
-      abbreviation: `C${i}`,
-      native_name: '',
-      email: '',
-      image: null,
-    })),
+    named(
+      CUSTOMERS,
+      (i) => `Customer ${i}`,
+      (i) => ({ abbreviation: `C${i}`, native_name: '', email: '', image: null }),
+    ),
   )
-  const projects = await insertRecords(
-    db,
+  const projects = await records(
     'projects',
-    iso,
-    Array.from({ length: PROJECTS }, (_, i) => ({
-      name: `project-${i}`,
-      slug: `project-${i}`,
-      customer_id: customers[i % CUSTOMERS]!.id,
-      description: '',
-      start_date: null,
-      end_date: null,
-    })),
+    named(
+      PROJECTS,
+      (i) => `project-${i}`,
+      (i) => ({
+        customer_id: customers[i % CUSTOMERS]!.id,
+        description: '',
+        start_date: null,
+        end_date: null,
+      }),
+    ),
   )
   const providers = customers.slice(0, PROVIDERS)
-  await insertRecords(
-    db,
+  await records(
     'service_providers',
-    iso,
     providers.map((c) => ({ customer_id: c.id, description: '', image: null })),
   )
   await insertMany(db, 'categories', [
@@ -162,33 +165,31 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
   ])
   const category = (await db.selectFrom('categories').select('id').executeTakeFirstOrThrow()).id
   const types = ['Marketplace.Basic', 'Marketplace.Slurm', 'Support.OfferingTemplate']
-  const offerings = await insertRecords(
-    db,
+  const offerings = await records(
     'offerings',
-    iso,
-    Array.from({ length: OFFERINGS }, (_, i) => ({
-      name: `Offering ${i}`,
-      slug: `offering-${i}`,
-      description: '',
-      category_id: category,
-      customer_id: providers[i % PROVIDERS]!.id,
-      parent_id: null,
-      type: types[i % types.length],
-      state: 'Active',
-      shared: 1,
-      billable: 1,
-      plugin_options: '{}',
-      terms_of_service: '',
-      image: null,
-      thumbnail: null,
-      service_settings_id: null,
-      project_id: null,
-    })),
+    named(
+      OFFERINGS,
+      (i) => `Offering ${i}`,
+      (i) => ({
+        description: '',
+        category_id: category,
+        customer_id: providers[i % PROVIDERS]!.id,
+        parent_id: null,
+        type: types[i % types.length],
+        state: 'Active',
+        shared: 1,
+        billable: 1,
+        plugin_options: '{}',
+        terms_of_service: '',
+        image: null,
+        thumbnail: null,
+        service_settings_id: null,
+        project_id: null,
+      }),
+    ),
   )
-  const plans = await insertRecords(
-    db,
+  const plans = await records(
     'plans',
-    iso,
     offerings.map((o, i) => ({
       offering_id: o.id,
       name: `Plan ${i}`,

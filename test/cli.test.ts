@@ -1,12 +1,12 @@
 // The command line and the bootstrap token, as an operator uses them.
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { buildTestApp, type TestApp } from './support/app.js'
+import { sharedTestApp } from './support/app.js'
 import { client } from './support/client.js'
 import { childDatabase } from './support/server.js'
 import { ensureBootstrapStaff } from '../src/areas/directory/service.js'
@@ -15,13 +15,17 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 
 const run = promisify(execFile)
-let t: TestApp
-before(async () => {
-  t = await buildTestApp()
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp()
+
+/** The command line on this database: what it prints. */
+const cliOn =
+  (databaseUrl: string) =>
+  async (...args: string[]) =>
+    (
+      await run(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+        env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+      })
+    ).stdout
 
 test('BOOTSTRAP_STAFF_TOKEN makes a staff admin whose token works, idempotently', async () => {
   await ensureBootstrapStaff(t.ctx, 'bootstrap-key-1')
@@ -61,15 +65,7 @@ test('npm run cli -- create-user prints a token that authenticates', async () =>
   const dir = mkdtempSync(join(tmpdir(), 'marketplace-cli-'))
   const url = `sqlite:${join(dir, 'cli.sqlite')}`
   try {
-    const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' }
-    const { stdout } = await run(
-      process.execPath,
-      ['--import', 'tsx', 'src/main.ts', 'create-user', '--username', 'ops', '--staff'],
-      {
-        env,
-      },
-    )
-    const token = stdout.trim()
+    const token = (await cliOn(url)('create-user', '--username', 'ops', '--staff')).trim()
     assert.match(token, /^[0-9a-f]{40}$/)
     const app = await buildApp(loadConfig({}, { databaseUrl: url, logLevel: 'silent', workerEnabled: false }))
     try {
@@ -87,12 +83,7 @@ test('npm run cli -- create-user prints a token that authenticates', async () =>
 
 test('migrate names what it applies; migrate --list shows what exists and what is pending', async () => {
   const db = childDatabase()
-  const cli = async (...args: string[]) =>
-    (
-      await run(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-        env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
-      })
-    ).stdout
+  const cli = cliOn(db.url)
   try {
     const names = readdirSync('src/db/migrations')
       .filter((f) => f.endsWith('.ts') && !f.startsWith('_') && !f.includes('.test.'))
@@ -122,12 +113,7 @@ test('migrate names what it applies; migrate --list shows what exists and what i
 
 test('jobs failed lists failed jobs; jobs retry --all queues them again', async () => {
   const db = childDatabase()
-  const cli = async (...args: string[]) =>
-    (
-      await run(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-        env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
-      })
-    ).stdout
+  const cli = cliOn(db.url)
   try {
     const app = await buildApp(
       loadConfig({}, { databaseUrl: db.url, logLevel: 'silent', workerEnabled: false }),

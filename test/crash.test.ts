@@ -1,34 +1,18 @@
 // Kill the server with SIGKILL in the middle of a write load, restart it, and check that every
 // write it acknowledged is there, complete, and that queued jobs still run.
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { checkedFetch, childDatabase, startServer, type ServerProcess } from './support/server.js'
+import type { ServerProcess } from './support/server.js'
+import { childServers, tokenApi } from './support/child-servers.js'
 
 const TOKEN = 'crash-test-staff-token'
-let db: { url: string; cleanup: () => Promise<void> }
+const servers = childServers(TOKEN, 'SIGKILL')
+const api = tokenApi(TOKEN)
 let server: ServerProcess | null = null
 
-before(() => {
-  db = childDatabase()
-})
-after(async () => {
-  if (server) await server.stop('SIGKILL')
-  await db.cleanup()
-})
-
-async function api(base: string, method: string, path: string, body?: unknown) {
-  const r = await checkedFetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Token ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  })
-  const text = await r.text()
-  return { status: r.status, body: text ? JSON.parse(text) : null }
-}
-
 test('acknowledged writes survive SIGKILL and nothing half-written is visible', async () => {
-  const env = { DATABASE_URL: db.url, BOOTSTRAP_STAFF_TOKEN: TOKEN, WORKER_ENABLED: 'false' }
-  server = await startServer(env)
+  const env = { WORKER_ENABLED: 'false' }
+  server = await servers.start(env)
   const base = server.url
   const group = await api(base, 'POST', '/api/organization-groups/', { name: 'crash-group' })
   assert.equal(group.status, 201)
@@ -56,7 +40,7 @@ test('acknowledged writes survive SIGKILL and nothing half-written is visible', 
   await Promise.all(writers)
   server = null
 
-  server = await startServer(env)
+  server = await servers.start(env)
   const seen = new Map<string, string[]>()
   for (let page = 1; ; page++) {
     const r = await api(server.url, 'GET', `/api/customers/?name=crash-&page_size=300&page=${page}`)
@@ -79,8 +63,8 @@ test('acknowledged writes survive SIGKILL and nothing half-written is visible', 
 test('jobs queued before a SIGKILL run after the restart', async () => {
   if (server) await server.stop('SIGKILL') // the previous test's restarted server
   // No worker in the first process: approved orders wait in the queue when it dies.
-  const env = { DATABASE_URL: db.url, BOOTSTRAP_STAFF_TOKEN: TOKEN, WORKER_ENABLED: 'false' }
-  server = await startServer(env)
+  const env = { WORKER_ENABLED: 'false' }
+  server = await servers.start(env)
   const base = server.url
   const consumer = await api(base, 'POST', '/api/customers/', { name: 'jobs-consumer' })
   const provider = await api(base, 'POST', '/api/customers/', { name: 'jobs-provider' })
@@ -119,7 +103,7 @@ test('jobs queued before a SIGKILL run after the restart', async () => {
   await server.stop('SIGKILL')
   server = null
 
-  server = await startServer({ ...env, WORKER_ENABLED: 'true', WORKER_POLL_MS: '20' })
+  server = await servers.start({ ...env, WORKER_ENABLED: 'true', WORKER_POLL_MS: '20' })
   const deadline = Date.now() + 20_000
   for (;;) {
     const states = await Promise.all(

@@ -1,44 +1,23 @@
 // Two server processes on one database, attacked as an ordinary user would: racing grants, a
 // claimed e-mail address and a project name chosen to match another's.
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { checkedFetch, childDatabase, startServer, type ServerProcess } from './support/server.js'
+import { childServers, passwordToken, roleUuid, tokenApi } from './support/child-servers.js'
 
 const TOKEN = 'multiprocess-security-staff-token'
-let db: { url: string; cleanup: () => Promise<void> }
+const servers = childServers(TOKEN)
+const api = tokenApi(TOKEN)
 let a: string
 let b: string
-const servers: ServerProcess[] = []
 
 before(async () => {
-  db = childDatabase()
-  const env = {
-    DATABASE_URL: db.url,
-    BOOTSTRAP_STAFF_TOKEN: TOKEN,
-    WORKER_ENABLED: 'false',
-    PUBLIC_URL: 'http://market.test',
-  }
-  servers.push(await startServer(env))
-  servers.push(await startServer(env))
-  ;[a, b] = servers.map((s) => s.url) as [string, string]
+  const env = { WORKER_ENABLED: 'false', PUBLIC_URL: 'http://market.test' }
+  a = (await servers.start(env)).url
+  b = (await servers.start(env)).url
 })
-after(async () => {
-  for (const s of servers) await s.stop('SIGTERM')
-  await db.cleanup()
-})
-
-async function api(base: string, method: string, path: string, body?: unknown, token = TOKEN) {
-  const r = await checkedFetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Token ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  })
-  const text = await r.text()
-  return { status: r.status, body: text ? JSON.parse(text) : null }
-}
 
 let users = 0
-/** A user created by staff, logged in; returns its uuid and token. */
+/** A user created by staff, logged in; returns its uuid, its token and calls as that user. */
 async function newUser(email: string, fullName = 'Someone') {
   const username = `attacker-${++users}`
   const u = await api(a, 'POST', '/api/users/', {
@@ -48,13 +27,8 @@ async function newUser(email: string, fullName = 'Someone') {
     password: 'a-long-password-1',
   })
   assert.equal(u.status, 201, JSON.stringify(u.body))
-  const login = await checkedFetch(`${b}/api-auth/password/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username, password: 'a-long-password-1' }),
-  })
-  const { token } = (await login.json()) as { token: string }
-  return { uuid: u.body.uuid as string, token }
+  const token = await passwordToken(b, username, 'a-long-password-1')
+  return { uuid: u.body.uuid as string, token, api: tokenApi(token) }
 }
 
 test('50 concurrent add_user over two processes: one grant, one 201; delete_user revokes it', async () => {
@@ -83,7 +57,7 @@ test('50 concurrent add_user over two processes: one grant, one 201; delete_user
   })
   assert.equal(revoked.status, 204)
   for (const base of [a, b]) {
-    const seen = await api(base, 'GET', `/api/projects/${project.body.uuid}/`, undefined, target.token)
+    const seen = await target.api(base, 'GET', `/api/projects/${project.body.uuid}/`)
     assert.equal(seen.status, 404)
   }
 })
@@ -95,10 +69,8 @@ test('a full name equal to an existing project does not hand over that project',
     customer: customer.body.url,
   })
   assert.equal(secret.status, 201)
-  const roles = await api(a, 'GET', '/api/roles/?page_size=100')
-  const role = (roles.body as { name: string; uuid: string }[]).find((r) => r.name === 'PROJECT.ADMIN')!
   const inv = await api(b, 'POST', '/api/user-group-invitations/', {
-    role: role.uuid,
+    role: await roleUuid(api, a, 'PROJECT.ADMIN'),
     scope: customer.body.url,
     is_public: true,
     auto_create_project: true,
@@ -107,28 +79,22 @@ test('a full name equal to an existing project does not hand over that project',
   })
   assert.equal(inv.status, 201, JSON.stringify(inv.body))
   const mallory = await newUser('mallory@evil.example')
-  const renamed = await api(
-    a,
-    'PATCH',
-    `/api/users/${mallory.uuid}/`,
-    { full_name: 'Secret research' },
-    mallory.token,
-  )
+  const renamed = await mallory.api(a, 'PATCH', `/api/users/${mallory.uuid}/`, {
+    full_name: 'Secret research',
+  })
   assert.equal(renamed.status, 200)
-  const submitted = await api(
+  const submitted = await mallory.api(
     b,
     'POST',
     `/api/user-group-invitations/${inv.body.uuid}/submit_request/`,
-    undefined,
-    mallory.token,
   )
   assert.equal(submitted.status, 200, JSON.stringify(submitted.body))
   assert.equal(submitted.body.auto_approved, true)
   for (const base of [a, b]) {
-    const seen = await api(base, 'GET', `/api/projects/${secret.body.uuid}/`, undefined, mallory.token)
+    const seen = await mallory.api(base, 'GET', `/api/projects/${secret.body.uuid}/`)
     assert.equal(seen.status, 404)
   }
-  const own = await api(a, 'GET', '/api/projects/', undefined, mallory.token)
+  const own = await mallory.api(a, 'GET', '/api/projects/')
   assert.deepEqual(
     own.body.map((p: { name: string }) => p.name),
     ['Secret research 2'],
@@ -137,10 +103,8 @@ test('a full name equal to an existing project does not hand over that project',
 
 test('an outsider who claims the organization’s e-mail domain is refused by both processes', async () => {
   const customer = await api(a, 'POST', '/api/customers/', { name: 'Cust A' })
-  const roles = await api(a, 'GET', '/api/roles/?page_size=100')
-  const owner = (roles.body as { name: string; uuid: string }[]).find((r) => r.name === 'CUSTOMER.OWNER')!
   const inv = await api(a, 'POST', '/api/user-group-invitations/', {
-    role: owner.uuid,
+    role: await roleUuid(api, a, 'CUSTOMER.OWNER'),
     scope: customer.body.url,
     auto_approve: true,
     user_email_patterns: ['.*@cust-a\\.example'],
@@ -148,21 +112,11 @@ test('an outsider who claims the organization’s e-mail domain is refused by bo
   assert.equal(inv.status, 201, JSON.stringify(inv.body))
   const mallory = await newUser('mallory@other.example')
   const submit = (base: string) =>
-    api(
-      base,
-      'POST',
-      `/api/user-group-invitations/${inv.body.uuid}/submit_request/`,
-      undefined,
-      mallory.token,
-    )
+    mallory.api(base, 'POST', `/api/user-group-invitations/${inv.body.uuid}/submit_request/`)
   assert.equal((await submit(b)).status, 400)
-  const patched = await api(
-    a,
-    'PATCH',
-    `/api/users/${mallory.uuid}/`,
-    { email: 'mallory@cust-a.example' },
-    mallory.token,
-  )
+  const patched = await mallory.api(a, 'PATCH', `/api/users/${mallory.uuid}/`, {
+    email: 'mallory@cust-a.example',
+  })
   assert.equal(patched.status, 200)
   assert.equal(patched.body.email, 'mallory@other.example')
   for (const base of [b, a]) {
@@ -173,15 +127,9 @@ test('an outsider who claims the organization’s e-mail domain is refused by bo
         'You are not allowed to accept this invitation. Your email or organization must match the invitation restrictions.',
       ],
     })
-    const read = await api(
-      base,
-      'GET',
-      `/api/user-group-invitations/${inv.body.uuid}/`,
-      undefined,
-      mallory.token,
-    )
+    const read = await mallory.api(base, 'GET', `/api/user-group-invitations/${inv.body.uuid}/`)
     assert.equal(read.status, 404)
-    const seen = await api(base, 'GET', `/api/customers/${customer.body.uuid}/`, undefined, mallory.token)
+    const seen = await mallory.api(base, 'GET', `/api/customers/${customer.body.uuid}/`)
     assert.equal(seen.status, 404)
   }
 })

@@ -1,44 +1,19 @@
 // Two server processes on one database: concurrent transitions on one order have exactly one
 // winner, and the processing jobs both workers see run exactly once.
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { checkedFetch, childDatabase, startServer, type ServerProcess } from './support/server.js'
+import { childServers, passwordToken, roleUuid, tokenApi } from './support/child-servers.js'
 import { createDatabase } from '../src/db/database.js'
 
 const TOKEN = 'multiprocess-staff-token'
-let db: { url: string; cleanup: () => Promise<void> }
-const servers: ServerProcess[] = []
-
-before(() => {
-  db = childDatabase()
-})
-after(async () => {
-  for (const s of servers) await s.stop('SIGTERM')
-  await db.cleanup()
-})
-
-async function api(base: string, method: string, path: string, body?: unknown) {
-  const r = await checkedFetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Token ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  })
-  const text = await r.text()
-  return { status: r.status, body: text ? JSON.parse(text) : null }
-}
+const servers = childServers(TOKEN)
+const api = tokenApi(TOKEN)
 
 test('two processes: one winner per transition, each job run once', async () => {
   // Both processes run a job worker, so they compete for every job.
-  const env = {
-    DATABASE_URL: db.url,
-    BOOTSTRAP_STAFF_TOKEN: TOKEN,
-    WORKER_ENABLED: 'true',
-    WORKER_POLL_MS: '20',
-    PUBLIC_URL: 'http://market.test',
-  }
-  servers.push(await startServer(env))
-  servers.push(await startServer(env))
-  const [a, b] = servers.map((s) => s.url) as [string, string]
+  const env = { WORKER_ENABLED: 'true', WORKER_POLL_MS: '20', PUBLIC_URL: 'http://market.test' }
+  const a = (await servers.start(env)).url
+  const b = (await servers.start(env)).url
 
   const customer = await api(a, 'POST', '/api/customers/', { name: 'Consumer' })
   const providerOrg = await api(a, 'POST', '/api/customers/', { name: 'Provider' })
@@ -106,7 +81,7 @@ test('two processes: one winner per transition, each job run once', async () => 
     if (Date.now() > deadline) assert.fail(`orders not processed: ${states.join(', ')}`)
     await new Promise((r) => setTimeout(r, 50))
   }
-  const database = await createDatabase(db.url)
+  const database = await createDatabase(servers.databaseUrl)
   try {
     const jobs = await database.db
       .selectFrom('jobs')
@@ -133,10 +108,8 @@ test('two processes: one winner per transition, each job run once', async () => 
     )
     assert.deepEqual(started.map((r) => r.status).sort(), [200, 409, 409, 409])
   }
-  const roles = await api(a, 'GET', '/api/roles/?page_size=100')
-  const role = (roles.body as { name: string; uuid: string }[]).find((r) => r.name === 'CUSTOMER.MANAGER')!
   const invitation = await api(a, 'POST', '/api/user-group-invitations/', {
-    role: role.uuid,
+    role: await roleUuid(api, a, 'CUSTOMER.MANAGER'),
     scope: customer.body.url,
   })
   assert.equal(invitation.status, 201, JSON.stringify(invitation.body))
@@ -147,21 +120,14 @@ test('two processes: one winner per transition, each job run once', async () => 
       password: 'a-long-password-1',
     })
     assert.equal(user.status, 201, JSON.stringify(user.body))
-    const login = await checkedFetch(`${a}/api-auth/password/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: `requester-${i}`, password: 'a-long-password-1' }),
-    })
-    const { token } = (await login.json()) as { token: string }
-    const submitted = await checkedFetch(
-      `${b}/api/user-group-invitations/${invitation.body.uuid}/submit_request/`,
-      {
-        method: 'POST',
-        headers: { authorization: `Token ${token}` },
-      },
+    const token = await passwordToken(a, `requester-${i}`, 'a-long-password-1')
+    const submitted = await tokenApi(token)(
+      b,
+      'POST',
+      `/api/user-group-invitations/${invitation.body.uuid}/submit_request/`,
     )
     assert.equal(submitted.status, 200)
-    const { uuid } = (await submitted.json()) as { uuid: string }
+    const { uuid } = submitted.body as { uuid: string }
     const approved = await Promise.all(
       [a, b, a, b].map((base) => api(base, 'POST', `/api/user-permission-requests/${uuid}/approve/`)),
     )

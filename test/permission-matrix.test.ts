@@ -6,15 +6,14 @@
 // consumer project), owner (CUSTOMER.OWNER of the consumer customer), provider (CUSTOMER.OWNER of
 // the provider customer), offeringManager (OFFERING.MANAGER of the provider's offering), support
 // (global support), staff.
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from './support/app.js'
+import type { TestApp } from './support/app.js'
+import { sharedTestWorld } from './support/shared-world.js'
 import { call } from './support/client.js'
 import { grant, makeCustomer, makeProject, makeUser } from './support/fixtures.js'
 import { makeOffering, makePlan, makeResource, type OfferingState } from './support/catalog-fixtures.js'
 import { CALLERS, lists, rows, type Caller, type World } from './permission-matrix.table.js'
-
-let world: World
 
 async function buildWorld(t: TestApp): Promise<World> {
   const ctx = t.ctx
@@ -266,14 +265,7 @@ async function buildWorld(t: TestApp): Promise<World> {
   }
 }
 
-let t: TestApp
-before(async () => {
-  t = await buildTestApp()
-  world = await buildWorld(t)
-})
-after(async () => {
-  await t.close()
-})
+const { t, world } = sharedTestWorld(buildWorld)
 
 function tokenOf(caller: Caller): string | null {
   return caller === 'anon' ? null : world.users[caller].token

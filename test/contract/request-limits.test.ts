@@ -3,11 +3,11 @@
 // value just past the limit the reference's response puts on the same field is refused with a 400
 // naming the field, so no stored record can break a client that validates what it reads.
 import { readFileSync } from 'node:fs'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
 import { call } from '../support/client.js'
-import { makeUser, type UserRef } from '../support/fixtures.js'
+import { makeUser } from '../support/fixtures.js'
+import { sharedTestWorld } from '../support/shared-world.js'
 import { REFERENCE_SCHEMA_PATH } from './contract.js'
 
 type Schema = { [k: string]: any }
@@ -139,15 +139,7 @@ const CHOICES_CHECKED_BY_SERVER = new Set([
 ])
 const area = (template: string) => template.split('/')[2]
 
-let t: TestApp
-let staff: UserRef
-before(async () => {
-  t = await buildTestApp()
-  staff = await makeUser(t.ctx, { staff: true })
-})
-after(async () => {
-  await t.close()
-})
+const { t, world } = sharedTestWorld(async (app) => ({ staff: await makeUser(app.ctx, { staff: true }) }))
 
 test('every writable field refuses a value past the limit the reference answers it with', async () => {
   const ours = (await t.app.inject({ url: '/api/schema/' })).json()
@@ -175,7 +167,7 @@ test('every writable field refuses a value past the limit the reference answers 
   for (const c of all) {
     if (byServer.includes(c)) continue
     const path = c.template.replace('{uuid}', uuid)
-    const r = await call(t.app, c.method, path, { token: staff.token, body: { [c.field]: c.value } })
+    const r = await call(t.app, c.method, path, { token: world.staff.token, body: { [c.field]: c.value } })
     const named = r.body && typeof r.body === 'object' && c.field in r.body
     if (r.status !== 400 || !named) {
       failures.push(`${c.method} ${c.template} ${c.field} (${c.rule}): ${r.status} ${r.text.slice(0, 160)}`)

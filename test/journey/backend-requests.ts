@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict'
-import { answer } from './client.js'
-import type { Journey } from './world.js'
+import { answer, uuidsOf } from './client.js'
+import { providerOffering, type Journey } from './world.js'
 
 export const backendRequestJourneys: Journey[] = [
   {
     name: 'staff ask the site agent for the importable resources of an offering; the agent takes the request from Sent through Processing to Done',
     async run(w) {
       const staff = await w.user({ staff: true })
-      const provider = await w.provider()
-      const manager = await w.user()
-      await w.grant(manager, 'CUSTOMER.MANAGER', provider)
-      const offering = await w.offering(provider, { type: 'Marketplace.Slurm' })
+      const { user: manager, offering } = await providerOffering(w, 'CUSTOMER.MANAGER', 'Marketplace.Slurm')
 
       const sent = await answer(
         201,
@@ -22,14 +19,12 @@ export const backendRequestJourneys: Journey[] = [
       assert.equal(sent.started, null)
       const agent = w.api(manager)
       const path = { params: { path: { uuid: sent.uuid } } }
-      const waiting = await answer(
-        200,
-        agent.GET('/api/backend-resource-requests/', {
-          params: { query: { offering_uuid: offering.uuid, state: ['Sent'] } },
-        }),
-      )
       assert.deepEqual(
-        waiting.map((r) => r.uuid),
+        await uuidsOf(
+          agent.GET('/api/backend-resource-requests/', {
+            params: { query: { offering_uuid: offering.uuid, state: ['Sent'] } },
+          }),
+        ),
         [sent.uuid],
       )
 

@@ -55,6 +55,13 @@ export async function answer<D>(
   return r.data as D
 }
 
+/** The uuids of a list that must answer 200, in its order. */
+export async function uuidsOf(
+  call: Promise<{ data?: { uuid?: string }[]; error?: unknown; response: Response }>,
+): Promise<(string | undefined)[]> {
+  return (await answer(200, call)).map((x) => x.uuid)
+}
+
 /** Multipart form data of one file field, for the endpoints that take an upload. */
 export function formData(fields: Record<string, Blob | null | undefined>, filename: string): FormData {
   const form = new FormData()

@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict'
 import { answer } from './client.js'
-import type { Journey } from './world.js'
+import { ownedProject, type Journey } from './world.js'
 
 export const cloudAJourneys: Journey[] = [
   {
     name: 'a project owner creates a cloudA public IP, pulls it from the backend and deletes it; staff unlink a second one stuck in the service',
     async run(w) {
       const staff = await w.user({ staff: true })
-      const organization = await w.customer()
-      const project = await w.project(organization)
-      const owner = await w.user()
-      await w.grant(owner, 'CUSTOMER.OWNER', organization)
+      const { project, owner } = await ownedProject(w)
       // The cloud account, its location and a resource group are set up outside the contract areas.
       const settings = await w.http<{ url: string }>('POST', '/api/service-settings/', staff, {
         name: 'Cloud A north',

@@ -1,20 +1,18 @@
 import assert from 'node:assert/strict'
 import { answer } from './client.js'
-import type { Journey } from './world.js'
+import { ownedProject, providerOffering, type Journey } from './world.js'
 
 export const costPolicyJourneys: Journey[] = [
   {
     name: "a provider owner caps an offering's estimated cost with the minimal request; orders push it over the limit, the policy fires and the next order is refused",
     async run(w) {
-      const provider = await w.provider()
-      const providerOwner = await w.user()
-      await w.grant(providerOwner, 'CUSTOMER.OWNER', provider)
-      const offering = await w.offering(provider, { type: 'Marketplace.Basic' })
+      const { user: providerOwner, offering } = await providerOffering(
+        w,
+        'CUSTOMER.OWNER',
+        'Marketplace.Basic',
+      )
       const plan = await w.plan(offering, 100)
-      const consumer = await w.customer()
-      const project = await w.project(consumer)
-      const buyer = await w.user()
-      await w.grant(buyer, 'CUSTOMER.OWNER', consumer)
+      const { project, owner: buyer } = await ownedProject(w)
       const as = w.api(providerOwner)
 
       const available = await answer(

@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict'
-import { answer } from './client.js'
-import type { Journey } from './world.js'
+import { answer, uuidsOf } from './client.js'
+import { ownedProject, type Journey } from './world.js'
 
 export const invitationJourneys: Journey[] = [
   {
     name: 'an organization owner invites to a role; a user submits a permission request through the invitation, the owner approves it and the user joins; the invitation is then withdrawn',
     async run(w) {
-      const organization = await w.customer()
-      const project = await w.project(organization)
-      const owner = await w.user({ fullName: 'Olga Owner' })
-      await w.grant(owner, 'CUSTOMER.OWNER', organization)
+      const { organization, project, owner } = await ownedProject(w, { fullName: 'Olga Owner' })
       const roles = await w.http<{ uuid: string; name: string }[]>(
         'GET',
         '/api/roles/?name=CUSTOMER.SUPPORT',
@@ -31,14 +28,12 @@ export const invitationJourneys: Journey[] = [
       assert.equal(invitation.created_by_full_name, 'Olga Owner')
       assert.equal(invitation.is_active, true)
       const path = { params: { path: { uuid: invitation.uuid } } }
-      const listed = await answer(
-        200,
-        inviter.GET('/api/user-group-invitations/', {
-          params: { query: { customer_uuid: organization.uuid, is_active: true } },
-        }),
-      )
       assert.deepEqual(
-        listed.map((i) => i.uuid),
+        await uuidsOf(
+          inviter.GET('/api/user-group-invitations/', {
+            params: { query: { customer_uuid: organization.uuid, is_active: true } },
+          }),
+        ),
         [invitation.uuid],
       )
       const projects = await answer(200, inviter.GET('/api/user-group-invitations/{uuid}/projects/', path))

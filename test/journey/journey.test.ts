@@ -2,10 +2,10 @@
 // areas made through the client generated from the reference's OpenAPI schema
 // (test/journey/client.ts), against the app over a real socket. The journeys live beside this
 // file; this file gives them a world to run in.
-import { after, before, describe, test } from 'node:test'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { describe, test } from 'node:test'
+import { sharedTestWorld } from '../support/shared-world.js'
 import { journeyWorld } from '../support/journey-world.js'
-import type { Journey, World } from './world.js'
+import type { Journey } from './world.js'
 import { orderJourneys } from './orders.js'
 import { costPolicyJourneys } from './cost-policies.js'
 import { siteAgentJourneys } from './site-agents.js'
@@ -28,15 +28,7 @@ const AREAS: Record<string, Journey[]> = {
   'cloudB floating IPs, routers and migrations': cloudBJourneys,
 }
 
-let t: TestApp
-let world: World
-before(async () => {
-  t = await buildTestApp()
-  world = await journeyWorld(t)
-})
-after(async () => {
-  await t.close()
-})
+const { world } = sharedTestWorld(journeyWorld)
 
 for (const [area, journeys] of Object.entries(AREAS)) {
   describe(area, () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
-import { answer, formData } from './client.js'
-import type { Journey } from './world.js'
+import { answer, uuidsOf, formData } from './client.js'
+import type { paths } from './generated/reference-api.js'
+import { ownedProject, providerOffering, userWith, type Journey, type User } from './world.js'
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n')
 
@@ -25,23 +26,24 @@ async function callbackListener() {
   }
 }
 
+type OrderQuery = NonNullable<paths['/api/marketplace-orders/']['get']['parameters']['query']>
+
 export const orderJourneys: Journey[] = [
   {
     name: 'a project manager orders a site-agent offering with an attachment; the owner and the provider approve, the agent completes it, and the callback URL hears every state',
     async run(w) {
-      const consumer = await w.customer()
-      const project = await w.project(consumer)
-      const owner = await w.user()
-      await w.grant(owner, 'CUSTOMER.OWNER', consumer)
-      const manager = await w.user()
-      await w.grant(manager, 'PROJECT.MANAGER', project)
-      const provider = await w.provider()
-      const providerOwner = await w.user()
-      await w.grant(providerOwner, 'CUSTOMER.OWNER', provider)
-      const offering = await w.offering(provider, { type: 'Marketplace.Slurm' })
+      const { project, owner } = await ownedProject(w)
+      const manager = await userWith(w, 'PROJECT.MANAGER', project)
+      const {
+        provider,
+        user: providerOwner,
+        offering,
+      } = await providerOffering(w, 'CUSTOMER.OWNER', 'Marketplace.Slurm')
       const plan = await w.plan(offering, 12)
-      const agent = await w.user()
-      await w.grant(agent, 'OFFERING.MANAGER', offering)
+      const agent = await userWith(w, 'OFFERING.MANAGER', offering)
+      /** The uuids of the orders `user` lists with `query`. */
+      const listed = (user: User, query: OrderQuery) =>
+        uuidsOf(w.api(user).GET('/api/marketplace-orders/', { params: { query } }))
       const hook = await callbackListener()
       try {
         const created = await answer(
@@ -86,43 +88,28 @@ export const orderJourneys: Journey[] = [
           params: { query: { project_uuid: project.uuid } },
         })
         assert.equal(counted.response.headers.get('x-result-count'), '1')
-        const latest = await answer(
-          200,
-          w.api(manager).GET('/api/marketplace-orders/', {
-            params: { query: { project_uuid: project.uuid, o: ['-created', 'state'] } },
-            // The schema declares `o` a comma-separated list (form style, not exploded).
-            querySerializer: { array: { style: 'form', explode: false } },
-          }),
-        )
         assert.deepEqual(
-          latest.map((o) => o.uuid),
+          await uuidsOf(
+            w.api(manager).GET('/api/marketplace-orders/', {
+              params: { query: { project_uuid: project.uuid, o: ['-created', 'state'] } },
+              // The schema declares `o` a comma-separated list (form style, not exploded).
+              querySerializer: { array: { style: 'form', explode: false } },
+            }),
+          ),
           [uuid],
         )
 
-        const toApprove = await answer(
-          200,
-          w.api(owner).GET('/api/marketplace-orders/', {
-            params: { query: { can_approve_as_consumer: true, project_uuid: project.uuid } },
-          }),
-        )
-        assert.deepEqual(
-          toApprove.map((o) => o.uuid),
-          [uuid],
-        )
+        assert.deepEqual(await listed(owner, { can_approve_as_consumer: true, project_uuid: project.uuid }), [
+          uuid,
+        ])
         await answer(200, w.api(owner).POST('/api/marketplace-orders/{uuid}/approve_by_consumer/', path))
         const reviewed = await answer(200, w.api(owner).GET('/api/marketplace-orders/{uuid}/', path))
         assert.equal(reviewed.state, 'pending-provider')
         assert.equal(reviewed.consumer_reviewed_by, owner.username)
         await w.drain()
 
-        const forProvider = await answer(
-          200,
-          w.api(providerOwner).GET('/api/marketplace-orders/', {
-            params: { query: { can_approve_as_provider: true, provider_uuid: provider.uuid } },
-          }),
-        )
         assert.deepEqual(
-          forProvider.map((o) => o.uuid),
+          await listed(providerOwner, { can_approve_as_provider: true, provider_uuid: provider.uuid }),
           [uuid],
         )
         await answer(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { answer } from './client.js'
-import type { Journey } from './world.js'
+import { userWith, type Journey } from './world.js'
 
 export const paymentProfileJourneys: Journey[] = [
   {
@@ -8,8 +8,7 @@ export const paymentProfileJourneys: Journey[] = [
     async run(w) {
       const staff = await w.user({ staff: true })
       const organization = await w.customer()
-      const owner = await w.user()
-      await w.grant(owner, 'CUSTOMER.OWNER', organization)
+      const owner = await userWith(w, 'CUSTOMER.OWNER', organization)
       const billing = w.api(staff)
 
       const profile = await answer(

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict'
-import { answer } from './client.js'
-import type { Journey } from './world.js'
+import { answer, uuidsOf } from './client.js'
+import { providerOffering, type Journey } from './world.js'
 
 export const siteAgentJourneys: Journey[] = [
   {
     name: 'a site agent service registers a processor, reports statistics, falls silent and is cleaned up by staff',
     async run(w) {
       const staff = await w.user({ staff: true })
-      const provider = await w.provider()
-      const providerOwner = await w.user()
-      await w.grant(providerOwner, 'CUSTOMER.OWNER', provider)
-      const offering = await w.offering(provider, { type: 'Marketplace.Slurm' })
+      const { user: providerOwner, offering } = await providerOffering(
+        w,
+        'CUSTOMER.OWNER',
+        'Marketplace.Slurm',
+      )
       // The agent's identity and its service are registered outside the contract areas.
       const identity = await w.http<{ uuid: string }>(
         'POST',
@@ -62,14 +63,12 @@ export const siteAgentJourneys: Journey[] = [
         service.processors.map((p) => [p.name, p.backend_version]),
         [['slurm-orders', '23.11']],
       )
-      const mine = await answer(
-        200,
-        agent.GET('/api/marketplace-site-agent-services/', {
-          params: { query: { identity_uuid: identity.body.uuid } },
-        }),
-      )
       assert.deepEqual(
-        mine.map((s) => s.uuid),
+        await uuidsOf(
+          agent.GET('/api/marketplace-site-agent-services/', {
+            params: { query: { identity_uuid: identity.body.uuid } },
+          }),
+        ),
         [registered.body.uuid],
       )
 

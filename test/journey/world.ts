@@ -63,3 +63,31 @@ export interface Journey {
   name: string
   run(world: World): Promise<void>
 }
+
+/** A new user holding `role` on `scope`. */
+export async function userWith(
+  w: World,
+  role: RoleName,
+  scope: Link,
+  opts?: Parameters<World['user']>[0],
+): Promise<User> {
+  const user = await w.user(opts)
+  await w.grant(user, role, scope)
+  return user
+}
+
+/** An organization, a project of it and the organization's owner (made with `ownerOpts`). */
+export async function ownedProject(w: World, ownerOpts?: Parameters<World['user']>[0]) {
+  const organization = await w.customer()
+  const project = await w.project(organization)
+  const owner = await userWith(w, 'CUSTOMER.OWNER', organization, ownerOpts)
+  return { organization, project, owner }
+}
+
+/** A service provider, a user holding `role` on it and an offering of `type` it provides. */
+export async function providerOffering(w: World, role: RoleName, type: OfferingType) {
+  const provider = await w.provider()
+  const user = await userWith(w, role, provider)
+  const offering = await w.offering(provider, { type })
+  return { provider, user, offering }
+}
