@@ -20,6 +20,10 @@ const t = sharedTestApp(async (t) => {
   return { staff, project, offering }
 })
 
+/** Staff posts an order for the file's offering and project, with `fields` over them. */
+const postOrder = (fields: Record<string, unknown>) =>
+  client(t.app, t.staff.token).post(ORDERS, { offering: t.offering.url, project: t.project.url, ...fields })
+
 const orderCount = async () =>
   Number(
     (
@@ -33,9 +37,8 @@ const orderCount = async () =>
 describe('order create: one 400 for every bad field', () => {
   test('a bad offering link, a negative limit and an ftp callback are named together', async () => {
     const before = await orderCount()
-    const r = await client(t.app, t.staff.token).post(ORDERS, {
+    const r = await postOrder({
       offering: BAD_OFFERING,
-      project: t.project.url,
       limits: { cpu: -1 },
       callback_url: 'ftp://example.com/hook',
     })
@@ -49,7 +52,7 @@ describe('order create: one 400 for every bad field', () => {
   })
 
   test('a field the schema refused is not checked again by its rule', async () => {
-    const r = await client(t.app, t.staff.token).post(ORDERS, {
+    const r = await postOrder({
       offering: 5,
       project: 'http://localhost/api/projects/nope/',
       callback_url: 7,
@@ -63,9 +66,8 @@ describe('order create: one 400 for every bad field', () => {
   })
 
   test('the rules alone, without schema errors, are named together too', async () => {
-    const r = await client(t.app, t.staff.token).post(ORDERS, {
+    const r = await postOrder({
       offering: BAD_OFFERING,
-      project: t.project.url,
       type: 'Update',
       callback_url: 'http://user:secret@example.com/',
     })
@@ -79,11 +81,7 @@ describe('order create: one 400 for every bad field', () => {
 
   test('a body with thousands of bad entries answers the first 100 of them', async () => {
     const limits = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, -1]))
-    const r = await client(t.app, t.staff.token).post(ORDERS, {
-      offering: t.offering.url,
-      project: t.project.url,
-      limits,
-    })
+    const r = await postOrder({ limits })
     assert.equal(r.status, 400)
     assert.deepEqual(Object.keys(r.body), ['limits'])
     assert.equal(Object.keys(r.body.limits).length, 100)
@@ -91,9 +89,7 @@ describe('order create: one 400 for every bad field', () => {
   })
 
   test('a valid order is still created', async () => {
-    const r = await client(t.app, t.staff.token).post(ORDERS, {
-      offering: t.offering.url,
-      project: t.project.url,
+    const r = await postOrder({
       limits: { cpu: 2 },
       callback_url: 'https://hooks.example.com/order',
     })

@@ -105,11 +105,12 @@ describe('payment profile records', () => {
   test('attributes are validated and errors nest under attributes', async () => {
     const org = await makeCustomer(t.ctx)
     const as = client(t.app, t.staff.token)
-    const bad = await as.post(BASE, {
-      name: 'x',
-      organization: org.url,
-      payment_type: 'invoices',
-      attributes: { end_date: '2026-02-30', agreement_number: ['x'], contract_sum: '12.5' },
+    const withAttributes = (attributes: unknown) =>
+      as.post(BASE, { name: 'x', organization: org.url, payment_type: 'invoices', attributes })
+    const bad = await withAttributes({
+      end_date: '2026-02-30',
+      agreement_number: ['x'],
+      contract_sum: '12.5',
     })
     assert.equal(bad.status, 400)
     assert.deepEqual(bad.body, {
@@ -119,20 +120,10 @@ describe('payment profile records', () => {
         contract_sum: ['A valid integer is required.'],
       },
     })
-    const notDate = await as.post(BASE, {
-      name: 'x',
-      organization: org.url,
-      payment_type: 'invoices',
-      attributes: { end_date: '31.12.2026' },
-    })
+    const notDate = await withAttributes({ end_date: '31.12.2026' })
     assert.equal(notDate.status, 400)
     assert.ok(notDate.body.attributes.end_date)
-    const notObject = await as.post(BASE, {
-      name: 'x',
-      organization: org.url,
-      payment_type: 'invoices',
-      attributes: 'x',
-    })
+    const notObject = await withAttributes('x')
     assert.equal(notObject.status, 400)
     assert.deepEqual(notObject.body, { attributes: ['Expected a dictionary of items.'] })
   })

@@ -249,13 +249,17 @@ describe('identifiers, paths and methods', () => {
   })
 })
 
+/** Staff posts `payload` as it is, with the content type `contentType`, to the customer list. */
+const postRaw = (contentType: string, payload: string) =>
+  call(t.app, 'POST', '/api/customers/', {
+    token: t.staff.token,
+    headers: { 'content-type': contentType },
+    payload,
+  })
+
 describe('bad input never answers 500', () => {
   test('malformed JSON is 400 with a JSON parse error detail', async () => {
-    const r = await call(t.app, 'POST', '/api/customers/', {
-      token: t.staff.token,
-      headers: { 'content-type': 'application/json' },
-      payload: '{"name":',
-    })
+    const r = await postRaw('application/json', '{"name":')
     assert.equal(r.status, 400)
     assert.match(r.body.detail, /^JSON parse error - /)
   })
@@ -287,11 +291,7 @@ describe('bad input never answers 500', () => {
   })
 
   test('an unsupported content type is 415', async () => {
-    const r = await call(t.app, 'POST', '/api/customers/', {
-      token: t.staff.token,
-      headers: { 'content-type': 'text/plain' },
-      payload: 'name=x',
-    })
+    const r = await postRaw('text/plain', 'name=x')
     assert.equal(r.status, 415)
     assert.deepEqual(r.body, { detail: 'Unsupported media type "text/plain" in request.' })
   })
@@ -306,11 +306,7 @@ describe('bad input never answers 500', () => {
     assert.deepEqual(nested.body, { organization_groups: NUL })
     const key = await as.post('/api/customers/', { name: 'Fine', ['sur\u0000prise']: 1 })
     assert.deepEqual(key.body, { non_field_errors: NUL })
-    const form = await call(t.app, 'POST', '/api/customers/', {
-      token: t.staff.token,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: 'name=Null%00org',
-    })
+    const form = await postRaw('application/x-www-form-urlencoded', 'name=Null%00org')
     assert.deepEqual(form.body, { name: NUL })
     const query = await as.get('/api/customers/?name=Null%00org')
     assert.equal(query.status, 400)
