@@ -1,8 +1,8 @@
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp, buildTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { makeUser, roleGraph, type UserRef } from '../support/fixtures.js'
+import { makeUser, roleGraph, withStaff } from '../support/fixtures.js'
 import {
   makeOffering,
   makeOfferingManager,
@@ -10,31 +10,24 @@ import {
   type OfferingRef,
 } from '../support/catalog-fixtures.js'
 
-let t: TestApp
-let staff: UserRef
-let provider: ReturnType<typeof providerGraph>
-let offering: OfferingRef
-before(async () => {
-  t = await buildTestApp()
-  staff = await makeUser(t.ctx, { staff: true })
-  provider = providerGraph(t.ctx)
-  offering = await makeOffering(t.ctx, await provider.customer(), { name: 'HPC' })
-})
-after(async () => {
-  await t.close()
+const t = sharedTestApp(async (t) => {
+  const { staff } = await withStaff(t)
+  const provider = providerGraph(t.ctx)
+  const offering = await makeOffering(t.ctx, await provider.customer(), { name: 'HPC' })
+  return { staff, provider, offering }
 })
 
 const BASE = '/api/backend-resource-requests/'
 
-async function create(o: OfferingRef = offering) {
-  const r = await client(t.app, staff.token).post(BASE, { offering: o.uuid })
+async function create(o: OfferingRef = t.offering) {
+  const r = await client(t.app, t.staff.token).post(BASE, { offering: o.uuid })
   assert.equal(r.status, 201, JSON.stringify(r.body))
   return r.body
 }
 
 describe('creating backend resource requests', () => {
   test('staff creates a request for an offering and it starts in Sent', async () => {
-    const r = await client(t.app, staff.token).post(BASE, { offering: offering.uuid.replace(/-/g, '') })
+    const r = await client(t.app, t.staff.token).post(BASE, { offering: t.offering.uuid.replace(/-/g, '') })
     assert.equal(r.status, 201)
     assert.deepEqual(r.body, {
       url: `http://localhost:80${BASE}${r.body.uuid}/`,
@@ -44,29 +37,29 @@ describe('creating backend resource requests', () => {
       started: null,
       finished: null,
       state: 'Sent',
-      offering: offering.uuid,
+      offering: t.offering.uuid,
       offering_name: 'HPC',
-      offering_url: `http://localhost:80/api/marketplace-provider-offerings/${offering.uuid}/`,
+      offering_url: `http://localhost:80/api/marketplace-provider-offerings/${t.offering.uuid}/`,
       error_message: '',
       error_traceback: '',
     })
-    const got = await client(t.app, staff.token).get(`${BASE}${r.body.uuid}/`)
+    const got = await client(t.app, t.staff.token).get(`${BASE}${r.body.uuid}/`)
     assert.deepEqual(got.body, r.body)
   })
 
   test('a provider owner may not create a request', async () => {
-    const owner = client(t.app, (await provider.owner()).token)
-    assert.equal((await owner.post(BASE, { offering: offering.uuid })).status, 403)
+    const owner = client(t.app, (await t.provider.owner()).token)
+    assert.equal((await owner.post(BASE, { offering: t.offering.uuid })).status, 403)
     // Staff only is checked before the body: a bad body from a non-staff caller is still 403.
     assert.equal((await owner.post(BASE, {})).status, 403)
     assert.equal((await owner.post(BASE, { offering: 42 })).status, 403)
   })
 
   test('an unknown or malformed offering is a 400 on offering', async () => {
-    const a = await client(t.app, staff.token).post(BASE, { offering: 'nope' })
+    const a = await client(t.app, t.staff.token).post(BASE, { offering: 'nope' })
     assert.equal(a.status, 400)
     assert.deepEqual(Object.keys(a.body), ['offering'])
-    const b = await client(t.app, staff.token).post(BASE, {
+    const b = await client(t.app, t.staff.token).post(BASE, {
       offering: '00000000-0000-0000-0000-000000000000',
     })
     assert.equal(b.status, 400)
@@ -82,7 +75,7 @@ describe('creating backend resource requests', () => {
 describe('state transitions', () => {
   test('start_processing, set_done move the request and record the times', async () => {
     const req = await create()
-    const as = client(t.app, (await provider.manager()).token)
+    const as = client(t.app, (await t.provider.manager()).token)
     t.clock.advanceHours(1)
     const a = await as.post(`${BASE}${req.uuid}/start_processing/`)
     assert.equal(a.status, 200)
@@ -102,14 +95,14 @@ describe('state transitions', () => {
 
   test('set_done from Sent is a 409 naming the valid state', async () => {
     const req = await create()
-    const r = await client(t.app, staff.token).post(`${BASE}${req.uuid}/set_done/`)
+    const r = await client(t.app, t.staff.token).post(`${BASE}${req.uuid}/set_done/`)
     assert.equal(r.status, 409)
     assert.deepEqual(r.body, { detail: 'Valid states for operation: Processing.' })
   })
 
   test('start_processing twice is a 409 the second time', async () => {
     const req = await create()
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     assert.equal((await as.post(`${BASE}${req.uuid}/start_processing/`)).status, 200)
     const r = await as.post(`${BASE}${req.uuid}/start_processing/`)
     assert.equal(r.status, 409)
@@ -119,7 +112,7 @@ describe('state transitions', () => {
   test('set_erred from any state stores the message and traceback', async () => {
     for (const path of [[], ['start_processing'], ['start_processing', 'set_done']]) {
       const req = await create()
-      const as = client(t.app, staff.token)
+      const as = client(t.app, t.staff.token)
       for (const p of path) assert.equal((await as.post(`${BASE}${req.uuid}/${p}/`)).status, 200)
       const r = await as.post(`${BASE}${req.uuid}/set_erred/`, {
         error_message: 'boom',
@@ -137,38 +130,38 @@ describe('state transitions', () => {
 
   test('set_erred without a body stores empty strings', async () => {
     const req = await create()
-    const r = await client(t.app, staff.token).post(`${BASE}${req.uuid}/set_erred/`)
+    const r = await client(t.app, t.staff.token).post(`${BASE}${req.uuid}/set_erred/`)
     assert.equal(r.status, 200)
-    const got = await client(t.app, staff.token).get(`${BASE}${req.uuid}/`)
+    const got = await client(t.app, t.staff.token).get(`${BASE}${req.uuid}/`)
     assert.equal(got.body.state, 'Erred')
     assert.equal(got.body.error_message, '')
   })
 
   test('offering managers and provider owners may act; consumers get 403; unknown uuid 404', async () => {
     const req = await create()
-    const manager = await makeOfferingManager(t.ctx, offering)
+    const manager = await makeOfferingManager(t.ctx, t.offering)
     assert.equal(
       (await client(t.app, manager.token).post(`${BASE}${req.uuid}/start_processing/`)).status,
       200,
     )
     const req2 = await create()
     assert.equal(
-      (await client(t.app, (await provider.owner()).token).post(`${BASE}${req2.uuid}/start_processing/`))
+      (await client(t.app, (await t.provider.owner()).token).post(`${BASE}${req2.uuid}/start_processing/`))
         .status,
       200,
     )
     const g = roleGraph(t.ctx)
-    for (const u of [await g.owner(), await g.admin(), await provider.support()]) {
+    for (const u of [await g.owner(), await g.admin(), await t.provider.support()]) {
       const r = await client(t.app, u.token).post(`${BASE}${req2.uuid}/set_done/`)
       assert.equal(r.status, 403)
     }
-    const r = await client(t.app, staff.token).post(`${BASE}00000000-0000-0000-0000-000000000000/set_done/`)
+    const r = await client(t.app, t.staff.token).post(`${BASE}00000000-0000-0000-0000-000000000000/set_done/`)
     assert.equal(r.status, 404)
   })
 
   test('two concurrent start_processing calls: exactly one wins', async () => {
     const req = await create()
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const rs = await Promise.all([
       as.post(`${BASE}${req.uuid}/start_processing/`),
       as.post(`${BASE}${req.uuid}/start_processing/`),

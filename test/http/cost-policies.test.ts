@@ -1,8 +1,16 @@
-import { after, before, beforeEach, describe, test } from 'node:test'
+import { beforeEach, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import {
+  grant,
+  makeCustomer,
+  makeProject,
+  makeUser,
+  type Ref,
+  type UserRef,
+  withStaff,
+} from '../support/fixtures.js'
 import { makeOffering } from '../support/catalog-fixtures.js'
 import { makeOrganizationGroup, makePlan, makeResource } from '../support/cost-policies-fixtures.js'
 import {
@@ -10,17 +18,10 @@ import {
   scheduleCostPolicyEvaluation,
 } from '../../src/areas/cost-policies/service.js'
 
-let t: TestApp
-let staff: UserRef
-let support: UserRef
-before(async () => {
-  t = await buildTestApp()
-  staff = await makeUser(t.ctx, { staff: true })
-  support = await makeUser(t.ctx, { support: true })
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp(async (t) => ({
+  ...(await withStaff(t)),
+  support: await makeUser(t.ctx, { support: true }),
+}))
 
 const BASE = '/api/marketplace-offering-estimated-cost-policies/'
 const FORBIDDEN = { detail: 'You do not have permission to perform this action.' }
@@ -52,7 +53,7 @@ async function createPolicy(token: string, body: Record<string, unknown>) {
 describe('cost policy records', () => {
   test('staff creates a policy; the record carries every field of 2.3', async () => {
     const p = await provider()
-    const r = await client(t.app, staff.token).post(BASE, {
+    const r = await client(t.app, t.staff.token).post(BASE, {
       scope: p.offering.url,
       actions: 'notify_organization_owners,block_creation_of_new_resources',
       limit_cost: 500,
@@ -72,10 +73,10 @@ describe('cost policy records', () => {
         await t.ctx.db
           .selectFrom('users')
           .select('full_name')
-          .where('id', '=', staff.id)
+          .where('id', '=', t.staff.id)
           .executeTakeFirstOrThrow()
       ).full_name,
-      created_by_username: staff.username,
+      created_by_username: t.staff.username,
       has_fired: false,
       fired_datetime: null,
       options: { notify_organization_owners: { note: 'x' } },
@@ -87,7 +88,7 @@ describe('cost policy records', () => {
       affected_resources_count: 0,
       current_cost: 0,
     })
-    const got = await client(t.app, staff.token).get(`${BASE}${r.body.uuid}/`)
+    const got = await client(t.app, t.staff.token).get(`${BASE}${r.body.uuid}/`)
     assert.equal(got.status, 200)
     assert.deepEqual(got.body, r.body)
   })
@@ -96,20 +97,20 @@ describe('cost policy records', () => {
     const p = await provider()
     const names = { 1: 'Total', 2: '1 month', 3: '3 month', 4: '12 month' }
     for (const [period, name] of Object.entries(names)) {
-      const r = await createPolicy(staff.token, { scope: p.offering.url, period: Number(period) })
+      const r = await createPolicy(t.staff.token, { scope: p.offering.url, period: Number(period) })
       assert.equal(r.status, 201)
       assert.equal(r.body.period, Number(period))
       assert.equal(r.body.period_name, name)
     }
-    const asString = await createPolicy(staff.token, { scope: p.offering.url, period: '3' })
+    const asString = await createPolicy(t.staff.token, { scope: p.offering.url, period: '3' })
     assert.equal(asString.body.period, 3)
-    const bad = await createPolicy(staff.token, { scope: p.offering.url, period: 5 })
+    const bad = await createPolicy(t.staff.token, { scope: p.offering.url, period: 5 })
     assert.equal(bad.status, 400)
     assert.deepEqual(bad.body, { period: ['"5" is not a valid choice.'] })
   })
 
   test('scope, actions and limit_cost are required; limit_cost is an integer', async () => {
-    const r = await client(t.app, staff.token).post(BASE, {})
+    const r = await client(t.app, t.staff.token).post(BASE, {})
     assert.equal(r.status, 400)
     assert.deepEqual(r.body, {
       scope: ['This field is required.'],
@@ -117,14 +118,14 @@ describe('cost policy records', () => {
       limit_cost: ['This field is required.'],
     })
     const p = await provider()
-    const frac = await createPolicy(staff.token, { scope: p.offering.url, limit_cost: 1.5 })
+    const frac = await createPolicy(t.staff.token, { scope: p.offering.url, limit_cost: 1.5 })
     assert.equal(frac.status, 400)
     assert.deepEqual(frac.body, { limit_cost: ['A valid integer is required.'] })
   })
 
   test('unknown actions are refused naming the value', async () => {
     const p = await provider()
-    const r = await createPolicy(staff.token, {
+    const r = await createPolicy(t.staff.token, {
       scope: p.offering.url,
       actions: 'notify_organization_owners,terminate_resources',
     })
@@ -132,35 +133,35 @@ describe('cost policy records', () => {
     assert.deepEqual(r.body, {
       actions: ['notify_organization_owners,terminate_resources includes unavailable actions.'],
     })
-    const blank = await createPolicy(staff.token, { scope: p.offering.url, actions: ' , ' })
+    const blank = await createPolicy(t.staff.token, { scope: p.offering.url, actions: ' , ' })
     assert.deepEqual(blank.body, { actions: ['This field may not be blank.'] })
   })
 
   test('options must be an object; a JSON string holding one is accepted', async () => {
     const p = await provider()
     for (const options of [[1], 'not json', 3, '[1]']) {
-      const r = await createPolicy(staff.token, { scope: p.offering.url, options })
+      const r = await createPolicy(t.staff.token, { scope: p.offering.url, options })
       assert.equal(r.status, 400)
       assert.deepEqual(r.body, { options: ['Options must be a dictionary.'] })
     }
-    const ok = await createPolicy(staff.token, { scope: p.offering.url, options: '{"a": 1}' })
+    const ok = await createPolicy(t.staff.token, { scope: p.offering.url, options: '{"a": 1}' })
     assert.equal(ok.status, 201)
     assert.deepEqual(ok.body.options, { a: 1 })
   })
 
   test('scope must be an offering URL', async () => {
     const p = await provider()
-    const wrongKind = await createPolicy(staff.token, { scope: p.org.url })
+    const wrongKind = await createPolicy(t.staff.token, { scope: p.org.url })
     assert.equal(wrongKind.status, 400)
     assert.deepEqual(wrongKind.body, { scope: ['Invalid hyperlink - Incorrect URL match.'] })
-    const unknown = await createPolicy(staff.token, {
+    const unknown = await createPolicy(t.staff.token, {
       scope: 'http://localhost/api/marketplace-provider-offerings/00000000-0000-4000-8000-000000000000/',
     })
     assert.deepEqual(unknown.body, { scope: ['Invalid hyperlink - Object does not exist.'] })
   })
 
   test('the GET actions/ record lists the available actions with descriptions', async () => {
-    const r = await client(t.app, support.token).get(`${BASE}actions/`)
+    const r = await client(t.app, t.support.token).get(`${BASE}actions/`)
     assert.equal(r.status, 200)
     assert.equal(r.body.actions, 'notify_organization_owners,block_creation_of_new_resources')
     assert.deepEqual(Object.keys(r.body.options), [
@@ -187,7 +188,7 @@ describe('cost policy records', () => {
 describe('apply_to_all and organization_groups', () => {
   test('the minimal request (scope, actions, limit_cost) makes a policy for every customer', async () => {
     const p = await provider()
-    const r = await client(t.app, staff.token).post(BASE, {
+    const r = await client(t.app, t.staff.token).post(BASE, {
       scope: p.offering.url,
       actions: 'notify_organization_owners',
       limit_cost: 100,
@@ -195,13 +196,13 @@ describe('apply_to_all and organization_groups', () => {
     assert.equal(r.status, 201, JSON.stringify(r.body))
     assert.equal(r.body.apply_to_all, true)
     assert.deepEqual(r.body.organization_groups, [])
-    assert.deepEqual((await client(t.app, staff.token).get(`${BASE}${r.body.uuid}/`)).body, r.body)
+    assert.deepEqual((await client(t.app, t.staff.token).get(`${BASE}${r.body.uuid}/`)).body, r.body)
   })
 
   test('both is a non-field 400; neither, however spelled, covers every customer', async () => {
     const p = await provider()
     const group = await makeOrganizationGroup(t.ctx)
-    const both = await createPolicy(staff.token, {
+    const both = await createPolicy(t.staff.token, {
       scope: p.offering.url,
       apply_to_all: true,
       organization_groups: [group.url],
@@ -213,12 +214,12 @@ describe('apply_to_all and organization_groups', () => {
       { apply_to_all: undefined, organization_groups: [] },
       { apply_to_all: false, organization_groups: [] },
     ]) {
-      const r = await createPolicy(staff.token, { scope: p.offering.url, ...neither })
+      const r = await createPolicy(t.staff.token, { scope: p.offering.url, ...neither })
       assert.equal(r.status, 201, JSON.stringify(neither))
       assert.equal(r.body.apply_to_all, true, JSON.stringify(neither))
       assert.deepEqual(r.body.organization_groups, [])
     }
-    const groups = await createPolicy(staff.token, {
+    const groups = await createPolicy(t.staff.token, {
       scope: p.offering.url,
       apply_to_all: false,
       organization_groups: [group.url],
@@ -231,13 +232,13 @@ describe('apply_to_all and organization_groups', () => {
   test('on update missing keys fall back to the stored values', async () => {
     const p = await provider()
     const group = await makeOrganizationGroup(t.ctx)
-    const created = await createPolicy(staff.token, {
+    const created = await createPolicy(t.staff.token, {
       scope: p.offering.url,
       apply_to_all: false,
       organization_groups: [group.url],
     })
     const url = `${BASE}${created.body.uuid}/`
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const flip = await as.patch(url, { apply_to_all: true })
     assert.equal(flip.status, 400)
     assert.deepEqual(flip.body, { non_field_errors: [BOTH] })
@@ -264,7 +265,7 @@ describe('apply_to_all and organization_groups', () => {
 
   test('organization group links are validated', async () => {
     const p = await provider()
-    const r = await createPolicy(staff.token, {
+    const r = await createPolicy(t.staff.token, {
       scope: p.offering.url,
       apply_to_all: false,
       organization_groups: ['http://localhost/api/organization-groups/00000000-0000-4000-8000-000000000000/'],
@@ -285,7 +286,7 @@ describe('who may manage and see cost policies', () => {
     const consumer = await makeUser(t.ctx)
     const other = await makeCustomer(t.ctx)
     await grant(t.ctx, consumer, 'CUSTOMER.OWNER', { type: 'customer', id: other.id })
-    for (const u of [p.spManager, support, consumer, await makeUser(t.ctx)]) {
+    for (const u of [p.spManager, t.support, consumer, await makeUser(t.ctx)]) {
       const r = await createPolicy(u.token, { scope: p.offering.url })
       assert.equal(r.status, 400)
       assert.deepEqual(r.body, { scope: ['User is not allowed to configure policies.'] })
@@ -295,9 +296,9 @@ describe('who may manage and see cost policies', () => {
 
   test('update and delete: managers 200/204, visible non-managers 403, others 404', async () => {
     const p = await provider()
-    const created = await createPolicy(staff.token, { scope: p.offering.url })
+    const created = await createPolicy(t.staff.token, { scope: p.offering.url })
     const url = `${BASE}${created.body.uuid}/`
-    for (const u of [p.spManager, support]) {
+    for (const u of [p.spManager, t.support]) {
       const r = await client(t.app, u.token).patch(url, { limit_cost: 1 })
       assert.equal(r.status, 403)
       assert.deepEqual(r.body, FORBIDDEN)
@@ -325,7 +326,7 @@ describe('who may manage and see cost policies', () => {
     assert.equal(putPartial.status, 400)
     const del = await client(t.app, p.owner.token).delete(url)
     assert.equal(del.status, 204)
-    assert.equal((await client(t.app, staff.token).get(url)).status, 404)
+    assert.equal((await client(t.app, t.staff.token).get(url)).status, 404)
   })
 
   test('moving a policy to an offering the caller does not manage is refused on scope', async () => {
@@ -342,8 +343,8 @@ describe('who may manage and see cost policies', () => {
   test('staff and support see all; provider people see their offerings; consumers see none', async () => {
     const p = await provider()
     const q = await provider()
-    const mine = await createPolicy(staff.token, { scope: p.offering.url })
-    const theirs = await createPolicy(staff.token, { scope: q.offering.url })
+    const mine = await createPolicy(t.staff.token, { scope: p.offering.url })
+    const theirs = await createPolicy(t.staff.token, { scope: q.offering.url })
     const scoped = async (u: UserRef) => {
       const r = await client(t.app, u.token).get(`${BASE}?page_size=300`)
       assert.equal(r.status, 200)
@@ -351,7 +352,7 @@ describe('who may manage and see cost policies', () => {
         .map((x: { uuid: string }) => x.uuid)
         .filter((x: string) => [mine.body.uuid, theirs.body.uuid].includes(x))
     }
-    for (const u of [staff, support])
+    for (const u of [t.staff, t.support])
       assert.deepEqual((await scoped(u)).sort(), [mine.body.uuid, theirs.body.uuid].sort())
     for (const u of [p.owner, p.offeringManager, p.spManager])
       assert.deepEqual(await scoped(u), [mine.body.uuid])
@@ -369,12 +370,12 @@ describe('cost policy list', () => {
   test('scope (offering URL) and scope_uuid filter; other kinds of URL give an empty list', async () => {
     const p = await provider()
     const q = await provider()
-    const a = await createPolicy(staff.token, { scope: p.offering.url })
+    const a = await createPolicy(t.staff.token, { scope: p.offering.url })
     t.clock.advance(1000)
-    const b = await createPolicy(staff.token, { scope: p.offering.url })
-    await createPolicy(staff.token, { scope: q.offering.url })
+    const b = await createPolicy(t.staff.token, { scope: p.offering.url })
+    await createPolicy(t.staff.token, { scope: q.offering.url })
     const uuids = async (qs: string) => {
-      const r = await client(t.app, staff.token).get(`${BASE}?${qs}`)
+      const r = await client(t.app, t.staff.token).get(`${BASE}?${qs}`)
       assert.equal(r.status, 200)
       return r.body.map((x: { uuid: string }) => x.uuid)
     }
@@ -386,10 +387,10 @@ describe('cost policy list', () => {
     ])
     assert.deepEqual(await uuids(`scope_uuid=${p.offering.uuid}`), [b.body.uuid, a.body.uuid])
     assert.deepEqual(await uuids(`scope=${encodeURIComponent(p.org.url)}`), [])
-    const bad = await client(t.app, staff.token).get(`${BASE}?scope_uuid=xyz`)
+    const bad = await client(t.app, t.staff.token).get(`${BASE}?scope_uuid=xyz`)
     assert.equal(bad.status, 400)
     assert.deepEqual(bad.body, { scope_uuid: ['Enter a valid UUID.'] })
-    const fields = await client(t.app, staff.token).get(
+    const fields = await client(t.app, t.staff.token).get(
       `${BASE}?scope_uuid=${p.offering.uuid}&field=uuid&field=limit_cost`,
     )
     assert.deepEqual(fields.body[0], { uuid: b.body.uuid, limit_cost: 100 })
@@ -441,7 +442,7 @@ async function resourcesChanged(offering: Ref) {
 }
 
 async function policy(uuid: string) {
-  const r = await client(t.app, staff.token).get(`${BASE}${uuid}/`)
+  const r = await client(t.app, t.staff.token).get(`${BASE}${uuid}/`)
   assert.equal(r.status, 200)
   return r.body
 }
@@ -523,7 +524,7 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
 
   test('terminated resources, other offerings and blocked or archived customers do not count', async () => {
     const s = await setup(100)
-    const created = await createPolicy(staff.token, {
+    const created = await createPolicy(t.staff.token, {
       scope: s.p.offering.url,
       limit_cost: 150,
       actions: 'block_creation_of_new_resources',
@@ -548,7 +549,7 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
   test('creating a policy evaluates it at once', async () => {
     const s = await setup(100)
     await addResources(s, 2)
-    const created = await createPolicy(staff.token, { scope: s.p.offering.url, limit_cost: 199 })
+    const created = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 199 })
     assert.equal(created.body.has_fired, false)
     await t.ctx.jobs.drain()
     const p = await policy(created.body.uuid)
@@ -561,7 +562,7 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
     const inGroup = s.consumer
     const outside = await makeCustomer(t.ctx)
     const group = await makeOrganizationGroup(t.ctx, [inGroup])
-    const created = await createPolicy(staff.token, {
+    const created = await createPolicy(t.staff.token, {
       scope: s.p.offering.url,
       apply_to_all: false,
       organization_groups: [group.url],
@@ -581,7 +582,7 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
 
   test('a notify-only policy does not block', async () => {
     const s = await setup(100)
-    const created = await createPolicy(staff.token, {
+    const created = await createPolicy(t.staff.token, {
       scope: s.p.offering.url,
       limit_cost: 50,
       actions: 'notify_organization_owners',
@@ -595,10 +596,10 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
   test('the period decides which months count: Total sums since creation, 1 month only the current one', async () => {
     const s = await setup(100)
     await addResources(s, 1, { created: '2025-11-20T00:00:00.000Z' })
-    const total = await createPolicy(staff.token, { scope: s.p.offering.url, limit_cost: 250, period: 1 })
-    const month = await createPolicy(staff.token, { scope: s.p.offering.url, limit_cost: 250, period: 2 })
-    const quarter = await createPolicy(staff.token, { scope: s.p.offering.url, limit_cost: 250, period: 3 })
-    const year = await createPolicy(staff.token, { scope: s.p.offering.url, limit_cost: 299, period: 4 })
+    const total = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 250, period: 1 })
+    const month = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 250, period: 2 })
+    const quarter = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 250, period: 3 })
+    const year = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 299, period: 4 })
     await t.ctx.jobs.drain()
     assert.equal((await policy(total.body.uuid)).has_fired, true, 'Nov+Dec+Jan = 300')
     assert.equal((await policy(month.body.uuid)).has_fired, false, 'Jan = 100')
@@ -618,7 +619,7 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
       project,
       created: '2025-11-20T00:00:00.000Z',
     })
-    const quarter = await createPolicy(staff.token, { scope: p.offering.url, limit_cost: 12, period: 3 })
+    const quarter = await createPolicy(t.staff.token, { scope: p.offering.url, limit_cost: 12, period: 3 })
     await t.ctx.jobs.drain()
     assert.equal((await policy(quarter.body.uuid)).has_fired, true)
     const [sent] = await notifications(quarter.body.uuid)
@@ -678,7 +679,7 @@ describe('a fired policy resets', () => {
   test('terminating resources brings the cost back under the limit and resets', async () => {
     const s = await setup(100)
     await addResources(s, 3)
-    const created = await createPolicy(staff.token, { scope: s.p.offering.url, limit_cost: 250 })
+    const created = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 250 })
     await t.ctx.jobs.drain()
     assert.equal((await policy(created.body.uuid)).has_fired, true)
     await t.ctx.db
@@ -693,7 +694,7 @@ describe('a fired policy resets', () => {
   test('a new period resets the policy at the month start and it fires once for the new period', async () => {
     const s = await setup(100)
     await addResources(s, 2)
-    const created = await createPolicy(staff.token, {
+    const created = await createPolicy(t.staff.token, {
       scope: s.p.offering.url,
       limit_cost: 150,
       actions: 'notify_organization_owners,block_creation_of_new_resources',
@@ -734,10 +735,10 @@ describe('a fired policy resets', () => {
   test('a stale firing from an earlier period is reset even before the scheduled re-check', async () => {
     const s = await setup(100)
     await addResources(s, 1, { created: '2025-12-10T00:00:00.000Z' })
-    const created = await createPolicy(staff.token, { scope: s.p.offering.url, limit_cost: 150, period: 1 })
+    const created = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 150, period: 1 })
     await t.ctx.jobs.drain()
     assert.equal((await policy(created.body.uuid)).has_fired, true, 'Total: Dec + Jan = 200')
-    await client(t.app, staff.token).patch(`${BASE}${created.body.uuid}/`, { period: 2 })
+    await client(t.app, t.staff.token).patch(`${BASE}${created.body.uuid}/`, { period: 2 })
     await t.ctx.jobs.drain()
     assert.equal((await policy(created.body.uuid)).has_fired, false, '1 month: Jan = 100')
   })
@@ -775,7 +776,7 @@ describe('a fired blocking policy refuses new Create orders', () => {
       ],
     })
     // Staff are refused too: the block is about the offering's cost, not the caller.
-    const byStaff = await client(t.app, staff.token).post('/api/marketplace-orders/', orderBody)
+    const byStaff = await client(t.app, t.staff.token).post('/api/marketplace-orders/', orderBody)
     assert.equal(byStaff.status, 400)
     const orders = await t.ctx.db
       .selectFrom('orders')
@@ -820,7 +821,7 @@ describe('a fired blocking policy refuses new Create orders', () => {
     await resourcesChanged(s.p.offering)
     assert.equal((await policy(uuid)).has_fired, true, 'two customers: 200 is above 150')
     const newcomer = await makeCustomer(t.ctx)
-    const refused = await client(t.app, staff.token).post('/api/marketplace-orders/', {
+    const refused = await client(t.app, t.staff.token).post('/api/marketplace-orders/', {
       offering: s.p.offering.url,
       plan: s.plan.url,
       project: (await makeProject(t.ctx, newcomer)).url,
@@ -836,7 +837,7 @@ describe('a fired blocking policy refuses new Create orders', () => {
   test('a policy limited to organization groups blocks only their customers', async () => {
     const s = await setup(100)
     const group = await makeOrganizationGroup(t.ctx, [s.consumer])
-    const created = await createPolicy(staff.token, {
+    const created = await createPolicy(t.staff.token, {
       scope: s.p.offering.url,
       actions: 'block_creation_of_new_resources',
       limit_cost: 50,
@@ -848,14 +849,14 @@ describe('a fired blocking policy refuses new Create orders', () => {
     assert.equal((await policy(created.body.uuid)).has_fired, true)
     const outsider = await makeCustomer(t.ctx)
     const outsiderProject = await makeProject(t.ctx, outsider)
-    const inScope = await client(t.app, staff.token).post('/api/marketplace-orders/', {
+    const inScope = await client(t.app, t.staff.token).post('/api/marketplace-orders/', {
       offering: s.p.offering.url,
       plan: s.plan.url,
       project: s.project.url,
     })
     assert.equal(inScope.status, 400)
     assert.match(inScope.body.non_field_errors[0], new RegExp(created.body.uuid))
-    const outOfScope = await client(t.app, staff.token).post('/api/marketplace-orders/', {
+    const outOfScope = await client(t.app, t.staff.token).post('/api/marketplace-orders/', {
       offering: s.p.offering.url,
       plan: s.plan.url,
       project: outsiderProject.url,
@@ -870,10 +871,10 @@ describe('plan price changes', () => {
   test('raising a plan price re-evaluates the offering policies', async () => {
     const s = await setup(100)
     await addResources(s, 2)
-    const created = await createPolicy(staff.token, { scope: s.p.offering.url, limit_cost: 250 })
+    const created = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 250 })
     await t.ctx.jobs.drain()
     assert.equal((await policy(created.body.uuid)).has_fired, false)
-    const r = await client(t.app, staff.token).patch(`/api/marketplace-plans/${s.plan.uuid}/`, {
+    const r = await client(t.app, t.staff.token).patch(`/api/marketplace-plans/${s.plan.uuid}/`, {
       unit_price: '130',
     })
     assert.equal(r.status, 200, JSON.stringify(r.body))

@@ -1,10 +1,10 @@
 // A user's own new e-mail address counts only once confirmed: invitations restricted by e-mail
 // patterns match the confirmed address, in full. Reading an invitation needs a reason to.
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { makeCustomer, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import { makeCustomer, makeUser, type Ref, type UserRef, withStaff } from '../support/fixtures.js'
 import { EMAIL_CONFIRMATION_EVENT } from '../../src/areas/directory/service.js'
 import { parseJson } from '../../src/db/values.js'
 
@@ -15,15 +15,7 @@ const REFUSED = {
   ],
 }
 
-let t: TestApp
-let staff: UserRef
-before(async () => {
-  t = await buildTestApp()
-  staff = await makeUser(t.ctx, { staff: true })
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp(withStaff)
 
 async function ownerInvitation(customer: Ref, patterns: string[]) {
   const role = await t.ctx.db
@@ -31,7 +23,7 @@ async function ownerInvitation(customer: Ref, patterns: string[]) {
     .select('uuid')
     .where('name', '=', 'CUSTOMER.OWNER')
     .executeTakeFirstOrThrow()
-  const r = await client(t.app, staff.token).post(INV, {
+  const r = await client(t.app, t.staff.token).post(INV, {
     role: role.uuid,
     scope: customer.url,
     auto_approve: true,
@@ -137,7 +129,7 @@ test('a token expires; a newer change replaces the older token', async () => {
 
 test('staff set an address outright or confirm a pending one without a token', async () => {
   const carol = await makeUser(t.ctx, { email: 'carol@old.example' })
-  const st = client(t.app, staff.token)
+  const st = client(t.app, t.staff.token)
   const set = await st.patch(`/api/users/${carol.uuid}/`, { email: 'carol@staff-set.example' })
   assert.equal(set.body.email, 'carol@staff-set.example')
   assert.equal(set.body.pending_email, null)
@@ -168,7 +160,7 @@ test('patterns match the whole address, not its beginning', async () => {
 
 test('patterns that could stall matching are refused at creation', async () => {
   const customer = await makeCustomer(t.ctx)
-  const r = await client(t.app, staff.token).post(INV, {
+  const r = await client(t.app, t.staff.token).post(INV, {
     role: 'CUSTOMER.OWNER',
     scope: customer.url,
     user_email_patterns: ['(a|a)*@x\\.org', '.*.*.*@x\\.org'],

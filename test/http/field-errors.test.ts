@@ -1,31 +1,28 @@
 // One 400 names every bad field of a write, as DRF does: the body's schema errors and the
 // business rules' errors (hyperlinks, ranges, callback URLs, plan units) together; a rule that
 // needs a field's value does not run when the schema already refused that field.
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
-import { makeOffering, makePlan, providerGraph, type OfferingRef } from '../support/catalog-fixtures.js'
+import { makeCustomer, makeProject, withStaff } from '../support/fixtures.js'
+import { makeOffering, makePlan, providerGraph } from '../support/catalog-fixtures.js'
 
 const ORDERS = '/api/marketplace-orders/'
 const PLANS = '/api/marketplace-plans/'
 const BAD_OFFERING = 'http://localhost/api/marketplace-provider-offerings/00000000000000000000000000000000/'
 
-let t: TestApp
-let staff: UserRef
-let project: Ref
-let offering: OfferingRef
-before(async () => {
-  t = await buildTestApp()
+const t = sharedTestApp(async (t) => {
   const c = await makeCustomer(t.ctx)
-  project = await makeProject(t.ctx, c)
-  staff = await makeUser(t.ctx, { staff: true })
-  offering = await makeOffering(t.ctx, c, { type: 'Marketplace.Basic' })
+  const project = await makeProject(t.ctx, c)
+  const { staff } = await withStaff(t)
+  const offering = await makeOffering(t.ctx, c, { type: 'Marketplace.Basic' })
+  return { staff, project, offering }
 })
-after(async () => {
-  await t.close()
-})
+
+/** Staff posts an order for the file's offering and project, with `fields` over them. */
+const postOrder = (fields: Record<string, unknown>) =>
+  client(t.app, t.staff.token).post(ORDERS, { offering: t.offering.url, project: t.project.url, ...fields })
 
 const orderCount = async () =>
   Number(
@@ -40,9 +37,8 @@ const orderCount = async () =>
 describe('order create: one 400 for every bad field', () => {
   test('a bad offering link, a negative limit and an ftp callback are named together', async () => {
     const before = await orderCount()
-    const r = await client(t.app, staff.token).post(ORDERS, {
+    const r = await postOrder({
       offering: BAD_OFFERING,
-      project: project.url,
       limits: { cpu: -1 },
       callback_url: 'ftp://example.com/hook',
     })
@@ -56,7 +52,7 @@ describe('order create: one 400 for every bad field', () => {
   })
 
   test('a field the schema refused is not checked again by its rule', async () => {
-    const r = await client(t.app, staff.token).post(ORDERS, {
+    const r = await postOrder({
       offering: 5,
       project: 'http://localhost/api/projects/nope/',
       callback_url: 7,
@@ -70,9 +66,8 @@ describe('order create: one 400 for every bad field', () => {
   })
 
   test('the rules alone, without schema errors, are named together too', async () => {
-    const r = await client(t.app, staff.token).post(ORDERS, {
+    const r = await postOrder({
       offering: BAD_OFFERING,
-      project: project.url,
       type: 'Update',
       callback_url: 'http://user:secret@example.com/',
     })
@@ -86,11 +81,7 @@ describe('order create: one 400 for every bad field', () => {
 
   test('a body with thousands of bad entries answers the first 100 of them', async () => {
     const limits = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, -1]))
-    const r = await client(t.app, staff.token).post(ORDERS, {
-      offering: offering.url,
-      project: project.url,
-      limits,
-    })
+    const r = await postOrder({ limits })
     assert.equal(r.status, 400)
     assert.deepEqual(Object.keys(r.body), ['limits'])
     assert.equal(Object.keys(r.body.limits).length, 100)
@@ -98,9 +89,7 @@ describe('order create: one 400 for every bad field', () => {
   })
 
   test('a valid order is still created', async () => {
-    const r = await client(t.app, staff.token).post(ORDERS, {
-      offering: offering.url,
-      project: project.url,
+    const r = await postOrder({
       limits: { cpu: 2 },
       callback_url: 'https://hooks.example.com/order',
     })

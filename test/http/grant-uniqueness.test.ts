@@ -1,19 +1,13 @@
 // One active grant per (user, role, scope): racing add_user calls give one 201 and 400s naming the
 // problem; delete_user ends every active grant of the triple, duplicates from before included.
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { makeCustomer, makeProject, makeUser } from '../support/fixtures.js'
 import { up as oneActiveGrant } from '../../src/db/migrations/2026-11-26T1100_one_active_grant.js'
 
-let t: TestApp
-before(async () => {
-  t = await buildTestApp()
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp()
 
 async function activeGrants(userId: number, scopeId: number) {
   return t.ctx.db
@@ -24,6 +18,27 @@ async function activeGrants(userId: number, scopeId: number) {
     .where('scope_id', '=', scopeId)
     .where('is_active', '=', 1)
     .execute()
+}
+
+/** A new project and user and the role `name`: `row` is an active grant of that triple. */
+async function triple(name: string) {
+  const project = await makeProject(t.ctx, await makeCustomer(t.ctx))
+  const target = await makeUser(t.ctx)
+  const role = await t.ctx.db
+    .selectFrom('roles')
+    .select('id')
+    .where('name', '=', name)
+    .executeTakeFirstOrThrow()
+  const row = (uuid: string) => ({
+    uuid,
+    user_id: target.id,
+    role_id: role.id,
+    scope_type: 'project',
+    scope_id: project.id,
+    is_active: 1,
+    created: t.ctx.clock().toISOString(),
+  })
+  return { project, target, row }
 }
 
 test('concurrent add_user for one triple: one 201, the rest 400, one active grant', async () => {
@@ -57,22 +72,7 @@ test('concurrent add_user for one triple: one 201, the rest 400, one active gran
 })
 
 test('the database refuses a second active grant of a triple', async () => {
-  const project = await makeProject(t.ctx, await makeCustomer(t.ctx))
-  const target = await makeUser(t.ctx)
-  const role = await t.ctx.db
-    .selectFrom('roles')
-    .select('id')
-    .where('name', '=', 'PROJECT.MEMBER')
-    .executeTakeFirstOrThrow()
-  const row = (uuid: string) => ({
-    uuid,
-    user_id: target.id,
-    role_id: role.id,
-    scope_type: 'project',
-    scope_id: project.id,
-    is_active: 1,
-    created: t.ctx.clock().toISOString(),
-  })
+  const { row } = await triple('PROJECT.MEMBER')
   await t.ctx.db.insertInto('user_roles').values(row(t.ctx.newUuid())).execute()
   await assert.rejects(t.ctx.db.insertInto('user_roles').values(row(t.ctx.newUuid())).execute())
   // An ended grant does not count.
@@ -84,28 +84,11 @@ test('the database refuses a second active grant of a triple', async () => {
 
 test('the migration ends duplicates left from before, and delete_user then revokes for good', async () => {
   const staff = await makeUser(t.ctx, { staff: true })
-  const project = await makeProject(t.ctx, await makeCustomer(t.ctx))
-  const target = await makeUser(t.ctx)
-  const role = await t.ctx.db
-    .selectFrom('roles')
-    .select('id')
-    .where('name', '=', 'PROJECT.MANAGER')
-    .executeTakeFirstOrThrow()
+  const { project, target, row } = await triple('PROJECT.MANAGER')
   // The state of a database before the rule: no index, two active rows for one triple.
   await t.ctx.db.schema.dropIndex('user_roles_one_active_idx').execute()
   for (let i = 0; i < 2; i++) {
-    await t.ctx.db
-      .insertInto('user_roles')
-      .values({
-        uuid: t.ctx.newUuid(),
-        user_id: target.id,
-        role_id: role.id,
-        scope_type: 'project',
-        scope_id: project.id,
-        is_active: 1,
-        created: t.ctx.clock().toISOString(),
-      })
-      .execute()
+    await t.ctx.db.insertInto('user_roles').values(row(t.ctx.newUuid())).execute()
   }
   assert.equal((await activeGrants(target.id, project.id)).length, 2)
   await oneActiveGrant(t.ctx.db)

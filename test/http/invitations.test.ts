@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import {
   grant,
@@ -10,29 +10,32 @@ import {
   roleGraph,
   type Ref,
   type UserRef,
+  withStaff,
 } from '../support/fixtures.js'
 
 const INV = '/api/user-group-invitations/'
 const REQ = '/api/user-permission-requests/'
 const HOST = 'http://localhost:80'
 
-let t: TestApp
-let staff: UserRef
-let roles: Record<string, string>
-before(async () => {
-  t = await buildTestApp()
-  staff = await makeUser(t.ctx, { staff: true })
+const t = sharedTestApp(async (t) => {
   const rows = await t.ctx.db.selectFrom('roles').select(['name', 'uuid']).execute()
-  roles = Object.fromEntries(rows.map((r) => [r.name, r.uuid]))
-})
-after(async () => {
-  await t.close()
+  return { ...(await withStaff(t)), roles: Object.fromEntries(rows.map((r) => [r.name, r.uuid])) }
 })
 
 async function invite(as: UserRef, body: Record<string, unknown>) {
   const r = await client(t.app, as.token).post(INV, body)
   assert.equal(r.status, 201, JSON.stringify(r.body))
   return r.body
+}
+
+/** `as` posts an invitation to the role `role` on `scope`, with `extra` fields: the response. */
+function postInvitation(
+  as: UserRef,
+  role: string,
+  scope: { url: string },
+  extra: Record<string, unknown> = {},
+) {
+  return client(t.app, as.token).post(INV, { role: t.roles[role], scope: scope.url, ...extra })
 }
 
 async function ownedCustomer() {
@@ -57,7 +60,7 @@ async function roleOf(user: UserRef, scopeType: string, scopeId: number) {
 describe('creating invitations', () => {
   test('a customer owner creates a customer invitation and gets the full record', async () => {
     const { c, owner } = await ownedCustomer()
-    const r = await client(t.app, owner.token).post(INV, { role: roles['CUSTOMER.MANAGER'], scope: c.url })
+    const r = await postInvitation(owner, 'CUSTOMER.MANAGER', c)
     assert.equal(r.status, 201)
     assert.deepEqual(r.body, {
       scope_uuid: c.uuid,
@@ -74,7 +77,7 @@ describe('creating invitations', () => {
       created_by_image: null,
       url: `${HOST}${INV}${r.body.uuid}/`,
       uuid: r.body.uuid,
-      role: roles['CUSTOMER.MANAGER'],
+      role: t.roles['CUSTOMER.MANAGER'],
       created: t.clock.now().toISOString(),
       is_active: true,
       is_public: false,
@@ -94,41 +97,34 @@ describe('creating invitations', () => {
     const g = roleGraph(t.ctx)
     const project = await g.project()
     const mgr = await g.projectRole('PROJECT.MANAGER')
-    const inv = await invite(mgr, { role: roles['PROJECT.MEMBER'], scope: project.url })
+    const inv = await invite(mgr, { role: t.roles['PROJECT.MEMBER'], scope: project.url })
     assert.equal(inv.scope_type, 'project')
     assert.equal(inv.scope_uuid, project.uuid)
     const member = await g.projectRole('PROJECT.MEMBER')
-    const r = await client(t.app, member.token).post(INV, {
-      role: roles['PROJECT.MEMBER'],
-      scope: project.url,
-    })
+    const r = await postInvitation(member, 'PROJECT.MEMBER', project)
     assert.equal(r.status, 403)
   })
 
   test('role and scope must be of the same kind', async () => {
     const { c, owner } = await ownedCustomer()
-    const r = await client(t.app, owner.token).post(INV, { role: roles['PROJECT.ADMIN'], scope: c.url })
+    const r = await postInvitation(owner, 'PROJECT.ADMIN', c)
     assert.equal(r.status, 400)
     assert.deepEqual(r.body, { non_field_errors: ['Role and scope should belong to the same content type.'] })
     // ... except a project role on a customer with auto_create_project.
-    const ok = await client(t.app, owner.token).post(INV, {
-      role: roles['PROJECT.ADMIN'],
-      scope: c.url,
-      auto_create_project: true,
-    })
+    const ok = await postInvitation(owner, 'PROJECT.ADMIN', c, { auto_create_project: true })
     assert.equal(ok.status, 201)
   })
 
   test('bad scope and role values are 400 on their field', async () => {
     const { c, owner } = await ownedCustomer()
     const a = await client(t.app, owner.token).post(INV, {
-      role: roles['CUSTOMER.OWNER'],
+      role: t.roles['CUSTOMER.OWNER'],
       scope: `${HOST}/api/users/x/`,
     })
     assert.equal(a.status, 400)
     assert.deepEqual(a.body, { scope: ['Invalid hyperlink - Incorrect URL match.'] })
     const b = await client(t.app, owner.token).post(INV, {
-      role: roles['CUSTOMER.OWNER'],
+      role: t.roles['CUSTOMER.OWNER'],
       scope: `${HOST}/api/customers/00000000-0000-0000-0000-000000000000/`,
     })
     assert.deepEqual(b.body, { scope: ['Invalid hyperlink - Object does not exist.'] })
@@ -139,31 +135,20 @@ describe('creating invitations', () => {
 
   test('only staff create public invitations, which need auto_create_project and a project role', async () => {
     const { c, owner } = await ownedCustomer()
-    const a = await client(t.app, owner.token).post(INV, {
-      role: roles['PROJECT.ADMIN'],
-      scope: c.url,
-      is_public: true,
-      auto_create_project: true,
-    })
+    const a = await postInvitation(owner, 'PROJECT.ADMIN', c, { is_public: true, auto_create_project: true })
     assert.equal(a.status, 400)
     assert.deepEqual(a.body, { is_public: ['Only staff users can create public invitations.'] })
-    const b = await client(t.app, staff.token).post(INV, {
-      role: roles['PROJECT.ADMIN'],
-      scope: c.url,
-      is_public: true,
-    })
+    const b = await postInvitation(t.staff, 'PROJECT.ADMIN', c, { is_public: true })
     assert.equal(b.status, 400)
     assert.ok(b.body.auto_create_project)
-    const d = await client(t.app, staff.token).post(INV, {
-      role: roles['CUSTOMER.OWNER'],
-      scope: c.url,
+    const d = await postInvitation(t.staff, 'CUSTOMER.OWNER', c, {
       is_public: true,
       auto_create_project: true,
     })
     assert.equal(d.status, 400)
     assert.ok(d.body.role)
-    const ok = await invite(staff, {
-      role: roles['PROJECT.ADMIN'],
+    const ok = await invite(t.staff, {
+      role: t.roles['PROJECT.ADMIN'],
       scope: c.url,
       is_public: true,
       auto_create_project: true,
@@ -173,27 +158,19 @@ describe('creating invitations', () => {
 
   test('auto_create_project rules for project_role', async () => {
     const { c, owner } = await ownedCustomer()
-    const a = await client(t.app, owner.token).post(INV, {
-      role: roles['CUSTOMER.MANAGER'],
-      scope: c.url,
-      auto_create_project: true,
-    })
+    const a = await postInvitation(owner, 'CUSTOMER.MANAGER', c, { auto_create_project: true })
     assert.equal(a.status, 400)
     assert.ok(a.body.project_role)
-    const b = await client(t.app, owner.token).post(INV, {
-      role: roles['CUSTOMER.MANAGER'],
-      scope: c.url,
+    const b = await postInvitation(owner, 'CUSTOMER.MANAGER', c, {
       auto_create_project: true,
-      project_role: roles['CUSTOMER.OWNER'],
+      project_role: t.roles['CUSTOMER.OWNER'],
     })
     assert.deepEqual(b.body, { project_role: ['project_role must be a project-level role'] })
   })
 
   test('project_name_template accepts only {username}, {email}, {full_name}', async () => {
     const { c, owner } = await ownedCustomer()
-    const bad = await client(t.app, owner.token).post(INV, {
-      role: roles['CUSTOMER.MANAGER'],
-      scope: c.url,
+    const bad = await postInvitation(owner, 'CUSTOMER.MANAGER', c, {
       project_name_template: '{username}-{organization}',
     })
     assert.equal(bad.status, 400)
@@ -203,7 +180,7 @@ describe('creating invitations', () => {
       ],
     })
     const ok = await invite(owner, {
-      role: roles['CUSTOMER.MANAGER'],
+      role: t.roles['CUSTOMER.MANAGER'],
       scope: c.url,
       project_name_template: '{username} {email} {full_name}',
     })
@@ -212,18 +189,12 @@ describe('creating invitations', () => {
 
   test('user_email_patterns must be valid, short and free of nested quantifiers', async () => {
     const { c, owner } = await ownedCustomer()
-    const r = await client(t.app, owner.token).post(INV, {
-      role: roles['CUSTOMER.MANAGER'],
-      scope: c.url,
+    const r = await postInvitation(owner, 'CUSTOMER.MANAGER', c, {
       user_email_patterns: ['.*@ok\\.org', '(a+)+@x', '([', 'x'.repeat(201)],
     })
     assert.equal(r.status, 400)
     assert.equal(r.body.user_email_patterns.length, 3)
-    const notList = await client(t.app, owner.token).post(INV, {
-      role: roles['CUSTOMER.MANAGER'],
-      scope: c.url,
-      user_affiliations: 'staff',
-    })
+    const notList = await postInvitation(owner, 'CUSTOMER.MANAGER', c, { user_affiliations: 'staff' })
     assert.equal(notList.status, 400)
     assert.ok(notList.body.user_affiliations)
   })
@@ -239,16 +210,16 @@ describe('visibility, filters, cancel and delete', () => {
   before(async () => {
     ;({ c, owner } = await ownedCustomer())
     project = await makeProject(t.ctx, c)
-    priv = await invite(owner, { role: roles['CUSTOMER.MANAGER'], scope: c.url })
+    priv = await invite(owner, { role: t.roles['CUSTOMER.MANAGER'], scope: c.url })
     t.clock.advanceHours(1)
-    pub = await invite(staff, {
-      role: roles['PROJECT.ADMIN'],
+    pub = await invite(t.staff, {
+      role: t.roles['PROJECT.ADMIN'],
       scope: c.url,
       is_public: true,
       auto_create_project: true,
     })
     t.clock.advanceHours(1)
-    projInv = await invite(owner, { role: roles['PROJECT.MEMBER'], scope: project.url })
+    projInv = await invite(owner, { role: t.roles['PROJECT.MEMBER'], scope: project.url })
   })
 
   test('anonymous callers see only public active invitations, without the creator', async () => {
@@ -284,7 +255,7 @@ describe('visibility, filters, cancel and delete', () => {
   })
 
   test('filters and ordering', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const uuids = async (qs: string) => {
       const r = await as.get(`${INV}?customer_uuid=${c.uuid}&${qs}`)
       assert.equal(r.status, 200, JSON.stringify(r.body))
@@ -293,7 +264,7 @@ describe('visibility, filters, cancel and delete', () => {
     assert.deepEqual(await uuids('is_public=true'), [pub.uuid])
     assert.deepEqual(await uuids('is_public=false'), [projInv.uuid, priv.uuid])
     assert.deepEqual(await uuids('role_name=CUSTOMER.MANAGER'), [priv.uuid])
-    assert.deepEqual(await uuids(`role_uuid=${roles['PROJECT.MEMBER']}`), [projInv.uuid])
+    assert.deepEqual(await uuids(`role_uuid=${t.roles['PROJECT.MEMBER']}`), [projInv.uuid])
     assert.deepEqual(await uuids('scope_type=project'), [projInv.uuid])
     assert.deepEqual(await uuids('scope_type=customer'), [pub.uuid, priv.uuid])
     assert.deepEqual(await uuids('scope_type=planet'), [projInv.uuid, pub.uuid, priv.uuid])
@@ -314,7 +285,7 @@ describe('visibility, filters, cancel and delete', () => {
   })
 
   test('cancel then delete; wrong order is a 400; outsiders get 404', async () => {
-    const inv = await invite(owner, { role: roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const inv = await invite(owner, { role: t.roles['CUSTOMER.SUPPORT'], scope: c.url })
     const as = client(t.app, owner.token)
     const outsider = await makeUser(t.ctx)
     assert.equal((await client(t.app, outsider.token).post(`${INV}${inv.uuid}/cancel/`)).status, 404)
@@ -337,7 +308,7 @@ describe('submit_request', () => {
   test('a matching user is auto-approved and gets the role on the scope', async () => {
     const { c, owner } = await ownedCustomer()
     const inv = await invite(owner, {
-      role: roles['CUSTOMER.SUPPORT'],
+      role: t.roles['CUSTOMER.SUPPORT'],
       scope: c.url,
       auto_approve: true,
       user_email_patterns: ['.*@uni\\.edu'],
@@ -362,7 +333,7 @@ describe('submit_request', () => {
   test('matching by affiliation or identity source; nobody matching is refused; patterns match the whole address', async () => {
     const { c, owner } = await ownedCustomer()
     const inv = await invite(owner, {
-      role: roles['CUSTOMER.SUPPORT'],
+      role: t.roles['CUSTOMER.SUPPORT'],
       scope: c.url,
       auto_approve: true,
       user_email_patterns: ['uni\\.edu'],
@@ -389,11 +360,11 @@ describe('submit_request', () => {
   test('auto_create_project creates the templated project and grants project_role there', async () => {
     const { c, owner } = await ownedCustomer()
     const inv = await invite(owner, {
-      role: roles['CUSTOMER.MANAGER'],
+      role: t.roles['CUSTOMER.MANAGER'],
       scope: c.url,
       auto_approve: true,
       auto_create_project: true,
-      project_role: roles['PROJECT.ADMIN'],
+      project_role: t.roles['PROJECT.ADMIN'],
       project_name_template: '{full_name} ({username}) {email}',
     })
     const user = await makeUser(t.ctx, { username: 'ann', fullName: 'Ann Lee', email: 'ann@x.org' })
@@ -412,8 +383,8 @@ describe('submit_request', () => {
 
   test('an empty template names the project <username>_project and role is used without project_role', async () => {
     const { c } = await ownedCustomer()
-    const inv = await invite(staff, {
-      role: roles['PROJECT.MEMBER'],
+    const inv = await invite(t.staff, {
+      role: t.roles['PROJECT.MEMBER'],
       scope: c.url,
       is_public: true,
       auto_approve: true,
@@ -433,7 +404,7 @@ describe('submit_request', () => {
 
   test('concurrent submit_request calls by one user: one request is created, the rest are 400', async () => {
     const { c, owner } = await ownedCustomer()
-    const inv = await invite(owner, { role: roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const inv = await invite(owner, { role: t.roles['CUSTOMER.SUPPORT'], scope: c.url })
     const user = await makeUser(t.ctx)
     const results = await Promise.all(
       Array.from({ length: 6 }, () => client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)),
@@ -449,7 +420,7 @@ describe('submit_request', () => {
 
   test('without auto_approve the request waits; duplicates and inactive invitations are refused', async () => {
     const { c, owner } = await ownedCustomer()
-    const inv = await invite(owner, { role: roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const inv = await invite(owner, { role: t.roles['CUSTOMER.SUPPORT'], scope: c.url })
     const user = await makeUser(t.ctx)
     const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
     assert.equal(r.status, 200)
@@ -468,7 +439,7 @@ describe('submit_request', () => {
 describe('permission requests', () => {
   async function pending() {
     const { c, owner } = await ownedCustomer()
-    const inv = await invite(owner, { role: roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const inv = await invite(owner, { role: t.roles['CUSTOMER.SUPPORT'], scope: c.url })
     const user = await makeUser(t.ctx)
     const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
     return { c, owner, inv, user, uuid: r.body.uuid as string }
@@ -528,20 +499,20 @@ describe('permission requests', () => {
     )
     const outsider = await makeUser(t.ctx)
     assert.deepEqual((await client(t.app, outsider.token).get(REQ)).body, [])
-    const st = await client(t.app, staff.token).get(`${REQ}?state=pending`)
+    const st = await client(t.app, t.staff.token).get(`${REQ}?state=pending`)
     assert.ok(st.body.some((r: any) => r.uuid === uuid))
-    const none = await client(t.app, staff.token).get(
+    const none = await client(t.app, t.staff.token).get(
       `${REQ}?state=canceled&invitation_uuid=${own.body[0].invitation_uuid}`,
     )
     assert.deepEqual(none.body, [])
-    assert.equal((await client(t.app, staff.token).get(`${REQ}?state=draft2`)).status, 400)
+    assert.equal((await client(t.app, t.staff.token).get(`${REQ}?state=draft2`)).status, 400)
   })
 
   test('two concurrent approvals: exactly one 200', async () => {
     const { c, owner, user, uuid } = await pending()
     const rs = await Promise.all([
       client(t.app, owner.token).post(`${REQ}${uuid}/approve/`),
-      client(t.app, staff.token).post(`${REQ}${uuid}/approve/`),
+      client(t.app, t.staff.token).post(`${REQ}${uuid}/approve/`),
     ])
     assert.deepEqual(rs.map((r) => r.status).sort(), [200, 409])
     assert.deepEqual(await roleOf(user, 'customer', c.id), ['CUSTOMER.SUPPORT'])

@@ -1,18 +1,12 @@
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { readFileSync } from 'node:fs'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import assert from 'node:assert/strict'
 import { Validator } from '@seriousme/openapi-schema-validator'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp, buildTestApp } from '../support/app.js'
 import { makeUser } from '../support/fixtures.js'
 
-let t: TestApp
-before(async () => {
-  t = await buildTestApp()
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp()
 
 test('the served OpenAPI document is valid OpenAPI 3.1', async () => {
   const r = await t.app.inject({ url: '/api/schema/' })

@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import {
   grant,
@@ -10,22 +10,15 @@ import {
   type Ref,
   type UserRef,
   uniqueName,
+  withStaff,
 } from '../support/fixtures.js'
 
-let t: TestApp
-let staff: UserRef
-before(async () => {
-  t = await buildTestApp()
-  staff = await makeUser(t.ctx, { staff: true })
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp(withStaff)
 
 const BASE = '/api/payment-profiles/'
 
 async function createProfile(org: Ref, extra: Record<string, unknown> = {}) {
-  const r = await client(t.app, staff.token).post(BASE, {
+  const r = await client(t.app, t.staff.token).post(BASE, {
     name: uniqueName('Profile'),
     organization: org.url,
     payment_type: 'invoices',
@@ -36,14 +29,14 @@ async function createProfile(org: Ref, extra: Record<string, unknown> = {}) {
 }
 
 async function activeUuids(org: Ref): Promise<string[]> {
-  const r = await client(t.app, staff.token).get(`${BASE}?organization_uuid=${org.uuid}&is_active=true`)
+  const r = await client(t.app, t.staff.token).get(`${BASE}?organization_uuid=${org.uuid}&is_active=true`)
   return r.body.map((p: { uuid: string }) => p.uuid)
 }
 
 describe('payment profile records', () => {
   test('staff creates a profile and gets the full record', async () => {
     const org = await makeCustomer(t.ctx)
-    const r = await client(t.app, staff.token).post(BASE, {
+    const r = await client(t.app, t.staff.token).post(BASE, {
       name: 'Contract 2026',
       organization: org.url,
       payment_type: 'fixed_price',
@@ -62,7 +55,7 @@ describe('payment profile records', () => {
       payment_type_display: 'Fixed-price contract',
       is_active: false,
     })
-    const got = await client(t.app, staff.token).get(`${BASE}${r.body.uuid}/`)
+    const got = await client(t.app, t.staff.token).get(`${BASE}${r.body.uuid}/`)
     assert.equal(got.status, 200)
     assert.deepEqual(got.body, r.body)
   })
@@ -82,7 +75,7 @@ describe('payment profile records', () => {
 
   test('name, organization and payment_type are required; unknown payment types are refused', async () => {
     const org = await makeCustomer(t.ctx)
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const missing = await as.post(BASE, {})
     assert.equal(missing.status, 400)
     assert.deepEqual(missing.body, {
@@ -111,12 +104,13 @@ describe('payment profile records', () => {
 
   test('attributes are validated and errors nest under attributes', async () => {
     const org = await makeCustomer(t.ctx)
-    const as = client(t.app, staff.token)
-    const bad = await as.post(BASE, {
-      name: 'x',
-      organization: org.url,
-      payment_type: 'invoices',
-      attributes: { end_date: '2026-02-30', agreement_number: ['x'], contract_sum: '12.5' },
+    const as = client(t.app, t.staff.token)
+    const withAttributes = (attributes: unknown) =>
+      as.post(BASE, { name: 'x', organization: org.url, payment_type: 'invoices', attributes })
+    const bad = await withAttributes({
+      end_date: '2026-02-30',
+      agreement_number: ['x'],
+      contract_sum: '12.5',
     })
     assert.equal(bad.status, 400)
     assert.deepEqual(bad.body, {
@@ -126,20 +120,10 @@ describe('payment profile records', () => {
         contract_sum: ['A valid integer is required.'],
       },
     })
-    const notDate = await as.post(BASE, {
-      name: 'x',
-      organization: org.url,
-      payment_type: 'invoices',
-      attributes: { end_date: '31.12.2026' },
-    })
+    const notDate = await withAttributes({ end_date: '31.12.2026' })
     assert.equal(notDate.status, 400)
     assert.ok(notDate.body.attributes.end_date)
-    const notObject = await as.post(BASE, {
-      name: 'x',
-      organization: org.url,
-      payment_type: 'invoices',
-      attributes: 'x',
-    })
+    const notObject = await withAttributes('x')
     assert.equal(notObject.status, 400)
     assert.deepEqual(notObject.body, { attributes: ['Expected a dictionary of items.'] })
   })
@@ -154,7 +138,7 @@ describe('payment profile records', () => {
     const org = await makeCustomer(t.ctx)
     const other = await makeCustomer(t.ctx)
     const p = await createProfile(org)
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const put = await as.put(`${BASE}${p.uuid}/`, {
       name: 'Renamed',
       organization: other.url,
@@ -182,7 +166,7 @@ describe('payment profile records', () => {
   })
 
   test('an unknown or malformed uuid is 404 with the model name', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const r = await as.get(`${BASE}not-a-uuid/`)
     assert.equal(r.status, 404)
     assert.deepEqual(r.body, { detail: 'No PaymentProfile matches the given query.' })
@@ -270,16 +254,16 @@ describe('one active profile per organization', () => {
     const b = await createProfile(org)
     const c = await createProfile(org)
     const elsewhere = await createProfile(otherOrg, { is_active: true })
-    const r = await client(t.app, staff.token).post(`${BASE}${b.uuid}/enable/`)
+    const r = await client(t.app, t.staff.token).post(`${BASE}${b.uuid}/enable/`)
     assert.equal(r.status, 200)
     assert.equal(r.text, '')
     assert.deepEqual(await activeUuids(org), [b.uuid])
-    const got = await client(t.app, staff.token).get(`${BASE}${a.uuid}/`)
+    const got = await client(t.app, t.staff.token).get(`${BASE}${a.uuid}/`)
     assert.equal(got.body.is_active, false)
-    assert.equal((await client(t.app, staff.token).get(`${BASE}${c.uuid}/`)).body.is_active, false)
+    assert.equal((await client(t.app, t.staff.token).get(`${BASE}${c.uuid}/`)).body.is_active, false)
     assert.deepEqual(await activeUuids(otherOrg), [elsewhere.uuid])
     // Enabling the active one again is harmless.
-    assert.equal((await client(t.app, staff.token).post(`${BASE}${b.uuid}/enable/`)).status, 200)
+    assert.equal((await client(t.app, t.staff.token).post(`${BASE}${b.uuid}/enable/`)).status, 200)
     assert.deepEqual(await activeUuids(org), [b.uuid])
   })
 
@@ -288,11 +272,11 @@ describe('one active profile per organization', () => {
     const a = await createProfile(org, { is_active: true })
     const b = await createProfile(org, { is_active: true })
     assert.deepEqual(await activeUuids(org), [b.uuid])
-    const patched = await client(t.app, staff.token).patch(`${BASE}${a.uuid}/`, { is_active: true })
+    const patched = await client(t.app, t.staff.token).patch(`${BASE}${a.uuid}/`, { is_active: true })
     assert.equal(patched.status, 200)
     assert.equal(patched.body.is_active, true)
     assert.deepEqual(await activeUuids(org), [a.uuid])
-    const off = await client(t.app, staff.token).patch(`${BASE}${a.uuid}/`, { is_active: false })
+    const off = await client(t.app, t.staff.token).patch(`${BASE}${a.uuid}/`, { is_active: false })
     assert.equal(off.body.is_active, false)
     assert.deepEqual(await activeUuids(org), [])
   })
@@ -302,12 +286,12 @@ describe('one active profile per organization', () => {
     const target = await makeCustomer(t.ctx)
     const moving = await createProfile(org, { is_active: true })
     const resident = await createProfile(target, { is_active: true })
-    const r = await client(t.app, staff.token).patch(`${BASE}${moving.uuid}/`, { organization: target.url })
+    const r = await client(t.app, t.staff.token).patch(`${BASE}${moving.uuid}/`, { organization: target.url })
     assert.equal(r.status, 200)
     assert.equal(r.body.is_active, true)
     assert.deepEqual(await activeUuids(target), [moving.uuid])
     assert.deepEqual(await activeUuids(org), [])
-    assert.equal((await client(t.app, staff.token).get(`${BASE}${resident.uuid}/`)).body.is_active, false)
+    assert.equal((await client(t.app, t.staff.token).get(`${BASE}${resident.uuid}/`)).body.is_active, false)
   })
 
   test('concurrent enables of different profiles leave exactly one active', async () => {
@@ -315,7 +299,7 @@ describe('one active profile per organization', () => {
     const profiles = []
     for (let i = 0; i < 4; i++) profiles.push(await createProfile(org))
     const results = await Promise.all(
-      profiles.map((p) => client(t.app, staff.token).post(`${BASE}${p.uuid}/enable/`)),
+      profiles.map((p) => client(t.app, t.staff.token).post(`${BASE}${p.uuid}/enable/`)),
     )
     assert.deepEqual(
       results.map((r) => r.status),
@@ -362,7 +346,7 @@ describe('payment profile list filters and ordering', () => {
     p3 = await createProfile(other, { name: 'C profile', payment_type: 'payment_gw_monthly' })
   })
   const uuids = async (qs: string) => {
-    const r = await client(t.app, staff.token).get(`${BASE}?${qs}`)
+    const r = await client(t.app, t.staff.token).get(`${BASE}?${qs}`)
     assert.equal(r.status, 200, JSON.stringify(r.body))
     return r.body.map((p: { uuid: string }) => p.uuid)
   }
@@ -379,7 +363,7 @@ describe('payment profile list filters and ordering', () => {
       [],
     )
     assert.deepEqual(await uuids('organization=garbage'), [])
-    const r = await client(t.app, staff.token).get(`${BASE}?organization_uuid=nope`)
+    const r = await client(t.app, t.staff.token).get(`${BASE}?organization_uuid=nope`)
     assert.equal(r.status, 400)
     assert.deepEqual(r.body, { organization_uuid: ['Enter a valid UUID.'] })
   })
@@ -389,7 +373,7 @@ describe('payment profile list filters and ordering', () => {
     assert.deepEqual(await uuids(`${scope}&payment_type=invoices`), [p1.uuid])
     const both = await uuids('payment_type=invoices&payment_type=payment_gw_monthly&o=name')
     assert.ok(both.includes(p1.uuid) && both.includes(p3.uuid) && !both.includes(p2.uuid))
-    const r = await client(t.app, staff.token).get(`${BASE}?payment_type=cash`)
+    const r = await client(t.app, t.staff.token).get(`${BASE}?payment_type=cash`)
     assert.equal(r.status, 400)
     assert.deepEqual(r.body, {
       payment_type: ['Select a valid choice. cash is not one of the available choices.'],
@@ -408,13 +392,13 @@ describe('payment profile list filters and ordering', () => {
     assert.deepEqual(await uuids(`${scope}&o=payment_type`), [p2.uuid, p1.uuid])
     assert.deepEqual(await uuids(`${scope}&o=-is_active`), [p1.uuid, p2.uuid])
     assert.deepEqual(await uuids(`${scope}&o=is_active`), [p2.uuid, p1.uuid])
-    const r = await client(t.app, staff.token).get(`${BASE}?o=created`)
+    const r = await client(t.app, t.staff.token).get(`${BASE}?o=created`)
     assert.equal(r.status, 400)
     assert.deepEqual(r.body, { o: ['Select a valid choice. created is not one of the available choices.'] })
   })
 
   test('field limits the keys and lists carry the count header', async () => {
-    const r = await client(t.app, staff.token).get(
+    const r = await client(t.app, t.staff.token).get(
       `${BASE}?organization_uuid=${org.uuid}&field=name&field=is_active`,
     )
     assert.deepEqual(r.body, [

@@ -1,24 +1,22 @@
 // Wire conventions shared by every endpoint, exercised through the directory lists.
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp, buildTestApp } from '../support/app.js'
 import { call, client } from '../support/client.js'
-import { makeCustomer, makeUser, type UserRef } from '../support/fixtures.js'
+import { makeCustomer, makeUser, withStaff } from '../support/fixtures.js'
 
-let t: TestApp
-let staff: UserRef
-before(async () => {
-  t = await buildTestApp({ bodyLimitBytes: 4096 })
-  staff = await makeUser(t.ctx, { staff: true })
-  for (let i = 0; i < 25; i++) await makeCustomer(t.ctx, `Wire ${String(i).padStart(2, '0')}`)
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp(
+  async (t) => {
+    const users = await withStaff(t)
+    for (let i = 0; i < 25; i++) await makeCustomer(t.ctx, `Wire ${String(i).padStart(2, '0')}`)
+    return users
+  },
+  { bodyLimitBytes: 4096 },
+)
 
 describe('pagination', () => {
   test('default page size is 10 with X-Result-Count and Link first/next/last', async () => {
-    const r = await client(t.app, staff.token).get('/api/customers/?name=Wire')
+    const r = await client(t.app, t.staff.token).get('/api/customers/?name=Wire')
     assert.equal(r.status, 200)
     assert.equal(r.body.length, 10)
     assert.equal(r.headers['x-result-count'], '25')
@@ -31,14 +29,14 @@ describe('pagination', () => {
   })
 
   test('a middle page has prev and next; prev to page 1 drops the page parameter', async () => {
-    const r = await client(t.app, staff.token).get('/api/customers/?name=Wire&page=2')
+    const r = await client(t.app, t.staff.token).get('/api/customers/?name=Wire&page=2')
     assert.equal(r.body.length, 10)
     assert.match(String(r.headers.link), /<http:\/\/localhost:80\/api\/customers\/\?name=Wire>; rel="prev"/)
     assert.match(String(r.headers.link), /page=3>; rel="next"/)
   })
 
   test('page=last and page_size work; page_size is capped and bad values fall back', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const last = await as.get('/api/customers/?name=Wire&page=last')
     assert.equal(last.body.length, 5)
     assert.equal((await as.get('/api/customers/?name=Wire&page_size=7')).body.length, 7)
@@ -48,7 +46,7 @@ describe('pagination', () => {
   })
 
   test('out-of-range, zero, negative and non-numeric pages are 404 Invalid page', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     for (const p of ['4', '0', '-1', 'abc', '99999999999999999999']) {
       const r = await as.get(`/api/customers/?name=Wire&page=${p}`)
       assert.equal(r.status, 404, p)
@@ -57,14 +55,14 @@ describe('pagination', () => {
   })
 
   test('an empty list is 200 [] with count 0', async () => {
-    const r = await client(t.app, staff.token).get('/api/customers/?name=nothing-matches')
+    const r = await client(t.app, t.staff.token).get('/api/customers/?name=nothing-matches')
     assert.equal(r.status, 200)
     assert.deepEqual(r.body, [])
     assert.equal(r.headers['x-result-count'], '0')
   })
 
   test('HEAD on a list answers the headers without a body', async () => {
-    const r = await call(t.app, 'HEAD', '/api/customers/?name=Wire', { token: staff.token })
+    const r = await call(t.app, 'HEAD', '/api/customers/?name=Wire', { token: t.staff.token })
     assert.equal(r.status, 200)
     assert.equal(r.text, '')
     assert.equal(r.headers['x-result-count'], '25')
@@ -74,7 +72,7 @@ describe('pagination', () => {
 
 describe('long request targets and page links', () => {
   test('Link repeats the parameters the list knows (filters, page_size, field, o) and drops the others', async () => {
-    const r = await client(t.app, staff.token).get(
+    const r = await client(t.app, t.staff.token).get(
       '/api/customers/?name=Wire&bogus=1&page_size=7&utm_source=x&field=uuid&field=name&o=name&page=2',
     )
     assert.equal(r.status, 200)
@@ -90,7 +88,7 @@ describe('long request targets and page links', () => {
 
   test('a list asked with 1,000 query parameters is 414, not a Link header no client can read', async () => {
     const params = Array.from({ length: 1000 }, (_, i) => `filter_${i}=value`).join('&')
-    const r = await client(t.app, staff.token).get(`/api/customers/?name=Wire&${params}`)
+    const r = await client(t.app, t.staff.token).get(`/api/customers/?name=Wire&${params}`)
     assert.equal(r.status, 414)
     assert.deepEqual(r.body, { detail: 'The request URI is too long: at most 8192 bytes are accepted.' })
     assert.equal(r.headers.link, undefined)
@@ -99,36 +97,36 @@ describe('long request targets and page links', () => {
   test('any request target over 8192 bytes is 414; at 8192 it is answered', async () => {
     const c = await makeCustomer(t.ctx)
     const path = `/api/customers/${c.uuid}/?pad=`
-    const over = await client(t.app, staff.token).get(`${path}${'x'.repeat(8193 - path.length)}`)
+    const over = await client(t.app, t.staff.token).get(`${path}${'x'.repeat(8193 - path.length)}`)
     assert.equal(over.status, 414)
     assert.deepEqual(over.body, { detail: 'The request URI is too long: at most 8192 bytes are accepted.' })
     assert.equal((await client(t.app).get(`${path}${'x'.repeat(8193 - path.length)}`)).status, 414)
-    const at = await client(t.app, staff.token).get(`${path}${'x'.repeat(8192 - path.length)}`)
+    const at = await client(t.app, t.staff.token).get(`${path}${'x'.repeat(8192 - path.length)}`)
     assert.equal(at.status, 200)
     // An unknown parameter, however long, does not reach the links.
     const list = `/api/customers/?name=Wire&pad=`
-    const padded = await client(t.app, staff.token).get(`${list}${'x'.repeat(8192 - list.length)}`)
+    const padded = await client(t.app, t.staff.token).get(`${list}${'x'.repeat(8192 - list.length)}`)
     assert.equal(padded.status, 200)
     assert.ok(String(padded.headers.link).length < 400)
   })
 
   test('a list whose known parameters are too long to repeat in its links is 414', async () => {
     const fields = Array.from({ length: 400 }, () => 'field=uuid').join('&')
-    const r = await client(t.app, staff.token).get(`/api/customers/?name=Wire&${fields}`)
+    const r = await client(t.app, t.staff.token).get(`/api/customers/?name=Wire&${fields}`)
     assert.equal(r.status, 414)
     assert.deepEqual(r.body, {
       detail:
         "The query is too long to be repeated in the list's page links (Link header); send fewer query parameters.",
     })
     const fewer = Array.from({ length: 100 }, () => 'field=uuid').join('&')
-    const ok = await client(t.app, staff.token).get(`/api/customers/?name=Wire&${fewer}`)
+    const ok = await client(t.app, t.staff.token).get(`/api/customers/?name=Wire&${fewer}`)
     assert.equal(ok.status, 200)
   })
 })
 
 describe('field selection and ordering', () => {
   test('field is repeatable and comma-separated; unknown names are ignored', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const a = await as.get('/api/customers/?name=Wire&field=uuid&field=name')
     assert.deepEqual(Object.keys(a.body[0]).sort(), ['name', 'uuid'])
     const b = await as.get('/api/customers/?name=Wire&field=uuid,name,bogus')
@@ -140,7 +138,7 @@ describe('field selection and ordering', () => {
   })
 
   test('o orders ascending and descending, comma-separated and repeatable', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const asc = await as.get('/api/customers/?name=Wire&o=name&page_size=3')
     assert.deepEqual(
       asc.body.map((c: { name: string }) => c.name),
@@ -156,7 +154,7 @@ describe('field selection and ordering', () => {
   })
 
   test('an unknown ordering is 400 on o, and injection attempts are just unknown names', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const r = await as.get('/api/customers/?o=bogus')
     assert.equal(r.status, 400)
     assert.deepEqual(r.body, { o: ['Select a valid choice. bogus is not one of the available choices.'] })
@@ -166,7 +164,7 @@ describe('field selection and ordering', () => {
   })
 
   test('filter values with SQL wildcards and quotes match literally', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     for (const v of ['%', '_', "' or 1=1 --", '\\']) {
       const r = await as.get(`/api/customers/?name=${encodeURIComponent(v)}`)
       assert.equal(r.status, 200, v)
@@ -175,7 +173,7 @@ describe('field selection and ordering', () => {
   })
 
   test('a malformed uuid filter is 400 naming the parameter', async () => {
-    const r = await client(t.app, staff.token).get('/api/customers/?uuid=not-a-uuid')
+    const r = await client(t.app, t.staff.token).get('/api/customers/?uuid=not-a-uuid')
     assert.equal(r.status, 400)
     assert.deepEqual(r.body, { uuid: ['Enter a valid UUID.'] })
   })
@@ -184,7 +182,7 @@ describe('field selection and ordering', () => {
 describe('identifiers, paths and methods', () => {
   test('uuids render hyphenated; 32-hex and hyphenated forms both resolve', async () => {
     const c = await makeCustomer(t.ctx)
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const dashed = await as.get(`/api/customers/${c.uuid}/`)
     assert.equal(dashed.status, 200)
     assert.equal(dashed.body.uuid, c.uuid)
@@ -194,7 +192,7 @@ describe('identifiers, paths and methods', () => {
   })
 
   test('unknown and malformed uuids are 404 with a detail', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const unknown = await as.get('/api/customers/00000000-0000-4000-8000-000000000000/')
     assert.equal(unknown.status, 404)
     assert.deepEqual(unknown.body, { detail: 'No Customer matches the given query.' })
@@ -209,13 +207,13 @@ describe('identifiers, paths and methods', () => {
   })
 
   test('a path without the trailing slash answers the same', async () => {
-    const r = await client(t.app, staff.token).get('/api/customers?name=Wire')
+    const r = await client(t.app, t.staff.token).get('/api/customers?name=Wire')
     assert.equal(r.status, 200)
     assert.equal(r.headers['x-result-count'], '25')
   })
 
   test('a wrong method on a known path is 405', async () => {
-    const r = await client(t.app, staff.token).delete('/api/customers/')
+    const r = await client(t.app, t.staff.token).delete('/api/customers/')
     assert.equal(r.status, 405)
     assert.deepEqual(r.body, { detail: 'Method "DELETE" not allowed.' })
   })
@@ -223,7 +221,7 @@ describe('identifiers, paths and methods', () => {
   test('absolute urls follow PUBLIC_URL, else the request host (forwarded headers only with TRUST_PROXY)', async () => {
     const c = await makeCustomer(t.ctx)
     const plain = await call(t.app, 'GET', `/api/customers/${c.uuid}/`, {
-      token: staff.token,
+      token: t.staff.token,
       headers: { host: 'api.example.org', 'x-forwarded-proto': 'https' },
     })
     assert.equal(plain.body.url, `http://api.example.org/api/customers/${c.uuid}/`)
@@ -251,19 +249,23 @@ describe('identifiers, paths and methods', () => {
   })
 })
 
+/** Staff posts `payload` as it is, with the content type `contentType`, to the customer list. */
+const postRaw = (contentType: string, payload: string) =>
+  call(t.app, 'POST', '/api/customers/', {
+    token: t.staff.token,
+    headers: { 'content-type': contentType },
+    payload,
+  })
+
 describe('bad input never answers 500', () => {
   test('malformed JSON is 400 with a JSON parse error detail', async () => {
-    const r = await call(t.app, 'POST', '/api/customers/', {
-      token: staff.token,
-      headers: { 'content-type': 'application/json' },
-      payload: '{"name":',
-    })
+    const r = await postRaw('application/json', '{"name":')
     assert.equal(r.status, 400)
     assert.match(r.body.detail, /^JSON parse error - /)
   })
 
   test('wrong types and missing fields name the field', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const wrong = await as.post('/api/customers/', { name: 12 })
     assert.equal(wrong.status, 400)
     assert.deepEqual(wrong.body, { name: ['Not a valid string.'] })
@@ -277,29 +279,25 @@ describe('bad input never answers 500', () => {
   })
 
   test('unknown body fields are ignored', async () => {
-    const r = await client(t.app, staff.token).post('/api/customers/', { name: 'Extra', surprise: true })
+    const r = await client(t.app, t.staff.token).post('/api/customers/', { name: 'Extra', surprise: true })
     assert.equal(r.status, 201)
     assert.equal('surprise' in r.body, false)
   })
 
   test('an oversize body is 413', async () => {
-    const r = await client(t.app, staff.token).post('/api/customers/', { name: 'x'.repeat(10000) })
+    const r = await client(t.app, t.staff.token).post('/api/customers/', { name: 'x'.repeat(10000) })
     assert.equal(r.status, 413)
     assert.deepEqual(r.body, { detail: 'Request body is too large.' })
   })
 
   test('an unsupported content type is 415', async () => {
-    const r = await call(t.app, 'POST', '/api/customers/', {
-      token: staff.token,
-      headers: { 'content-type': 'text/plain' },
-      payload: 'name=x',
-    })
+    const r = await postRaw('text/plain', 'name=x')
     assert.equal(r.status, 415)
     assert.deepEqual(r.body, { detail: 'Unsupported media type "text/plain" in request.' })
   })
 
   test('a null character in a body or a query is 400 naming the field, on both databases', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const NUL = ['Null characters are not allowed.']
     const flat = await as.post('/api/customers/', { name: 'Null\u0000org' })
     assert.equal(flat.status, 400)
@@ -308,11 +306,7 @@ describe('bad input never answers 500', () => {
     assert.deepEqual(nested.body, { organization_groups: NUL })
     const key = await as.post('/api/customers/', { name: 'Fine', ['sur\u0000prise']: 1 })
     assert.deepEqual(key.body, { non_field_errors: NUL })
-    const form = await call(t.app, 'POST', '/api/customers/', {
-      token: staff.token,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: 'name=Null%00org',
-    })
+    const form = await postRaw('application/x-www-form-urlencoded', 'name=Null%00org')
     assert.deepEqual(form.body, { name: NUL })
     const query = await as.get('/api/customers/?name=Null%00org')
     assert.equal(query.status, 400)
@@ -326,7 +320,7 @@ describe('bad input never answers 500', () => {
   })
 
   test('strings longer than a column allows are 400, unicode is fine', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const long = await as.post('/api/customers/', { name: 'y'.repeat(151) })
     assert.equal(long.status, 400)
     assert.deepEqual(long.body, { name: ['Ensure this field has no more than 150 characters.'] })
@@ -344,7 +338,7 @@ describe('operations endpoints', () => {
   })
 
   test('metrics count requests by route and status', async () => {
-    await client(t.app, staff.token).get('/api/customers/')
+    await client(t.app, t.staff.token).get('/api/customers/')
     const r = await t.app.inject({ url: '/metrics' })
     assert.equal(r.statusCode, 200)
     assert.match(r.body, /http_requests_total\{method="GET",route="\/api\/customers\/",status="200"\} \d+/)
@@ -359,7 +353,7 @@ describe('operations endpoints', () => {
       return { commits: value('sqlite_commits_total'), writes: value('sqlite_committed_writes_total') }
     }
     const before = await read()
-    const admin = client(t.app, staff.token)
+    const admin = client(t.app, t.staff.token)
     await Promise.all(['m1', 'm2', 'm3'].map((name) => admin.post('/api/customers/', { name })))
     const after = await read()
     assert.ok(after.commits > before.commits, 'the creations committed')
@@ -368,7 +362,7 @@ describe('operations endpoints', () => {
   })
 
   test('security headers are set on API responses', async () => {
-    const r = await client(t.app, staff.token).get('/api/customers/')
+    const r = await client(t.app, t.staff.token).get('/api/customers/')
     assert.equal(r.headers['x-content-type-options'], 'nosniff')
     assert.equal(r.headers['x-frame-options'], 'DENY')
     assert.ok(r.headers['x-request-id'])

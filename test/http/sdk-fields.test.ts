@@ -1,29 +1,21 @@
 // The fields the newest clients read, asserted one by one with their types and real values.
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import { grant, makeCustomer, makeProject, makeUser, type UserRef } from '../support/fixtures.js'
 import { makeOffering, makePlan, makeServiceProvider } from '../support/catalog-fixtures.js'
 
 const R = '/api/marketplace-orders'
 
 describe('order records', () => {
-  let t: TestApp
-  let owner: UserRef
-  let member: UserRef
-  let providerOwner: UserRef
-  let project: Ref
-  let offering: Ref
-  let plan: Ref
-  before(async () => {
-    t = await buildTestApp()
+  const t = sharedTestApp(async (t) => {
     const consumer = await makeCustomer(t.ctx)
     const provider = await makeCustomer(t.ctx)
-    project = await makeProject(t.ctx, consumer)
-    owner = await makeUser(t.ctx, { email: 'owner@example.org' })
-    member = await makeUser(t.ctx, { email: '' })
-    providerOwner = await makeUser(t.ctx)
+    const project = await makeProject(t.ctx, consumer)
+    const owner = await makeUser(t.ctx, { email: 'owner@example.org' })
+    const member = await makeUser(t.ctx, { email: '' })
+    const providerOwner = await makeUser(t.ctx)
     await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: consumer.id })
     await grant(t.ctx, member, 'PROJECT.MEMBER', { type: 'project', id: project.id })
     await grant(t.ctx, providerOwner, 'CUSTOMER.OWNER', { type: 'customer', id: provider.id })
@@ -33,18 +25,16 @@ describe('order records', () => {
       .set({ description: 'We run clusters.' })
       .where('id', '=', sp.id)
       .execute()
-    offering = await makeOffering(t.ctx, provider, { type: 'Marketplace.Basic' })
-    plan = await makePlan(t.ctx, offering, { unitPrice: '3' })
-  })
-  after(async () => {
-    await t.close()
+    const offering = await makeOffering(t.ctx, provider, { type: 'Marketplace.Basic' })
+    const plan = await makePlan(t.ctx, offering, { unitPrice: '3' })
+    return { owner, member, providerOwner, project, offering, plan }
   })
 
   const place = async (user: UserRef, name: string) => {
     const r = await client(t.app, user.token).post(`${R}/`, {
-      offering: offering.url,
-      plan: plan.url,
-      project: project.url,
+      offering: t.offering.url,
+      plan: t.plan.url,
+      project: t.project.url,
       attributes: { name },
     })
     assert.equal(r.status, 201, r.text)
@@ -52,7 +42,7 @@ describe('order records', () => {
   }
 
   test('a new order: creator e-mail, provider description, auto-approval and empty review texts', async () => {
-    const o = await place(owner, 'one')
+    const o = await place(t.owner, 'one')
     assert.equal(o.created_by_email, 'owner@example.org')
     assert.equal(o.created_by_organization, null)
     assert.equal(o.created_by_organization_registry_code, null)
@@ -66,51 +56,51 @@ describe('order records', () => {
     assert.equal(o.error_updated_at, null)
     assert.equal(o.provider_message_updated_at, null)
     assert.equal(o.consumer_message_updated_at, null)
-    const m = await place(member, 'two')
+    const m = await place(t.member, 'two')
     assert.equal(m.state, 'pending-consumer')
     assert.equal(m.auto_approved, false, 'a member needs consumer review')
     assert.equal(m.created_by_email, null, 'no e-mail is null')
   })
 
   test('approvals answer a detail; rejections store their comments', async () => {
-    const a = await place(member, 'approved')
-    const ok = await client(t.app, owner.token).post(`${R}/${a.uuid}/approve_by_consumer/`)
+    const a = await place(t.member, 'approved')
+    const ok = await client(t.app, t.owner.token).post(`${R}/${a.uuid}/approve_by_consumer/`)
     assert.equal(ok.status, 200)
     assert.deepEqual(ok.body, { detail: 'Order has been approved.' })
-    const pv = await client(t.app, providerOwner.token).post(`${R}/${a.uuid}/approve_by_provider/`)
+    const pv = await client(t.app, t.providerOwner.token).post(`${R}/${a.uuid}/approve_by_provider/`)
     assert.equal(pv.status, 200)
     assert.deepEqual(pv.body, { detail: 'Order has been approved.' })
 
-    const c = await place(member, 'consumer-rejected')
-    const rc = await client(t.app, owner.token).post(`${R}/${c.uuid}/reject_by_consumer/`, {
+    const c = await place(t.member, 'consumer-rejected')
+    const rc = await client(t.app, t.owner.token).post(`${R}/${c.uuid}/reject_by_consumer/`, {
       consumer_rejection_comment: 'Not this quarter.',
     })
     assert.equal(rc.status, 200, rc.text)
     assert.equal(rc.text, '')
-    const cr = (await client(t.app, owner.token).get(`${R}/${c.uuid}/`)).body
+    const cr = (await client(t.app, t.owner.token).get(`${R}/${c.uuid}/`)).body
     assert.equal(cr.state, 'rejected')
     assert.equal(cr.consumer_rejection_comment, 'Not this quarter.')
     assert.equal(cr.provider_rejection_comment, '')
 
-    const p = await place(owner, 'provider-rejected')
+    const p = await place(t.owner, 'provider-rejected')
     assert.equal(p.state, 'pending-provider')
-    const rp = await client(t.app, providerOwner.token).post(`${R}/${p.uuid}/reject_by_provider/`, {
+    const rp = await client(t.app, t.providerOwner.token).post(`${R}/${p.uuid}/reject_by_provider/`, {
       provider_rejection_comment: 'No capacity.',
     })
     assert.equal(rp.status, 200, rp.text)
-    const pr = (await client(t.app, owner.token).get(`${R}/${p.uuid}/`)).body
+    const pr = (await client(t.app, t.owner.token).get(`${R}/${p.uuid}/`)).body
     assert.equal(pr.provider_rejection_comment, 'No capacity.')
     assert.equal(pr.consumer_rejection_comment, '')
   })
 
   test('error_updated_at is set when the error message changes', async () => {
-    const o = await place(owner, 'erring')
+    const o = await place(t.owner, 'erring')
     t.clock.advance(60_000)
-    const r = await client(t.app, providerOwner.token).post(`${R}/${o.uuid}/set_state_erred/`, {
+    const r = await client(t.app, t.providerOwner.token).post(`${R}/${o.uuid}/set_state_erred/`, {
       error_message: 'Quota exceeded.',
     })
     assert.equal(r.status, 200, r.text)
-    const e = (await client(t.app, owner.token).get(`${R}/${o.uuid}/`)).body
+    const e = (await client(t.app, t.owner.token).get(`${R}/${o.uuid}/`)).body
     assert.equal(e.error_message, 'Quota exceeded.')
     assert.equal(e.error_updated_at, t.clock.now().toISOString())
     assert.equal(e.output_updated_at, null)
@@ -118,13 +108,7 @@ describe('order records', () => {
 })
 
 describe('permission requests', () => {
-  let t: TestApp
-  before(async () => {
-    t = await buildTestApp()
-  })
-  after(async () => {
-    await t.close()
-  })
+  const t = sharedTestApp()
 
   test('carry the reviewer full name, organization, role description and project name template', async () => {
     const role = await t.ctx.db

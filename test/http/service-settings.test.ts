@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { call, client } from '../support/client.js'
 import {
   grant,
@@ -12,24 +12,16 @@ import {
   uniqueName,
 } from '../support/fixtures.js'
 
-let t: TestApp
-let g: ReturnType<typeof roleGraph>
-let staff: UserRef
+const t = sharedTestApp(async (t) => {
+  const g = roleGraph(t.ctx)
+  return { g, staff: await g.staff() }
+})
 
 const BASE = '/api/service-settings/'
 const as = (u: UserRef | null) => client(t.app, u?.token ?? null)
 
-before(async () => {
-  t = await buildTestApp()
-  g = roleGraph(t.ctx)
-  staff = await g.staff()
-})
-after(async () => {
-  await t.close()
-})
-
 async function create(extra: Record<string, unknown> = {}) {
-  const r = await as(staff).post(BASE, {
+  const r = await as(t.staff).post(BASE, {
     name: uniqueName('Settings'),
     type: 'cloudA',
     ...extra,
@@ -40,8 +32,8 @@ async function create(extra: Record<string, unknown> = {}) {
 
 describe('service settings records', () => {
   test('staff create settings; the emulator is the default driver', async () => {
-    const customer = await g.customer()
-    const r = await as(staff).post(BASE, {
+    const customer = await t.g.customer()
+    const r = await as(t.staff).post(BASE, {
       name: 'Region one',
       type: 'cloudA',
       shared: false,
@@ -65,15 +57,15 @@ describe('service settings records', () => {
       created: '2026-01-15T10:00:00.000Z',
       modified: '2026-01-15T10:00:00.000Z',
     })
-    const got = await as(staff).get(`${BASE}${r.body.uuid}/`)
+    const got = await as(t.staff).get(`${BASE}${r.body.uuid}/`)
     assert.deepEqual(got.body, r.body)
-    const fields = await as(staff).get(`${BASE}${r.body.uuid}/?field=name&field=type`)
+    const fields = await as(t.staff).get(`${BASE}${r.body.uuid}/?field=name&field=type`)
     assert.deepEqual(fields.body, { name: 'Region one', type: 'cloudA' })
   })
 
   test('only staff create, edit and delete', async () => {
     const s = await create({ shared: true })
-    for (const u of [await g.owner(), await g.support(), await g.outsider()]) {
+    for (const u of [await t.g.owner(), await t.g.support(), await t.g.outsider()]) {
       assert.equal((await as(u).post(BASE, { name: 'x', type: 'cloudA' })).status, 403)
       assert.equal((await as(u).patch(`${BASE}${s.uuid}/`, { name: 'x' })).status, 403)
       assert.equal((await as(u).delete(`${BASE}${s.uuid}/`)).status, 403)
@@ -92,18 +84,18 @@ describe('service settings records', () => {
   })
 
   test('validation: required fields, type choices, driver and emulator options', async () => {
-    const missing = await as(staff).post(BASE, {})
+    const missing = await as(t.staff).post(BASE, {})
     assert.equal(missing.status, 400)
     assert.deepEqual(missing.body.name, ['This field is required.'])
     assert.deepEqual(missing.body.type, ['This field is required.'])
-    const type = await as(staff).post(BASE, { name: 'x', type: 'cloudC' })
+    const type = await as(t.staff).post(BASE, { name: 'x', type: 'cloudC' })
     assert.deepEqual(type.body, { type: ['"cloudC" is not a valid choice.'] })
-    const driver = await as(staff).post(BASE, { name: 'x', type: 'cloudA', options: { driver: 'nope' } })
+    const driver = await as(t.staff).post(BASE, { name: 'x', type: 'cloudA', options: { driver: 'nope' } })
     assert.equal(driver.status, 400)
     assert.deepEqual(driver.body, {
       options: ['Unknown driver "nope" for cloudA; known drivers: emulator, emulator-no-pull.'],
     })
-    const opts = await as(staff).post(BASE, {
+    const opts = await as(t.staff).post(BASE, {
       name: 'x',
       type: 'cloudA',
       options: { fail_next: 'create', fail_all: 3, slow_ms: -1 },
@@ -115,15 +107,15 @@ describe('service settings records', () => {
         'slow_ms must be an integer from 0 to 60000.',
       ],
     })
-    const customer = await as(staff).post(BASE, { name: 'x', type: 'cloudA', customer: BASE })
+    const customer = await as(t.staff).post(BASE, { name: 'x', type: 'cloudA', customer: BASE })
     assert.deepEqual(customer.body, { customer: ['Invalid hyperlink - Incorrect URL match.'] })
-    const notObject = await as(staff).post(BASE, { name: 'x', type: 'cloudA', options: 'text' })
+    const notObject = await as(t.staff).post(BASE, { name: 'x', type: 'cloudA', options: 'text' })
     assert.equal(notObject.status, 400)
   })
 
   test('PUT and PATCH update; the type is fixed once resources use the settings', async () => {
     const s = await create()
-    const put = await as(staff).put(`${BASE}${s.uuid}/`, {
+    const put = await as(t.staff).put(`${BASE}${s.uuid}/`, {
       name: 'Renamed',
       type: 'cloudA',
       shared: true,
@@ -134,18 +126,18 @@ describe('service settings records', () => {
     assert.equal(put.body.type, 'cloudA')
     assert.equal(put.body.shared, true)
     assert.equal(put.body.customer, null)
-    const patch = await as(staff).patch(`${BASE}${s.uuid}/`, { options: { fail_next: 1 } })
+    const patch = await as(t.staff).patch(`${BASE}${s.uuid}/`, { options: { fail_next: 1 } })
     assert.deepEqual(patch.body.options, { fail_next: 1, driver: 'emulator' })
     // A resource in these settings pins the type and blocks deletion.
-    const project = await g.project()
-    const loc = await as(staff).post('/api/cloudA-locations/', { name: 'loc', service_settings: s.url })
-    const rg = await as(staff).post('/api/cloudA-resource-groups/', {
+    const project = await t.g.project()
+    const loc = await as(t.staff).post('/api/cloudA-locations/', { name: 'loc', service_settings: s.url })
+    const rg = await as(t.staff).post('/api/cloudA-resource-groups/', {
       name: 'rg',
       service_settings: s.url,
       location: loc.body.url,
       project: project.url,
     })
-    const ip = await as(staff).post('/api/cloudA-public-ips/', {
+    const ip = await as(t.staff).post('/api/cloudA-public-ips/', {
       name: 'pinned',
       service_settings: s.url,
       project: project.url,
@@ -153,10 +145,10 @@ describe('service settings records', () => {
       resource_group: rg.body.url,
     })
     assert.equal(ip.status, 201)
-    const retype = await as(staff).patch(`${BASE}${s.uuid}/`, { type: 'cloudB' })
+    const retype = await as(t.staff).patch(`${BASE}${s.uuid}/`, { type: 'cloudB' })
     assert.equal(retype.status, 400)
     assert.deepEqual(retype.body, { type: ['The type cannot change while resources use these settings.'] })
-    const del = await as(staff).delete(`${BASE}${s.uuid}/`)
+    const del = await as(t.staff).delete(`${BASE}${s.uuid}/`)
     assert.equal(del.status, 409)
     assert.deepEqual(del.body, { detail: 'Cannot delete service settings with existing resources' })
     await t.ctx.jobs.drain()
@@ -164,8 +156,8 @@ describe('service settings records', () => {
 
   test('DELETE removes unused settings', async () => {
     const s = await create()
-    assert.equal((await as(staff).delete(`${BASE}${s.uuid}/`)).status, 204)
-    const gone = await as(staff).get(`${BASE}${s.uuid}/`)
+    assert.equal((await as(t.staff).delete(`${BASE}${s.uuid}/`)).status, 204)
+    const gone = await as(t.staff).get(`${BASE}${s.uuid}/`)
     assert.equal(gone.status, 404)
     assert.deepEqual(gone.body, { detail: 'No ServiceSettings matches the given query.' })
   })
@@ -175,7 +167,7 @@ describe('service settings visibility and filters', () => {
   let shared: any
   let foreign: any
   before(async () => {
-    const customer = await g.customer()
+    const customer = await t.g.customer()
     const other = await makeCustomer(t.ctx)
     shared = await create({ name: 'vis-shared', shared: true, options: { secret: 's3' } })
     await create({
@@ -196,38 +188,38 @@ describe('service settings visibility and filters', () => {
   }
 
   test('staff and support see all; members their customer own and the shared; others the shared', async () => {
-    assert.deepEqual(await names(staff), ['vis-foreign', 'vis-own', 'vis-shared'])
-    assert.deepEqual(await names(await g.support()), ['vis-foreign', 'vis-own', 'vis-shared'])
-    assert.deepEqual(await names(await g.owner()), ['vis-own', 'vis-shared'])
-    assert.deepEqual(await names(await g.member()), ['vis-own', 'vis-shared'])
-    assert.deepEqual(await names(await g.outsider()), ['vis-shared'])
-    const hidden = await as(await g.outsider()).get(`${BASE}${foreign.uuid}/`)
+    assert.deepEqual(await names(t.staff), ['vis-foreign', 'vis-own', 'vis-shared'])
+    assert.deepEqual(await names(await t.g.support()), ['vis-foreign', 'vis-own', 'vis-shared'])
+    assert.deepEqual(await names(await t.g.owner()), ['vis-own', 'vis-shared'])
+    assert.deepEqual(await names(await t.g.member()), ['vis-own', 'vis-shared'])
+    assert.deepEqual(await names(await t.g.outsider()), ['vis-shared'])
+    const hidden = await as(await t.g.outsider()).get(`${BASE}${foreign.uuid}/`)
     assert.equal(hidden.status, 404)
   })
 
   test('only staff and support read every option; others see the driver', async () => {
-    assert.deepEqual((await as(await g.outsider()).get(`${BASE}${shared.uuid}/`)).body.options, {
+    assert.deepEqual((await as(await t.g.outsider()).get(`${BASE}${shared.uuid}/`)).body.options, {
       driver: 'emulator',
     })
-    assert.deepEqual((await as(await g.support()).get(`${BASE}${shared.uuid}/`)).body.options, {
+    assert.deepEqual((await as(await t.g.support()).get(`${BASE}${shared.uuid}/`)).body.options, {
       secret: 's3',
       driver: 'emulator',
     })
   })
 
   test('filters and ordering', async () => {
-    const customer = await g.customer()
-    assert.deepEqual(await names(staff, 'type=cloudB'), ['vis-own'])
-    assert.deepEqual(await names(staff, 'shared=true'), ['vis-shared'])
-    assert.deepEqual(await names(staff, 'shared=false'), ['vis-foreign', 'vis-own'])
-    assert.deepEqual(await names(staff, `customer_uuid=${customer.uuid}`), ['vis-own'])
-    assert.deepEqual(await names(staff, `customer=${customer.uuid}`), ['vis-own'])
-    assert.deepEqual(await names(staff, 'name_exact=vis-own'), ['vis-own'])
-    assert.deepEqual(await names(staff, `uuid=${foreign.uuid}`), ['vis-foreign'])
-    assert.deepEqual(await names(staff, 'state=OK&o=-name'), ['vis-shared', 'vis-own', 'vis-foreign'])
-    assert.equal((await as(staff).get(`${BASE}?type=cloudC`)).status, 400)
-    assert.equal((await as(staff).get(`${BASE}?customer_uuid=bad`)).status, 400)
-    const head = await as(staff).head(`${BASE}?name=vis-`)
+    const customer = await t.g.customer()
+    assert.deepEqual(await names(t.staff, 'type=cloudB'), ['vis-own'])
+    assert.deepEqual(await names(t.staff, 'shared=true'), ['vis-shared'])
+    assert.deepEqual(await names(t.staff, 'shared=false'), ['vis-foreign', 'vis-own'])
+    assert.deepEqual(await names(t.staff, `customer_uuid=${customer.uuid}`), ['vis-own'])
+    assert.deepEqual(await names(t.staff, `customer=${customer.uuid}`), ['vis-own'])
+    assert.deepEqual(await names(t.staff, 'name_exact=vis-own'), ['vis-own'])
+    assert.deepEqual(await names(t.staff, `uuid=${foreign.uuid}`), ['vis-foreign'])
+    assert.deepEqual(await names(t.staff, 'state=OK&o=-name'), ['vis-shared', 'vis-own', 'vis-foreign'])
+    assert.equal((await as(t.staff).get(`${BASE}?type=cloudC`)).status, 400)
+    assert.equal((await as(t.staff).get(`${BASE}?customer_uuid=bad`)).status, 400)
+    const head = await as(t.staff).head(`${BASE}?name=vis-`)
     assert.equal(head.headers['x-result-count'], '3')
   })
 

@@ -27,6 +27,16 @@ async function setup() {
   return { t, staff, provider, offering }
 }
 
+/** `setup`'s app, users and offering, shared by a suite's tests: made before them, closed after. */
+function sharedSetup() {
+  const s = {} as Awaited<ReturnType<typeof setup>>
+  before(async () => {
+    Object.assign(s, await setup())
+  })
+  after(() => s.t.close())
+  return s
+}
+
 /** Runs `body` on a fresh app (`setup`) with the staff user's client `as`; the app is closed after it. */
 async function onFreshApp(
   body: (s: Awaited<ReturnType<typeof setup>> & { as: ReturnType<typeof client> }) => Promise<void>,
@@ -60,13 +70,7 @@ async function serviceNames(t: TestApp, user: UserRef, qs: string): Promise<stri
 }
 
 describe('agent identities', () => {
-  let s: Awaited<ReturnType<typeof setup>>
-  before(async () => {
-    s = await setup()
-  })
-  after(async () => {
-    await s.t.close()
-  })
+  const s = sharedSetup()
 
   test('a provider owner creates an identity for the offering and reads it back', async () => {
     const owner = await s.provider.owner()
@@ -160,13 +164,7 @@ describe('agent identities', () => {
 })
 
 describe('services', () => {
-  let s: Awaited<ReturnType<typeof setup>>
-  before(async () => {
-    s = await setup()
-  })
-  after(async () => {
-    await s.t.close()
-  })
+  const s = sharedSetup()
 
   test('register_processor creates (201) then updates (200) by name', async () => {
     const ident = await identity(s.t, s.staff, s.offering, 'agent-p')

@@ -1,34 +1,27 @@
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { call, client, pathOf } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
 
-let t: TestApp
-let staff: UserRef
-let support: UserRef
-before(async () => {
-  t = await buildTestApp()
-  staff = await makeUser(t.ctx, { staff: true, fullName: 'Stella Staff' })
-  support = await makeUser(t.ctx, { support: true, fullName: 'Sam Support' })
-})
-after(async () => {
-  await t.close()
-})
+const t = sharedTestApp(async (t) => ({
+  staff: await makeUser(t.ctx, { staff: true, fullName: 'Stella Staff' }),
+  support: await makeUser(t.ctx, { support: true, fullName: 'Sam Support' }),
+}))
 
 const ISSUES = '/api/support-issues/'
 const FEEDBACKS = '/api/support-feedbacks/'
 const anonymous = () => client(t.app)
 
 async function makeIssue(body: Record<string, unknown> = {}) {
-  const r = await client(t.app, staff.token).post(ISSUES, { summary: 'Broken VM', ...body })
+  const r = await client(t.app, t.staff.token).post(ISSUES, { summary: 'Broken VM', ...body })
   assert.equal(r.status, 201, JSON.stringify(r.body))
   return r.body
 }
 
 async function tokenFor(issueUuid: string): Promise<string> {
-  const r = await client(t.app, support.token).get(`${ISSUES}${issueUuid}/feedback_token/`)
+  const r = await client(t.app, t.support.token).get(`${ISSUES}${issueUuid}/feedback_token/`)
   assert.equal(r.status, 200, JSON.stringify(r.body))
   return r.body.token
 }
@@ -38,7 +31,7 @@ describe('support issues', () => {
     const customer = await makeCustomer(t.ctx)
     const project = await makeProject(t.ctx, customer)
     const caller = await makeUser(t.ctx, { fullName: 'Carl Caller' })
-    const r = await client(t.app, staff.token).post(ISSUES, {
+    const r = await client(t.app, t.staff.token).post(ISSUES, {
       summary: 'Cannot log in',
       description: 'Since Monday',
       caller: caller.url,
@@ -56,8 +49,8 @@ describe('support issues', () => {
       caller: `http://localhost:80/api/users/${caller.uuid}/`,
       caller_uuid: caller.uuid,
       caller_full_name: 'Carl Caller',
-      reporter: `http://localhost:80/api/users/${staff.uuid}/`,
-      reporter_uuid: staff.uuid,
+      reporter: `http://localhost:80/api/users/${t.staff.uuid}/`,
+      reporter_uuid: t.staff.uuid,
       reporter_full_name: 'Stella Staff',
       customer: `http://localhost:80/api/customers/${customer.uuid}/`,
       customer_uuid: customer.uuid,
@@ -78,17 +71,17 @@ describe('support issues', () => {
     const a = await makeCustomer(t.ctx)
     const b = await makeCustomer(t.ctx)
     const project = await makeProject(t.ctx, b)
-    const r = await client(t.app, staff.token).post(ISSUES, {
+    const r = await client(t.app, t.staff.token).post(ISSUES, {
       summary: 'x',
       customer: a.url,
       project: project.url,
     })
     assert.equal(r.status, 400)
     assert.deepEqual(r.body, { project: ['Project does not belong to the selected customer.'] })
-    const missing = await client(t.app, staff.token).post(ISSUES, {})
+    const missing = await client(t.app, t.staff.token).post(ISSUES, {})
     assert.equal(missing.status, 400)
     assert.deepEqual(missing.body, { summary: ['This field is required.'] })
-    const badCaller = await client(t.app, staff.token).post(ISSUES, { summary: 'x', caller: a.url })
+    const badCaller = await client(t.app, t.staff.token).post(ISSUES, { summary: 'x', caller: a.url })
     assert.equal(badCaller.status, 400)
     assert.deepEqual(badCaller.body, { caller: ['Invalid hyperlink - Incorrect URL match.'] })
   })
@@ -98,7 +91,7 @@ describe('support issues', () => {
     const customer = await makeCustomer(t.ctx)
     await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: customer.id })
     const issue = await makeIssue({ customer: customer.url })
-    const r = await client(t.app, support.token).patch(`${ISSUES}${issue.uuid}/`, {
+    const r = await client(t.app, t.support.token).patch(`${ISSUES}${issue.uuid}/`, {
       state: 'In progress',
       resolved: true,
     })
@@ -116,12 +109,12 @@ describe('support issues', () => {
       404,
     )
     assert.equal((await client(t.app, owner.token).post(ISSUES, { summary: 'mine' })).status, 403)
-    const put = await client(t.app, staff.token).put(`${ISSUES}${issue.uuid}/`, { summary: 'Renamed' })
+    const put = await client(t.app, t.staff.token).put(`${ISSUES}${issue.uuid}/`, { summary: 'Renamed' })
     assert.equal(put.status, 200)
     assert.equal(put.body.summary, 'Renamed')
-    const del = await client(t.app, support.token).delete(`${ISSUES}${issue.uuid}/`)
+    const del = await client(t.app, t.support.token).delete(`${ISSUES}${issue.uuid}/`)
     assert.equal(del.status, 204)
-    assert.equal((await client(t.app, staff.token).get(`${ISSUES}${issue.uuid}/`)).status, 404)
+    assert.equal((await client(t.app, t.staff.token).get(`${ISSUES}${issue.uuid}/`)).status, 404)
   })
 
   test('issues are visible to staff, support, their caller and the customer owners only', async () => {
@@ -133,7 +126,7 @@ describe('support issues', () => {
     await grant(t.ctx, projectAdmin, 'PROJECT.ADMIN', { type: 'project', id: project.id })
     const caller = await makeUser(t.ctx)
     const issue = await makeIssue({ caller: caller.url, customer: customer.url })
-    for (const u of [staff, support, caller, owner]) {
+    for (const u of [t.staff, t.support, caller, owner]) {
       const r = await client(t.app, u.token).get(`${ISSUES}${issue.uuid}/`)
       assert.equal(r.status, 200)
       const list = await client(t.app, u.token).get(`${ISSUES}?customer_uuid=${customer.uuid}`)
@@ -163,7 +156,7 @@ describe('support issues', () => {
       state: 'open',
       resolved: true,
     })
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     const uuids = async (qs: string) =>
       (await as.get(`${ISSUES}?customer_uuid=${customer.uuid}&${qs}`)).body.map(
         (i: { uuid: string }) => i.uuid,
@@ -182,7 +175,7 @@ describe('feedback tokens', () => {
   test('staff and support obtain a signed token and its link; others 403', async () => {
     const caller = await makeUser(t.ctx)
     const issue = await makeIssue({ caller: caller.url })
-    const r = await client(t.app, staff.token).get(`${ISSUES}${issue.uuid}/feedback_token/`)
+    const r = await client(t.app, t.staff.token).get(`${ISSUES}${issue.uuid}/feedback_token/`)
     assert.equal(r.status, 200)
     const hex = issue.uuid.replace(/-/g, '')
     const ts = Math.floor(t.clock.now().getTime() / 1000)
@@ -194,7 +187,7 @@ describe('feedback tokens', () => {
     const byCaller = await client(t.app, caller.token).get(`${ISSUES}${issue.uuid}/feedback_token/`)
     assert.equal(byCaller.status, 403)
     assert.equal((await anonymous().get(`${ISSUES}${issue.uuid}/feedback_token/`)).status, 401)
-    assert.equal((await client(t.app, staff.token).get(`${ISSUES}nope/feedback_token/`)).status, 404)
+    assert.equal((await client(t.app, t.staff.token).get(`${ISSUES}nope/feedback_token/`)).status, 404)
   })
 })
 
@@ -210,7 +203,7 @@ describe('leaving feedback', () => {
       comment: 'Quick fix, thanks',
       evaluation: 9,
     })
-    const got = await client(t.app, staff.token).get(`${FEEDBACKS}${r.body.uuid}/`)
+    const got = await client(t.app, t.staff.token).get(`${FEEDBACKS}${r.body.uuid}/`)
     assert.equal(got.status, 200)
     const now = t.clock.now().toISOString()
     assert.deepEqual(got.body, {
@@ -312,7 +305,7 @@ describe('leaving feedback', () => {
   test('a token for an issue that is gone gives the non-field error', async () => {
     const issue = await makeIssue()
     const token = await tokenFor(issue.uuid)
-    assert.equal((await client(t.app, staff.token).delete(`${ISSUES}${issue.uuid}/`)).status, 204)
+    assert.equal((await client(t.app, t.staff.token).delete(`${ISSUES}${issue.uuid}/`)).status, 204)
     const r = await anonymous().post(FEEDBACKS, { token, evaluation: 5 })
     assert.equal(r.status, 400)
     assert.deepEqual(r.body, { non_field_errors: ['An issue is not found.'] })
@@ -373,7 +366,7 @@ describe('reading feedback', () => {
   const mine = (body: { uuid: string }[]) => body.map((f) => f.uuid).filter((u) => feedbacks.includes(u))
 
   test('only staff and support list or retrieve; others 403, anonymous 401', async () => {
-    for (const u of [staff, support]) {
+    for (const u of [t.staff, t.support]) {
       const r = await client(t.app, u.token).get(`${FEEDBACKS}?page_size=300`)
       assert.equal(r.status, 200)
       assert.deepEqual(mine(r.body), feedbacks)
@@ -388,13 +381,15 @@ describe('reading feedback', () => {
     }
     assert.equal((await anonymous().get(FEEDBACKS)).status, 401)
     assert.equal((await anonymous().get(`${FEEDBACKS}${feedbacks[0]}/`)).status, 401)
-    const missing = await client(t.app, staff.token).get(`${FEEDBACKS}00000000-0000-4000-8000-000000000000/`)
+    const missing = await client(t.app, t.staff.token).get(
+      `${FEEDBACKS}00000000-0000-4000-8000-000000000000/`,
+    )
     assert.equal(missing.status, 404)
     assert.deepEqual(missing.body, { detail: 'No Feedback matches the given query.' })
   })
 
   test('PUT, PATCH and DELETE are not allowed', async () => {
-    const as = client(t.app, staff.token)
+    const as = client(t.app, t.staff.token)
     for (const r of [
       await as.put(`${FEEDBACKS}${feedbacks[0]}/`, { evaluation: 1 }),
       await as.patch(`${FEEDBACKS}${feedbacks[0]}/`, { evaluation: 1 }),
@@ -402,12 +397,12 @@ describe('reading feedback', () => {
     ]) {
       assert.equal(r.status, 405)
     }
-    const put = await call(t.app, 'PUT', `${FEEDBACKS}${feedbacks[0]}/`, { token: staff.token, body: {} })
+    const put = await call(t.app, 'PUT', `${FEEDBACKS}${feedbacks[0]}/`, { token: t.staff.token, body: {} })
     assert.deepEqual(put.body, { detail: 'Method "PUT" not allowed.' })
   })
 
   const list = async (qs: string) => {
-    const r = await client(t.app, support.token).get(`${FEEDBACKS}?page_size=300&${qs}`)
+    const r = await client(t.app, t.support.token).get(`${FEEDBACKS}?page_size=300&${qs}`)
     assert.equal(r.status, 200, JSON.stringify(r.body))
     return mine(r.body)
   }
@@ -418,7 +413,7 @@ describe('reading feedback', () => {
     assert.deepEqual(await list('created_after=2026-03-02&created_before=2026-03-02T00:00:00Z'), [
       feedbacks[1],
     ])
-    const bad = await client(t.app, support.token).get(`${FEEDBACKS}?created_after=yesterday`)
+    const bad = await client(t.app, t.support.token).get(`${FEEDBACKS}?created_after=yesterday`)
     assert.equal(bad.status, 400)
     assert.deepEqual(bad.body, { created_after: ['Enter a valid date/time.'] })
   })
@@ -426,7 +421,7 @@ describe('reading feedback', () => {
   test('evaluation is repeatable and limited to 1..10', async () => {
     assert.deepEqual(await list('evaluation=8'), [feedbacks[1]])
     assert.deepEqual(await list('evaluation=2&evaluation=10'), [feedbacks[0], feedbacks[2]])
-    const bad = await client(t.app, support.token).get(`${FEEDBACKS}?evaluation=11`)
+    const bad = await client(t.app, t.support.token).get(`${FEEDBACKS}?evaluation=11`)
     assert.equal(bad.status, 400)
     assert.deepEqual(bad.body, {
       evaluation: ['Select a valid choice. 11 is not one of the available choices.'],
@@ -443,7 +438,7 @@ describe('reading feedback', () => {
     )
     assert.deepEqual(await list(`issue_uuid=${issues[2]!.uuid}`), [feedbacks[2]])
     assert.deepEqual(await list(`issue_key=${issues[0]!.key}`), [feedbacks[0]])
-    const bad = await client(t.app, support.token).get(`${FEEDBACKS}?issue_uuid=zzz`)
+    const bad = await client(t.app, t.support.token).get(`${FEEDBACKS}?issue_uuid=zzz`)
     assert.deepEqual(bad.body, { issue_uuid: ['Enter a valid UUID.'] })
   })
 
@@ -456,7 +451,7 @@ describe('reading feedback', () => {
   })
 
   test('field limits the keys', async () => {
-    const r = await client(t.app, staff.token).get(
+    const r = await client(t.app, t.staff.token).get(
       `${FEEDBACKS}${feedbacks[1]}/?field=evaluation&field=issue_key`,
     )
     assert.deepEqual(r.body, { evaluation: 8, issue_key: issues[1]!.key })

@@ -113,14 +113,25 @@ export async function buildTestApp(
 }
 
 /**
- * The app a test file's tests share, on its own database: built in a `before` at the file's top
- * level, so its fields are there from the file's first hook and test on, and closed in an `after`.
- * Call it at the top level of the file, before the file's own hooks.
+ * The app a test file's (or a suite's) tests share, on its own database: built in a `before` of the
+ * suite it is called in, so its fields are there from that suite's first hook and test on, and
+ * closed in an `after`. Call it at the top of the file or suite, before its own hooks. `setup` runs
+ * in the same `before`, right after the app is built: the fields it answers join the app's (e.g. the
+ * users the tests act as); `overrides` are the app's configuration, as for `buildTestApp`.
  */
-export function sharedTestApp(): TestApp {
-  const t = {} as TestApp
+export function sharedTestApp(): TestApp
+export function sharedTestApp<X extends object>(
+  setup: (t: TestApp) => Promise<X>,
+  overrides?: Partial<Config>,
+): TestApp & X
+export function sharedTestApp<X extends object>(
+  setup?: (t: TestApp) => Promise<X>,
+  overrides: Partial<Config> = {},
+): TestApp & X {
+  const t = {} as TestApp & X
   before(async () => {
-    Object.assign(t, await buildTestApp())
+    Object.assign(t, await buildTestApp(overrides))
+    if (setup) Object.assign(t, await setup(t))
   })
   after(() => t.close())
   return t

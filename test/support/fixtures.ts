@@ -159,3 +159,8 @@ export function roleGraph(ctx: AppContext) {
   }
   return g
 }
+
+/** A `sharedTestApp` setup: the staff user the file's tests act as. */
+export async function withStaff(t: { ctx: AppContext }): Promise<{ staff: UserRef }> {
+  return { staff: await makeUser(t.ctx, { staff: true }) }
+}
