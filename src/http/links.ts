@@ -156,3 +156,8 @@ export function linkedUuid(field: string, value: unknown, path: string): string 
   if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')
   return uuid
 }
+
+/** Fields of a `recordRenderer` copied from the columns of their names, declared in one list. */
+export function copied<const K extends string>(...names: K[]): Record<K, 'copy'> {
+  return Object.fromEntries(names.map((n) => [n, 'copy'])) as Record<K, 'copy'>
+}

@@ -2,7 +2,7 @@
 // resource groups (managed by those who manage the project); public IPs are in public-ips.ts.
 import type { AppContext } from '../../context.js'
 import { conflict, FieldErrorSet, fieldError, forbidden } from '../../http/errors.js'
-import { invalidHyperlink, recordRenderer, uuidFromLink } from '../../http/links.js'
+import { copied, invalidHyperlink, recordRenderer, uuidFromLink } from '../../http/links.js'
 import { requireStaff, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager, type ScopedRows } from '../../http/resource.js'
 import type { Listing } from '../../db/listing.js'
@@ -146,18 +146,14 @@ function recordsOf<V, Row extends { id: number; service_settings_id: number }, T
 /** The service settings a location or resource group is in: its link, uuid and name. */
 const settingsFields = {
   service_settings: { link: 'service-settings' },
-  service_settings_uuid: 'copy',
-  service_settings_name: 'copy',
+  ...copied('service_settings_uuid', 'service_settings_name'),
 } as const
 
 export const toLocation = recordRenderer<LocationRow, Location>({
   url: { link: PATHS.locations, from: 'uuid' },
-  uuid: 'copy',
-  name: 'copy',
+  ...copied('uuid', 'name'),
   ...settingsFields,
-  backend_id: 'copy',
-  created: 'copy',
-  modified: 'copy',
+  ...copied('backend_id', 'created', 'modified'),
 })
 
 /** Locations: staff-managed; a location stays in its service settings. */
@@ -191,18 +187,12 @@ export const locationService = { ...locations, create: createLocation }
 
 export const toResourceGroup = recordRenderer<ResourceGroupRow, ResourceGroup>({
   url: { link: PATHS.resourceGroups, from: 'uuid' },
-  uuid: 'copy',
-  name: 'copy',
+  ...copied('uuid', 'name'),
   location: { link: PATHS.locations },
-  location_uuid: 'copy',
-  location_name: 'copy',
+  ...copied('location_uuid', 'location_name'),
   ...settingsFields,
   project: { link: 'projects' },
-  project_uuid: 'copy',
-  project_name: 'copy',
-  customer_uuid: 'copy',
-  created: 'copy',
-  modified: 'copy',
+  ...copied('project_uuid', 'project_name', 'customer_uuid', 'created', 'modified'),
 })
 
 /**

@@ -12,7 +12,7 @@ import type { Listing } from '../../db/listing.js'
 import { loadActor } from '../../http/auth.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { AppError, fieldError, nonFieldError } from '../../http/errors.js'
-import { recordRenderer } from '../../http/links.js'
+import { copied, recordRenderer } from '../../http/links.js'
 import { can, seesAll, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
@@ -33,27 +33,25 @@ function visibility(actor: Actor) {
 
 export const toMigration = recordRenderer<MigrationRow, Migration>({
   url: { link: PATHS.migration, from: 'uuid' },
-  uuid: 'copy',
-  created: 'copy',
-  modified: 'copy',
-  name: 'copy',
-  description: 'copy',
+  ...copied('uuid', 'created', 'modified', 'name', 'description'),
   mappings: (r) => parseJson<Mappings>(r.mappings, EMPTY_MAPPINGS),
-  created_by_uuid: 'copy',
-  created_by_full_name: 'copy',
-  src_offering_uuid: 'copy',
-  src_offering_name: 'copy',
-  dst_offering_uuid: 'copy',
-  dst_offering_name: 'copy',
-  dst_plan_uuid: 'copy',
-  src_resource_uuid: 'copy',
-  src_resource_name: 'copy',
-  dst_resource_uuid: 'copy',
-  dst_resource_name: 'copy',
-  dst_resource_state: 'copy',
-  state: 'copy',
-  error_message: 'copy',
-  error_traceback: 'copy',
+  ...copied(
+    'created_by_uuid',
+    'created_by_full_name',
+    'src_offering_uuid',
+    'src_offering_name',
+    'dst_offering_uuid',
+    'dst_offering_name',
+    'dst_plan_uuid',
+    'src_resource_uuid',
+    'src_resource_name',
+    'dst_resource_uuid',
+    'dst_resource_name',
+    'dst_resource_state',
+    'state',
+    'error_message',
+    'error_traceback',
+  ),
 })
 
 export function listMigrations(

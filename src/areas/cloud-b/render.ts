@@ -4,7 +4,7 @@
 import type { AppContext } from '../../context.js'
 import { parseJson, toBool } from '../../db/values.js'
 import { notFound } from '../../http/errors.js'
-import { recordRenderer, uuidFromLink, urlOf } from '../../http/links.js'
+import { copied, recordRenderer, uuidFromLink, urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import type { Pager } from '../../http/resource.js'
@@ -46,16 +46,18 @@ function tenantLink(base: string, r: ExtRow) {
 type RuleRow = Awaited<ReturnType<ReturnType<typeof cloudBRepository>['rulesOf']>>[number]
 
 const toRule = recordRenderer<RuleRow, SecurityGroup['rules'][number]>({
-  id: 'copy',
-  ethertype: 'copy',
-  direction: 'copy',
-  protocol: 'copy',
-  from_port: 'copy',
-  to_port: 'copy',
-  cidr: 'copy',
-  description: 'copy',
-  remote_group_name: 'copy',
-  remote_group_uuid: 'copy',
+  ...copied(
+    'id',
+    'ethertype',
+    'direction',
+    'protocol',
+    'from_port',
+    'to_port',
+    'cidr',
+    'description',
+    'remote_group_name',
+    'remote_group_uuid',
+  ),
   remote_group: { link: PATHS.securityGroup },
 })
 
