@@ -191,3 +191,8 @@ export async function linkedRow<R>(
   if (!row) throw invalidHyperlink(field)
   return row
 }
+
+/** Fields of a `recordRenderer` copied from the columns of their names, declared in one list. */
+export function copied<const K extends string>(...names: K[]): Record<K, 'copy'> {
+  return Object.fromEntries(names.map((n) => [n, 'copy'])) as Record<K, 'copy'>
+}

@@ -11,6 +11,7 @@ import {
   uniqueName,
 } from '../support/fixtures.js'
 import { makeCategory, makeOffering, makePlan, makeResource } from '../support/catalog-fixtures.js'
+import { postCreated } from '../support/cloud-setup.js'
 
 let t: TestApp
 let g: ReturnType<typeof roleGraph>
@@ -37,31 +38,25 @@ after(async () => {
 })
 
 async function makeSettings(extra: Record<string, unknown> = {}) {
-  const r = await as(staff).post('/api/service-settings/', {
+  return postCreated(t, staff, '/api/service-settings/', {
     name: uniqueName('Settings'),
     type: 'cloudA',
     shared: true,
     ...extra,
   })
-  assert.equal(r.status, 201, JSON.stringify(r.body))
-  return r.body as { uuid: string; url: string }
 }
 
 async function makeLocation(s: { url: string }, name: string) {
-  const r = await as(staff).post('/api/cloudA-locations/', { name, service_settings: s.url })
-  assert.equal(r.status, 201, JSON.stringify(r.body))
-  return r.body as { uuid: string; url: string }
+  return postCreated(t, staff, '/api/cloudA-locations/', { name, service_settings: s.url })
 }
 
 async function makeGroup(s: { url: string }, loc: { url: string }, p: Ref, name: string) {
-  const r = await as(staff).post('/api/cloudA-resource-groups/', {
+  return postCreated(t, staff, '/api/cloudA-resource-groups/', {
     name,
     service_settings: s.url,
     location: loc.url,
     project: p.url,
   })
-  assert.equal(r.status, 201, JSON.stringify(r.body))
-  return r.body as { uuid: string; url: string }
 }
 
 function body(extra: Record<string, unknown> = {}) {
@@ -300,32 +295,17 @@ describe('public IP validation', () => {
 
   test('hyperlinks of the wrong kind or unknown are 400 on that field', async () => {
     const unknown = '00000000-0000-0000-0000-000000000001'
-    const cases: [string, string, string][] = [
-      ['service_settings', project.url, 'Invalid hyperlink - Incorrect URL match.'],
-      [
-        'service_settings',
-        `http://localhost:80/api/service-settings/${unknown}/`,
-        'Invalid hyperlink - Object does not exist.',
-      ],
-      ['project', settings.url, 'Invalid hyperlink - Incorrect URL match.'],
-      [
-        'project',
-        `http://localhost:80/api/projects/${unknown}/`,
-        'Invalid hyperlink - Object does not exist.',
-      ],
-      ['location', group.url, 'Invalid hyperlink - Incorrect URL match.'],
-      [
-        'location',
-        `http://localhost:80/api/cloudA-locations/${unknown}/`,
-        'Invalid hyperlink - Object does not exist.',
-      ],
-      ['resource_group', location.url, 'Invalid hyperlink - Incorrect URL match.'],
-      [
-        'resource_group',
-        `http://localhost:80/api/cloudA-resource-groups/${unknown}/`,
-        'Invalid hyperlink - Object does not exist.',
-      ],
+    // Each field: a link of another kind, then an unknown one of its own path.
+    const links: [string, string, string][] = [
+      ['service_settings', project.url, 'service-settings'],
+      ['project', settings.url, 'projects'],
+      ['location', group.url, 'cloudA-locations'],
+      ['resource_group', location.url, 'cloudA-resource-groups'],
     ]
+    const cases = links.flatMap(([field, otherKind, path]): [string, string, string][] => [
+      [field, otherKind, 'Invalid hyperlink - Incorrect URL match.'],
+      [field, `http://localhost:80/api/${path}/${unknown}/`, 'Invalid hyperlink - Object does not exist.'],
+    ])
     for (const [field, value, message] of cases) {
       const r = await as(staff).post(IPS, body({ [field]: value }))
       assert.equal(r.status, 400, `${field} ${value}`)

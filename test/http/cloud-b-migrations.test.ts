@@ -1,10 +1,11 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import type { TestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { roleGraph, type Ref, type UserRef, uniqueName } from '../support/fixtures.js'
 import { makeCustomer } from '../support/fixtures.js'
 import { makeOffering, makePlan } from '../support/catalog-fixtures.js'
+import { cloudBWorld } from '../support/cloud-setup.js'
 
 let t: TestApp
 let g: ReturnType<typeof roleGraph>
@@ -20,19 +21,7 @@ const as = (u: UserRef | null) => client(t.app, u?.token ?? null)
 const drain = () => t.ctx.jobs.drain()
 
 before(async () => {
-  t = await buildTestApp()
-  g = roleGraph(t.ctx)
-  staff = await g.staff()
-  owner = await g.owner()
-  project = await g.project()
-  const r = await as(staff).post('/api/service-settings/', { name: 'Cloud B', type: 'cloudB', shared: true })
-  assert.equal(r.status, 201, JSON.stringify(r.body))
-  const row = await t.ctx.db
-    .selectFrom('service_settings')
-    .select('id')
-    .where('uuid', '=', r.body.uuid)
-    .executeTakeFirstOrThrow()
-  settings = { ...r.body, id: row.id }
+  ;({ t, g, staff, owner, project, settings } = await cloudBWorld())
   const provider = await makeCustomer(t.ctx)
   offering = await makeOffering(t.ctx, provider, { type: 'CloudB.Tenant', serviceSettingsId: settings.id })
   plan = await makePlan(t.ctx, offering)

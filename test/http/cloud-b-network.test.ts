@@ -1,8 +1,9 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import type { TestApp } from '../support/app.js'
 import { client, pathOf } from '../support/client.js'
 import { roleGraph, type Ref, type UserRef, uniqueName } from '../support/fixtures.js'
+import { cloudBWorld } from '../support/cloud-setup.js'
 
 let t: TestApp
 let g: ReturnType<typeof roleGraph>
@@ -17,14 +18,7 @@ const as = (u: UserRef | null) => client(t.app, u?.token ?? null)
 const drain = () => t.ctx.jobs.drain()
 
 before(async () => {
-  t = await buildTestApp()
-  g = roleGraph(t.ctx)
-  staff = await g.staff()
-  owner = await g.owner()
-  project = await g.project()
-  const r = await as(staff).post('/api/service-settings/', { name: 'Cloud B', type: 'cloudB', shared: true })
-  assert.equal(r.status, 201, JSON.stringify(r.body))
-  settings = r.body
+  ;({ t, g, staff, owner, project, settings } = await cloudBWorld())
 })
 after(async () => {
   await t.close()

@@ -126,22 +126,21 @@ export const cloudBJourneys: Journey[] = [
       const router = await answer(200, cloud.GET('/api/cloudB-routers/{uuid}/', path))
       assert.equal(router.state, 'OK')
 
-      await answer(
-        200,
-        cloud.POST('/api/cloudB-routers/{uuid}/add_router_interface/', {
-          ...path,
-          body: { subnet: subnet.url },
-        }),
-      )
-      await w.drain()
-      await answer(
-        200,
-        cloud.POST('/api/cloudB-routers/{uuid}/add_router_interface/', {
-          ...path,
-          body: { port: lbPort.url },
-        }),
-      )
-      await w.drain()
+      // An interface added or removed by subnet or by port, then the job that carries it out.
+      const addInterface = async (body: { subnet: string } | { port: string }) => {
+        await answer(200, cloud.POST('/api/cloudB-routers/{uuid}/add_router_interface/', { ...path, body }))
+        await w.drain()
+      }
+      const removeInterface = async (body: { subnet: string } | { port: string }) => {
+        await answer(
+          200,
+          cloud.POST('/api/cloudB-routers/{uuid}/remove_router_interface/', { ...path, body }),
+        )
+        await w.drain()
+      }
+
+      await addInterface({ subnet: subnet.url })
+      await addInterface({ port: lbPort.url })
       const connected = await answer(200, cloud.GET('/api/cloudB-routers/{uuid}/', path))
       assert.equal(connected.ports?.length, 2)
       assert.ok(connected.ports?.some((p) => p.subnet_uuid === subnet.uuid))
@@ -158,22 +157,8 @@ export const cloudBJourneys: Journey[] = [
       const routed = await answer(200, cloud.GET('/api/cloudB-routers/{uuid}/', path))
       assert.deepEqual(routed.routes, routes.routes)
 
-      await answer(
-        200,
-        cloud.POST('/api/cloudB-routers/{uuid}/remove_router_interface/', {
-          ...path,
-          body: { subnet: subnet.url },
-        }),
-      )
-      await w.drain()
-      await answer(
-        200,
-        cloud.POST('/api/cloudB-routers/{uuid}/remove_router_interface/', {
-          ...path,
-          body: { port: lbPort.url },
-        }),
-      )
-      await w.drain()
+      await removeInterface({ subnet: subnet.url })
+      await removeInterface({ port: lbPort.url })
       const disconnected = await answer(200, cloud.GET('/api/cloudB-routers/{uuid}/', path))
       assert.deepEqual(disconnected.ports, [])
     },

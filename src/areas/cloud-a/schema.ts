@@ -12,18 +12,23 @@ export const PATHS = {
 
 export const PUBLIC_IP_TYPE = 'cloudA.PublicIP'
 
-// ---- locations ----
-
-export const LocationSchema = Type.Object({
-  url: Url,
-  uuid: Uuid,
-  name: Type.String(),
+// What a location and a resource group both show: the record's own link, uuid and name, its
+// service settings, and when it was created and last changed.
+const NamedProps = { url: Url, uuid: Uuid, name: Type.String() }
+const SettingsProps = {
   service_settings: Url,
   service_settings_uuid: Uuid,
   service_settings_name: Type.String(),
+}
+const TimesProps = { created: DateTime, modified: DateTime }
+
+// ---- locations ----
+
+export const LocationSchema = Type.Object({
+  ...NamedProps,
+  ...SettingsProps,
   backend_id: Type.String(),
-  created: DateTime,
-  modified: DateTime,
+  ...TimesProps,
 })
 export type Location = Static<typeof LocationSchema>
 
@@ -50,21 +55,16 @@ export function byNameOrCreation<T extends string>(table: T) {
 // ---- resource groups ----
 
 export const ResourceGroupSchema = Type.Object({
-  url: Url,
-  uuid: Uuid,
-  name: Type.String(),
+  ...NamedProps,
   location: Url,
   location_uuid: Uuid,
   location_name: Type.String(),
-  service_settings: Url,
-  service_settings_uuid: Uuid,
-  service_settings_name: Type.String(),
+  ...SettingsProps,
   project: Url,
   project_uuid: Uuid,
   project_name: Type.String(),
   customer_uuid: Uuid,
-  created: DateTime,
-  modified: DateTime,
+  ...TimesProps,
 })
 export type ResourceGroup = Static<typeof ResourceGroupSchema>
 

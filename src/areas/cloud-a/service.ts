@@ -2,7 +2,7 @@
 // resource groups (managed by those who manage the project); public IPs are in public-ips.ts.
 import type { AppContext } from '../../context.js'
 import { conflict, FieldErrorSet, fieldError, forbidden } from '../../http/errors.js'
-import { invalidHyperlink, urlOf, uuidFromLink } from '../../http/links.js'
+import { copied, invalidHyperlink, recordRenderer, uuidFromLink } from '../../http/links.js'
 import { requireStaff, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager, type ScopedRows } from '../../http/resource.js'
 import type { Listing } from '../../db/listing.js'
@@ -143,19 +143,18 @@ function recordsOf<V, Row extends { id: number; service_settings_id: number }, T
 }
 
 // ---- locations ----
-export function toLocation(base: string, r: LocationRow): Location {
-  return {
-    url: urlOf(base, PATHS.locations, r.uuid)!,
-    uuid: r.uuid,
-    name: r.name,
-    service_settings: urlOf(base, 'service-settings', r.service_settings_uuid)!,
-    service_settings_uuid: r.service_settings_uuid,
-    service_settings_name: r.service_settings_name,
-    backend_id: r.backend_id,
-    created: r.created,
-    modified: r.modified,
-  }
-}
+/** The service settings a location or resource group is in: its link, uuid and name. */
+const settingsFields = {
+  service_settings: { link: 'service-settings' },
+  ...copied('service_settings_uuid', 'service_settings_name'),
+} as const
+
+export const toLocation = recordRenderer<LocationRow, Location>({
+  url: { link: PATHS.locations, from: 'uuid' },
+  ...copied('uuid', 'name'),
+  ...settingsFields,
+  ...copied('backend_id', 'created', 'modified'),
+})
 
 /** Locations: staff-managed; a location stays in its service settings. */
 const locations = recordsOf({
@@ -186,25 +185,15 @@ export const locationService = { ...locations, create: createLocation }
 
 // ---- resource groups ----
 
-export function toResourceGroup(base: string, r: ResourceGroupRow): ResourceGroup {
-  return {
-    url: urlOf(base, PATHS.resourceGroups, r.uuid)!,
-    uuid: r.uuid,
-    name: r.name,
-    location: urlOf(base, PATHS.locations, r.location_uuid)!,
-    location_uuid: r.location_uuid,
-    location_name: r.location_name,
-    service_settings: urlOf(base, 'service-settings', r.service_settings_uuid)!,
-    service_settings_uuid: r.service_settings_uuid,
-    service_settings_name: r.service_settings_name,
-    project: urlOf(base, 'projects', r.project_uuid)!,
-    project_uuid: r.project_uuid,
-    project_name: r.project_name,
-    customer_uuid: r.customer_uuid,
-    created: r.created,
-    modified: r.modified,
-  }
-}
+export const toResourceGroup = recordRenderer<ResourceGroupRow, ResourceGroup>({
+  url: { link: PATHS.resourceGroups, from: 'uuid' },
+  ...copied('uuid', 'name'),
+  location: { link: PATHS.locations },
+  ...copied('location_uuid', 'location_name'),
+  ...settingsFields,
+  project: { link: 'projects' },
+  ...copied('project_uuid', 'project_name', 'customer_uuid', 'created', 'modified'),
+})
 
 /**
  * Resource groups: managed by those who manage the project; PUT/PATCH change the name only

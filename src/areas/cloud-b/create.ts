@@ -1,7 +1,7 @@
 // Creating cloudB objects: tenants (the order path aside), and in a tenant its networks, subnets,
 // security groups, ports, floating IPs and routers. Each is inserted in CREATION_SCHEDULED with
 // its create step queued; the answer is the new record.
-import type { Static } from '@sinclair/typebox'
+import type { Static, TSchema } from '@sinclair/typebox'
 import type { Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
@@ -17,13 +17,14 @@ import {
   type CommonRow,
 } from '../cloud/common.js'
 import { EXT, ext, requireManage, requireOk, resolveObject, tenantIdOf } from './objects.js'
-import { KINDS, renderById } from './render.js'
+import { KINDS, renderById, type KindDef } from './render.js'
 import { cloudBRepository } from './repository.js'
 import {
   NetworkCreateBody,
   PATHS,
   PortCreateBody,
   RouterCreateBody,
+  RouterCreateResult,
   SecurityGroupCreateBody,
   SubnetCreateBody,
   TenantCreateBody,
@@ -37,37 +38,32 @@ import {
 } from './schema.js'
 import { cidrContains, normalizeIp, parseCidr, ruleErrors } from './validators.js'
 
-export async function createTenant(
+/** A create use case: the caller's body in, the new record (with links from `base`) out. */
+type Create<B extends TSchema, R> = (
   ctx: AppContext,
   actor: Actor,
-  body: Static<typeof TenantCreateBody>,
+  body: Static<B>,
   base: string,
-): Promise<Tenant> {
+) => Promise<R>
+
+type Kind = keyof typeof TYPES
+type RecordOf<K extends Kind> = (typeof KINDS)[K] extends KindDef<infer T> ? T : never
+
+export const createTenant: Create<typeof TenantCreateBody, Tenant> = async (ctx, actor, body, base) => {
   const settings = await resolveSettingsLink(ctx, actor, 'service_settings', body.service_settings, 'cloudB')
   const project = await resolveManagedProject(ctx, actor, 'project', body.project)
-  const id = await ctx.db.transaction().execute(async (trx) => {
-    const id = await insertResource(ctx, trx, {
-      type: TYPES.tenant,
-      name: body.name,
-      description: body.description ?? '',
-      settingsId: settings.id,
-      projectId: project.id,
-    })
-    await cloudBRepository(trx).insertExt('cloud_b_tenants', {
-      resource_id: id,
-      limits: toJson(body.limits ?? {}),
-    })
-    return id
-  })
-  ctx.jobs.wake()
-  return renderById(ctx, KINDS.tenant, id, base)
+  const place = { service_settings_id: settings.id, project_id: project.id }
+  return createObject(ctx, base, place, 'tenant', body, { limits: toJson(body.limits ?? {}) })
 }
 
-/** A child object of a tenant: inserted in CREATION_SCHEDULED with its create step queued. */
-async function insertChild(
+/**
+ * An object inserted in CREATION_SCHEDULED with its create step queued, in the settings and
+ * project of `place` (a tenant's children: their tenant's or network's).
+ */
+async function insertObject(
   ctx: AppContext,
-  parent: CommonRow,
-  kind: Exclude<keyof typeof TYPES, 'tenant'>,
+  place: Pick<CommonRow, 'service_settings_id' | 'project_id'>,
+  kind: Kind,
   body: { name: string; description?: string },
   extValues: Record<string, unknown>,
   after?: (trx: Transaction<DB>, id: number) => Promise<void>,
@@ -77,8 +73,8 @@ async function insertChild(
       type: TYPES[kind],
       name: body.name,
       description: body.description ?? '',
-      settingsId: parent.service_settings_id,
-      projectId: parent.project_id,
+      settingsId: place.service_settings_id,
+      projectId: place.project_id,
     })
     await cloudBRepository(trx).insertExt(EXT[kind], { resource_id: id, ...extValues })
     if (after) await after(trx, id)
@@ -86,6 +82,20 @@ async function insertChild(
   })
   ctx.jobs.wake()
   return id
+}
+
+/** An object inserted (as `insertObject` does), answered as its record. */
+async function createObject<K extends Kind>(
+  ctx: AppContext,
+  base: string,
+  place: Pick<CommonRow, 'service_settings_id' | 'project_id'>,
+  kind: K,
+  body: { name: string; description?: string },
+  extValues: Record<string, unknown>,
+  after?: (trx: Transaction<DB>, id: number) => Promise<void>,
+): Promise<RecordOf<K>> {
+  const id = await insertObject(ctx, place, kind, body, extValues, after)
+  return renderById(ctx, KINDS[kind] as KindDef<RecordOf<K>>, id, base)
 }
 
 /** The tenant or network a new object goes in: visible (400), manageable (403) and OK (400). */
@@ -101,25 +111,14 @@ async function okParent(
   return parent
 }
 
-export async function createNetwork(
-  ctx: AppContext,
-  actor: Actor,
-  body: Static<typeof NetworkCreateBody>,
-  base: string,
-): Promise<Network> {
+export const createNetwork: Create<typeof NetworkCreateBody, Network> = async (ctx, actor, body, base) => {
   const tenant = await okParent(ctx, actor, 'tenant', body.tenant)
-  const id = await insertChild(ctx, tenant, 'network', body, {
+  return createObject(ctx, base, tenant, 'network', body, {
     tenant_id: tenant.id,
   })
-  return renderById(ctx, KINDS.network, id, base)
 }
 
-export async function createSubnet(
-  ctx: AppContext,
-  actor: Actor,
-  body: Static<typeof SubnetCreateBody>,
-  base: string,
-): Promise<Subnet> {
+export const createSubnet: Create<typeof SubnetCreateBody, Subnet> = async (ctx, actor, body, base) => {
   const network = await okParent(ctx, actor, 'network', body.network)
   const cidr = parseCidr(body.cidr)
   if (!cidr) throw fieldError('cidr', 'Invalid CIDR format.')
@@ -130,7 +129,7 @@ export async function createSubnet(
     if (!gateway) throw fieldError('gateway_ip', 'Enter a valid IPv4 or IPv6 address.')
   } else if (body.gateway_ip === null) gateway = null
   const tenantId = await tenantIdOf(ctx, 'cloud_b_networks', network.id)
-  const id = await insertChild(ctx, network, 'subnet', body, {
+  return createObject(ctx, base, network, 'subnet', body, {
     tenant_id: tenantId,
     network_id: network.id,
     cidr: cidr.text,
@@ -139,49 +138,36 @@ export async function createSubnet(
     allocation_pools: toJson([]),
     dns_nameservers: toJson(body.dns_nameservers ?? []),
   })
-  return renderById(ctx, KINDS.subnet, id, base)
 }
 
-export async function createSecurityGroup(
-  ctx: AppContext,
-  actor: Actor,
-  body: Static<typeof SecurityGroupCreateBody>,
-  base: string,
-): Promise<SecurityGroup> {
+export const createSecurityGroup: Create<typeof SecurityGroupCreateBody, SecurityGroup> = async (
+  ctx,
+  actor,
+  body,
+  base,
+) => {
   const tenant = await okParent(ctx, actor, 'tenant', body.tenant)
   const rules = body.rules ?? []
   const errs = rules.map((r) => ruleErrors(r))
   if (errs.some((e) => Object.keys(e).length)) throw new AppError('invalid', { rules: errs })
-  const id = await insertChild(
-    ctx,
-    tenant,
-    'securityGroup',
-    body,
-    { tenant_id: tenant.id },
-    async (trx, id) =>
-      cloudBRepository(trx).insertRules(
-        id,
-        rules.map((r) => ({
-          ethertype: typeof r.ethertype === 'string' ? r.ethertype : 'IPv4',
-          direction: typeof r.direction === 'string' ? r.direction : 'ingress',
-          protocol: typeof r.protocol === 'string' ? r.protocol.toLowerCase() : '',
-          from_port: typeof r.from_port === 'number' ? r.from_port : null,
-          to_port: typeof r.to_port === 'number' ? r.to_port : null,
-          cidr: typeof r.cidr === 'string' ? (parseCidr(r.cidr)?.text ?? '') : '',
-          description: typeof r.description === 'string' ? r.description : '',
-          backend_id: '',
-        })),
-      ),
+  return createObject(ctx, base, tenant, 'securityGroup', body, { tenant_id: tenant.id }, async (trx, id) =>
+    cloudBRepository(trx).insertRules(
+      id,
+      rules.map((r) => ({
+        ethertype: typeof r.ethertype === 'string' ? r.ethertype : 'IPv4',
+        direction: typeof r.direction === 'string' ? r.direction : 'ingress',
+        protocol: typeof r.protocol === 'string' ? r.protocol.toLowerCase() : '',
+        from_port: typeof r.from_port === 'number' ? r.from_port : null,
+        to_port: typeof r.to_port === 'number' ? r.to_port : null,
+        cidr: typeof r.cidr === 'string' ? (parseCidr(r.cidr)?.text ?? '') : '',
+        description: typeof r.description === 'string' ? r.description : '',
+        backend_id: '',
+      })),
+    ),
   )
-  return renderById(ctx, KINDS.securityGroup, id, base)
 }
 
-export async function createPort(
-  ctx: AppContext,
-  actor: Actor,
-  body: Static<typeof PortCreateBody>,
-  base: string,
-): Promise<Port> {
+export const createPort: Create<typeof PortCreateBody, Port> = async (ctx, actor, body, base) => {
   const network = await okParent(ctx, actor, 'network', body.network)
   const tenantId = await tenantIdOf(ctx, 'cloud_b_networks', network.id)
   let subnetId: number | null = null
@@ -213,8 +199,9 @@ export async function createPort(
       })
     groupIds.push(g.id)
   }
-  const id = await insertChild(
+  return createObject(
     ctx,
+    base,
     network,
     'port',
     body,
@@ -232,7 +219,6 @@ export async function createPort(
     },
     async (trx, id) => cloudBRepository(trx).linkSecurityGroups(id, groupIds),
   )
-  return renderById(ctx, KINDS.port, id, base)
 }
 
 /** POST create_floating_ip: a new floating IP of the tenant, allocated by a create step. 201. */
@@ -246,8 +232,9 @@ export async function createFloatingIp(
   const tenant = await findVisibleResource(ctx, actor, TYPES.tenant, tenantUuid)
   requireManage(actor, tenant)
   if (tenant.state !== 'OK') throw invalidState(['OK'])
-  const id = await insertChild(
+  return createObject(
     ctx,
+    base,
     tenant,
     'floatingIp',
     { name: '', description: body.description },
@@ -255,18 +242,17 @@ export async function createFloatingIp(
       tenant_id: tenant.id,
     },
   )
-  return renderById(ctx, KINDS.floatingIp, id, base)
 }
 
-export async function createRouter(
-  ctx: AppContext,
-  actor: Actor,
-  body: Static<typeof RouterCreateBody>,
-  base: string,
-) {
+export const createRouter: Create<typeof RouterCreateBody, Static<typeof RouterCreateResult>> = async (
+  ctx,
+  actor,
+  body,
+  base,
+) => {
   const tenant = await resolveObject(ctx, actor, 'tenant', body.tenant, 'tenant')
   requireOk(tenant, 'tenant', 'Tenant')
-  const id = await insertChild(ctx, tenant, 'router', body, {
+  const id = await insertObject(ctx, tenant, 'router', body, {
     tenant_id: tenant.id,
     routes: toJson([]),
     fixed_ips: toJson([]),

@@ -75,10 +75,38 @@ export class NetworkEmulator extends EmulatorBase {
     await this.must<BackendTenant>(K.tenant, tenantId, 'Tenant')
   }
 
-  /** The operation's step, then the object of `kind` removed (it must exist). */
-  protected async remove(op: string, kind: string, id: string, what: string): Promise<void> {
+  /** The operation's step, then the network an object is made in, which must exist. */
+  protected async inNetwork(op: string, networkId: string): Promise<BackendNetwork> {
     await this.step(op)
-    await this.must(kind, id, what)
+    return this.must<BackendNetwork>(K.network, networkId, 'Network')
+  }
+
+  /** The operation's step, then the object of `kind` (it must exist) changed and stored again. */
+  protected async modify<T>(
+    op: string,
+    kind: string,
+    id: string,
+    what: string,
+    change: (o: T) => void | Promise<void>,
+  ): Promise<T> {
+    await this.step(op)
+    const o = await this.must<T>(kind, id, what)
+    await change(o)
+    await this.putObject(kind, id, o)
+    return o
+  }
+
+  /** The operation's step, then the object of `kind` (it must exist) removed; `before` may refuse. */
+  protected async remove<T>(
+    op: string,
+    kind: string,
+    id: string,
+    what: string,
+    before?: (o: T) => Promise<void>,
+  ): Promise<void> {
+    await this.step(op)
+    const o = await this.must<T>(kind, id, what)
+    if (before) await before(o)
     await this.deleteObject(kind, id)
   }
 
@@ -91,18 +119,17 @@ export class NetworkEmulator extends EmulatorBase {
 
   async createTenant(input: { name: string; description: string; limits: Record<string, number> }) {
     await this.step('create_tenant')
-    const backend_id = await this.nextId('tenant')
     // A tenant comes with an internal network, its subnet and a default security group, as
     // the reference's tenant creation does.
-    const tenant: BackendTenant = {
+    const tenant = await this.insertObject<BackendTenant>(K.tenant, 'tenant', (backend_id) => ({
       backend_id,
       name: input.name,
       description: input.description,
       limits: input.limits,
       external_network_id: EMULATED_EXTERNAL_NETWORK,
       internal_network_id: '',
-    }
-    await this.putObject(K.tenant, backend_id, tenant)
+    }))
+    const backend_id = tenant.backend_id
     const net = await this.insertNetwork(backend_id, `${input.name}-int-net`)
     await this.insertSubnet(net, { name: `${input.name}-sub-net`, cidr: '192.168.42.0/24' })
     await this.insertSecurityGroup(backend_id, {
@@ -134,17 +161,15 @@ export class NetworkEmulator extends EmulatorBase {
     return tenant
   }
 
-  async updateTenant(
+  updateTenant(
     backendId: string,
     input: { name?: string; description?: string; limits?: Record<string, number> },
   ) {
-    await this.step('update_tenant')
-    const t = await this.must<BackendTenant>(K.tenant, backendId, 'Tenant')
-    if (input.name !== undefined) t.name = input.name
-    if (input.description !== undefined) t.description = input.description
-    if (input.limits !== undefined) t.limits = { ...t.limits, ...input.limits }
-    await this.putObject(K.tenant, backendId, t)
-    return t
+    return this.modify<BackendTenant>('update_tenant', K.tenant, backendId, 'Tenant', (t) => {
+      if (input.name !== undefined) t.name = input.name
+      if (input.description !== undefined) t.description = input.description
+      if (input.limits !== undefined) t.limits = { ...t.limits, ...input.limits }
+    })
   }
 
   async deleteTenant(backendId: string) {
@@ -180,20 +205,16 @@ export class NetworkEmulator extends EmulatorBase {
 
   // ---- networks and subnets ----
 
-  private async insertNetwork(tenantId: string, name: string): Promise<BackendNetwork> {
-    const backend_id = await this.nextId('net')
-    const n = await this.nextNumber('segmentation')
-    const net: BackendNetwork = {
+  private insertNetwork(tenantId: string, name: string): Promise<BackendNetwork> {
+    return this.insertObject<BackendNetwork>(K.network, 'net', async (backend_id) => ({
       backend_id,
       tenant_id: tenantId,
       name,
       is_external: false,
       type: 'vxlan',
-      segmentation_id: 1000 + n,
+      segmentation_id: 1000 + (await this.nextNumber('segmentation')),
       mtu: 1450,
-    }
-    await this.putObject(K.network, backend_id, net)
-    return net
+    }))
   }
 
   async createNetwork(tenantId: string, input: { name: string }) {
@@ -201,24 +222,22 @@ export class NetworkEmulator extends EmulatorBase {
     return this.insertNetwork(tenantId, input.name)
   }
 
-  async deleteNetwork(backendId: string) {
-    await this.step('delete_network')
-    await this.must<BackendNetwork>(K.network, backendId, 'Network')
-    const inUse = (await this.listObjects<BackendSubnet>(K.subnet)).some(
-      (s) => s.data.network_id === backendId,
-    )
-    if (inUse) throw new BackendError(`Unable to delete network ${backendId}: it has subnets.`)
-    await this.deleteObject(K.network, backendId)
+  deleteNetwork(backendId: string) {
+    return this.remove('delete_network', K.network, backendId, 'Network', async () => {
+      const inUse = (await this.listObjects<BackendSubnet>(K.subnet)).some(
+        (s) => s.data.network_id === backendId,
+      )
+      if (inUse) throw new BackendError(`Unable to delete network ${backendId}: it has subnets.`)
+    })
   }
 
-  private async insertSubnet(net: BackendNetwork, input: SubnetInput): Promise<BackendSubnet> {
+  private insertSubnet(net: BackendNetwork, input: SubnetInput): Promise<BackendSubnet> {
     const c = parseCidr(input.cidr)
     if (!c) throw new BackendError(`Invalid CIDR ${input.cidr}.`)
     const size = networkSize(c)
     if (size < 4) throw new BackendError(`Subnet ${c.text} is too small.`)
     const gateway = input.gateway_ip === undefined ? addressAt(c, 1) : input.gateway_ip
-    const backend_id = await this.nextId('subnet')
-    const subnet: BackendSubnet = {
+    return this.insertObject<BackendSubnet>(K.subnet, 'subnet', (backend_id) => ({
       backend_id,
       tenant_id: net.tenant_id,
       network_id: net.backend_id,
@@ -230,28 +249,23 @@ export class NetworkEmulator extends EmulatorBase {
       dns_nameservers: input.dns_nameservers ?? [],
       enable_dhcp: true,
       used: gateway ? [gateway] : [],
-    }
-    await this.putObject(K.subnet, backend_id, subnet)
-    return subnet
+    }))
   }
 
   async createSubnet(networkId: string, input: SubnetInput) {
-    await this.step('create_subnet')
-    const net = await this.must<BackendNetwork>(K.network, networkId, 'Network')
-    return this.insertSubnet(net, input)
+    return this.insertSubnet(await this.inNetwork('create_subnet', networkId), input)
   }
 
-  async deleteSubnet(backendId: string) {
-    await this.step('delete_subnet')
-    await this.must<BackendSubnet>(K.subnet, backendId, 'Subnet')
-    const inUse = (await this.listObjects<BackendPort>(K.port)).some((p) =>
-      p.data.fixed_ips.some((f) => f.subnet_id === backendId),
-    )
-    if (inUse)
-      throw new BackendError(
-        `Unable to delete subnet ${backendId}: one or more ports have an IP allocation from this subnet.`,
+  deleteSubnet(backendId: string) {
+    return this.remove('delete_subnet', K.subnet, backendId, 'Subnet', async () => {
+      const inUse = (await this.listObjects<BackendPort>(K.port)).some((p) =>
+        p.data.fixed_ips.some((f) => f.subnet_id === backendId),
       )
-    await this.deleteObject(K.subnet, backendId)
+      if (inUse)
+        throw new BackendError(
+          `Unable to delete subnet ${backendId}: one or more ports have an IP allocation from this subnet.`,
+        )
+    })
   }
 
   /** The next free address of the subnet's pools, marked used. */
@@ -287,22 +301,12 @@ export class NetworkEmulator extends EmulatorBase {
 
   // ---- security groups ----
 
-  private async insertSecurityGroup(
-    tenantId: string,
-    input: SecurityGroupInput,
-  ): Promise<BackendSecurityGroup> {
-    const backend_id = await this.nextId('sg')
-    const rules: BackendRule[] = []
-    for (const r of input.rules) rules.push({ ...r, backend_id: await this.nextId('sg-rule') })
-    const sg: BackendSecurityGroup = {
-      backend_id,
-      tenant_id: tenantId,
-      name: input.name,
-      description: input.description,
-      rules,
-    }
-    await this.putObject(K.securityGroup, backend_id, sg)
-    return sg
+  private insertSecurityGroup(tenantId: string, input: SecurityGroupInput): Promise<BackendSecurityGroup> {
+    return this.insertObject<BackendSecurityGroup>(K.securityGroup, 'sg', async (backend_id) => {
+      const rules: BackendRule[] = []
+      for (const r of input.rules) rules.push({ ...r, backend_id: await this.nextId('sg-rule') })
+      return { backend_id, tenant_id: tenantId, name: input.name, description: input.description, rules }
+    })
   }
 
   async createSecurityGroup(tenantId: string, input: SecurityGroupInput) {
@@ -328,8 +332,7 @@ export class NetworkEmulator extends EmulatorBase {
     const fixed_ips: FixedIp[] = subnet
       ? [{ ip_address: await this.allocate(subnet, input.ip_address), subnet_id: subnet.backend_id }]
       : []
-    const backend_id = await this.nextId('port')
-    const port: BackendPort = {
+    return this.insertObject<BackendPort>(K.port, 'port', async (backend_id) => ({
       backend_id,
       tenant_id: net.tenant_id,
       network_id: net.backend_id,
@@ -341,28 +344,23 @@ export class NetworkEmulator extends EmulatorBase {
       status: input.status ?? 'DOWN',
       security_groups: input.security_groups ?? [],
       allowed_address_pairs: input.allowed_address_pairs ?? [],
-    }
-    await this.putObject(K.port, backend_id, port)
-    return port
+    }))
   }
 
   async createPort(networkId: string, input: PortInput) {
-    await this.step('create_port')
-    const net = await this.must<BackendNetwork>(K.network, networkId, 'Network')
-    return this.insertPort(net, input)
+    return this.insertPort(await this.inNetwork('create_port', networkId), input)
   }
 
-  async deletePort(backendId: string) {
-    await this.step('delete_port')
-    const port = await this.must<BackendPort>(K.port, backendId, 'Port')
-    if (port.device_owner === ROUTER_INTERFACE_OWNER) {
-      throw new BackendError(
-        `Port ${backendId} cannot be deleted directly via the port API: it has device owner ${port.device_owner}.`,
-      )
-    }
-    await this.release(port.fixed_ips)
-    await this.unlinkFloatingIps(backendId)
-    await this.deleteObject(K.port, backendId)
+  deletePort(backendId: string) {
+    return this.remove<BackendPort>('delete_port', K.port, backendId, 'Port', async (port) => {
+      if (port.device_owner === ROUTER_INTERFACE_OWNER) {
+        throw new BackendError(
+          `Port ${backendId} cannot be deleted directly via the port API: it has device owner ${port.device_owner}.`,
+        )
+      }
+      await this.release(port.fixed_ips)
+      await this.unlinkFloatingIps(backendId)
+    })
   }
 
   getPort(backendId: string) {

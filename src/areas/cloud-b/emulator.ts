@@ -21,8 +21,7 @@ export class CloudBEmulator extends NetworkEmulator implements CloudBDriver {
 
   async createFloatingIp(tenantId: string, input: { description: string }) {
     await this.inTenant('create_floating_ip', tenantId)
-    const backend_id = await this.nextId('fip')
-    const fip: BackendFloatingIp = {
+    return this.insertObject<BackendFloatingIp>(K.floatingIp, 'fip', async (backend_id) => ({
       backend_id,
       tenant_id: tenantId,
       address: emulatedIpv4(await this.nextNumber('external_ip')),
@@ -31,9 +30,7 @@ export class CloudBEmulator extends NetworkEmulator implements CloudBDriver {
       fixed_ip_address: null,
       status: 'DOWN',
       description: input.description,
-    }
-    await this.putObject(K.floatingIp, backend_id, fip)
-    return fip
+    }))
   }
 
   deleteFloatingIp(backendId: string) {
@@ -48,45 +45,47 @@ export class CloudBEmulator extends NetworkEmulator implements CloudBDriver {
     return this.listOf<BackendFloatingIp>('list_floating_ips', K.floatingIp, tenantId)
   }
 
-  async updateFloatingIpDescription(backendId: string, description: string) {
-    await this.step('update_floating_ip')
-    const f = await this.must<BackendFloatingIp>(K.floatingIp, backendId, 'Floating IP')
-    f.description = description
-    await this.putObject(K.floatingIp, backendId, f)
-    return f
+  /** The operation's step, then the floating IP (it must exist) changed and stored again. */
+  private modifyFloatingIp(
+    op: string,
+    backendId: string,
+    change: (f: BackendFloatingIp) => void | Promise<void>,
+  ) {
+    return this.modify<BackendFloatingIp>(op, K.floatingIp, backendId, 'Floating IP', change)
   }
 
-  async attachFloatingIp(backendId: string, portId: string) {
-    await this.step('attach_floating_ip')
-    const f = await this.must<BackendFloatingIp>(K.floatingIp, backendId, 'Floating IP')
-    const port = await this.must<BackendPort>(K.port, portId, 'Port')
-    if (port.tenant_id !== f.tenant_id) {
-      throw new BackendError(`Port ${portId} does not belong to the tenant of floating IP ${backendId}.`)
-    }
-    if (!port.fixed_ips.length) throw new BackendError(`Port ${portId} has no fixed IP.`)
-    f.port_id = portId
-    f.fixed_ip_address = port.fixed_ips[0]!.ip_address
-    f.status = 'ACTIVE'
-    await this.putObject(K.floatingIp, backendId, f)
-    return f
+  updateFloatingIpDescription(backendId: string, description: string) {
+    return this.modifyFloatingIp('update_floating_ip', backendId, (f) => {
+      f.description = description
+    })
   }
 
-  async detachFloatingIp(backendId: string) {
-    await this.step('detach_floating_ip')
-    const f = await this.must<BackendFloatingIp>(K.floatingIp, backendId, 'Floating IP')
-    f.port_id = null
-    f.fixed_ip_address = null
-    f.status = 'DOWN'
-    await this.putObject(K.floatingIp, backendId, f)
-    return f
+  attachFloatingIp(backendId: string, portId: string) {
+    return this.modifyFloatingIp('attach_floating_ip', backendId, async (f) => {
+      const port = await this.must<BackendPort>(K.port, portId, 'Port')
+      if (port.tenant_id !== f.tenant_id) {
+        throw new BackendError(`Port ${portId} does not belong to the tenant of floating IP ${backendId}.`)
+      }
+      if (!port.fixed_ips.length) throw new BackendError(`Port ${portId} has no fixed IP.`)
+      f.port_id = portId
+      f.fixed_ip_address = port.fixed_ips[0]!.ip_address
+      f.status = 'ACTIVE'
+    })
+  }
+
+  detachFloatingIp(backendId: string) {
+    return this.modifyFloatingIp('detach_floating_ip', backendId, (f) => {
+      f.port_id = null
+      f.fixed_ip_address = null
+      f.status = 'DOWN'
+    })
   }
 
   // ---- routers ----
 
   async createRouter(tenantId: string, input: { name: string }) {
     await this.inTenant('create_router', tenantId)
-    const backend_id = await this.nextId('router')
-    const router: BackendRouter = {
+    return this.insertObject<BackendRouter>(K.router, 'router', async (backend_id) => ({
       backend_id,
       tenant_id: tenantId,
       name: input.name,
@@ -98,16 +97,13 @@ export class CloudBEmulator extends NetworkEmulator implements CloudBDriver {
         },
       ],
       ports: [],
-    }
-    await this.putObject(K.router, backend_id, router)
-    return router
+    }))
   }
 
-  async deleteRouter(backendId: string) {
-    await this.step('delete_router')
-    const r = await this.must<BackendRouter>(K.router, backendId, 'Router')
-    if (r.ports.length) throw new BackendError(`Router ${backendId} still has ports.`)
-    await this.deleteObject(K.router, backendId)
+  deleteRouter(backendId: string) {
+    return this.remove<BackendRouter>('delete_router', K.router, backendId, 'Router', async (r) => {
+      if (r.ports.length) throw new BackendError(`Router ${backendId} still has ports.`)
+    })
   }
 
   getRouter(backendId: string) {
@@ -199,12 +195,10 @@ export class CloudBEmulator extends NetworkEmulator implements CloudBDriver {
     return { port_id: port.backend_id, deleted: false }
   }
 
-  async setRoutes(backendId: string, routes: { destination: string; nexthop: string }[]) {
-    await this.step('set_routes')
-    const r = await this.must<BackendRouter>(K.router, backendId, 'Router')
-    r.routes = routes
-    await this.putObject(K.router, backendId, r)
-    return r
+  setRoutes(backendId: string, routes: { destination: string; nexthop: string }[]) {
+    return this.modify<BackendRouter>('set_routes', K.router, backendId, 'Router', (r) => {
+      r.routes = routes
+    })
   }
 }
 

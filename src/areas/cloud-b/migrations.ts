@@ -12,7 +12,7 @@ import type { Listing } from '../../db/listing.js'
 import { loadActor } from '../../http/auth.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { AppError, fieldError, nonFieldError } from '../../http/errors.js'
-import { urlOf } from '../../http/links.js'
+import { copied, recordRenderer } from '../../http/links.js'
 import { can, seesAll, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
@@ -20,7 +20,7 @@ import { findOfferingByUuid, getResource, resolvePlanLink } from '../catalog/ser
 import { createOrder } from '../orders/service.js'
 import { migrationsRepository, type MigrationRow } from './migrations-repository.js'
 import { cloudBRepository } from './repository.js'
-import { PATHS, TYPES, type Migration, type MigrationState } from './schema.js'
+import { PATHS, TYPES, type Migration } from './schema.js'
 import { cloudBDriver, importTenantObjects, onTenantSettled } from './service.js'
 import { settingsInfo } from '../cloud/common.js'
 import { EMPTY_MAPPINGS, parseCidr, validateMappings, type Mappings } from './validators.js'
@@ -31,32 +31,28 @@ function visibility(actor: Actor) {
   return seesAll(actor) ? ({ all: true } as const) : ({ all: false, userId: actor.id } as const)
 }
 
-export function toMigration(base: string, r: MigrationRow): Migration {
-  return {
-    url: urlOf(base, PATHS.migration, r.uuid)!,
-    uuid: r.uuid,
-    created: r.created,
-    modified: r.modified,
-    name: r.name,
-    description: r.description,
-    mappings: parseJson<Mappings>(r.mappings, EMPTY_MAPPINGS),
-    created_by_uuid: r.created_by_uuid ?? null,
-    created_by_full_name: r.created_by_full_name ?? null,
-    src_offering_uuid: r.src_offering_uuid,
-    src_offering_name: r.src_offering_name,
-    dst_offering_uuid: r.dst_offering_uuid,
-    dst_offering_name: r.dst_offering_name,
-    dst_plan_uuid: r.dst_plan_uuid ?? null,
-    src_resource_uuid: r.src_resource_uuid,
-    src_resource_name: r.src_resource_name,
-    dst_resource_uuid: r.dst_resource_uuid ?? null,
-    dst_resource_name: r.dst_resource_name ?? null,
-    dst_resource_state: r.dst_resource_state ?? null,
-    state: r.state as MigrationState,
-    error_message: r.error_message,
-    error_traceback: r.error_traceback,
-  }
-}
+export const toMigration = recordRenderer<MigrationRow, Migration>({
+  url: { link: PATHS.migration, from: 'uuid' },
+  ...copied('uuid', 'created', 'modified', 'name', 'description'),
+  mappings: (r) => parseJson<Mappings>(r.mappings, EMPTY_MAPPINGS),
+  ...copied(
+    'created_by_uuid',
+    'created_by_full_name',
+    'src_offering_uuid',
+    'src_offering_name',
+    'dst_offering_uuid',
+    'dst_offering_name',
+    'dst_plan_uuid',
+    'src_resource_uuid',
+    'src_resource_name',
+    'dst_resource_uuid',
+    'dst_resource_name',
+    'dst_resource_state',
+    'state',
+    'error_message',
+    'error_traceback',
+  ),
+})
 
 export function listMigrations(
   ctx: AppContext,

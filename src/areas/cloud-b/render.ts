@@ -4,7 +4,7 @@
 import type { AppContext } from '../../context.js'
 import { parseJson, toBool } from '../../db/values.js'
 import { notFound } from '../../http/errors.js'
-import { uuidFromLink, urlOf } from '../../http/links.js'
+import { copied, recordRenderer, uuidFromLink, urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import type { Pager } from '../../http/resource.js'
@@ -43,23 +43,29 @@ function tenantLink(base: string, r: ExtRow) {
   }
 }
 
+type RuleRow = Awaited<ReturnType<ReturnType<typeof cloudBRepository>['rulesOf']>>[number]
+
+const toRule = recordRenderer<RuleRow, SecurityGroup['rules'][number]>({
+  ...copied(
+    'id',
+    'ethertype',
+    'direction',
+    'protocol',
+    'from_port',
+    'to_port',
+    'cidr',
+    'description',
+    'remote_group_name',
+    'remote_group_uuid',
+  ),
+  remote_group: { link: PATHS.securityGroup },
+})
+
 async function rulesByGroup(db: Db, base: string, ids: number[]) {
   const out = new Map<number, SecurityGroup['rules']>()
   for (const r of await cloudBRepository(db).rulesOf(ids)) {
     const list = out.get(r.security_group_id) ?? []
-    list.push({
-      id: r.id,
-      ethertype: r.ethertype,
-      direction: r.direction,
-      protocol: r.protocol,
-      from_port: r.from_port,
-      to_port: r.to_port,
-      cidr: r.cidr,
-      description: r.description,
-      remote_group_name: r.remote_group_name ?? null,
-      remote_group_uuid: r.remote_group_uuid ?? null,
-      remote_group: urlOf(base, PATHS.securityGroup, r.remote_group_uuid),
-    })
+    list.push(toRule(base, r))
     out.set(r.security_group_id, list)
   }
   return out

@@ -3,7 +3,7 @@
 import type { AppContext } from '../../context.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { registerCloudResourceType, type CloudResourceType } from '../cloud/common.js'
-import type { LifecycleOp, ResourceOps } from '../cloud/lifecycle.js'
+import type { BackendResource, BackendResult, LifecycleOp, ResourceOps } from '../cloud/lifecycle.js'
 import type { CloudBDriver } from './driver.js'
 import { importTenantObjects } from './importing.js'
 import { backendIdOf, cloudBDriver, EXT, ext, type Db } from './objects.js'
@@ -20,19 +20,22 @@ export function onTenantSettled(hook: SettleHook): void {
 }
 
 /**
- * Registers one kind. `ops` gets the driver, the database and the kind's extension row by id;
- * `remove` is the delete step when it only removes the backend object (a row without a backend
- * id has nothing to remove). `saveExtra` defaults to writing `extra` into the extension table.
+ * Registers one kind. `create` is the create step, given the driver, the database, the row and
+ * its extension row; `ops` (the other steps) gets the driver, the database and the kind's
+ * extension row by id; `remove` is the delete step when it only removes the backend object (a row
+ * without a backend id has nothing to remove). `saveExtra` defaults to writing `extra` into the
+ * extension table.
  */
 function registerKind(
   kind: keyof typeof TYPES,
   modelName: string,
   spec: {
-    ops: (
+    create: (d: CloudBDriver, db: Db, r: BackendResource, e: Record<string, any>) => Promise<BackendResult>
+    ops?: (
       d: CloudBDriver,
       db: Db,
       extOf: (id: number) => Promise<Record<string, any>>,
-    ) => Omit<ResourceOps, 'delete'> & Partial<Pick<ResourceOps, 'delete'>>
+    ) => Partial<Omit<ResourceOps, 'create'>>
     remove?: (d: CloudBDriver, backendId: string) => Promise<void>
     saveExtra?: CloudResourceType['saveExtra']
     onSettled?: CloudResourceType['onSettled']
@@ -46,11 +49,13 @@ function registerKind(
     ops: (call) => {
       const d = cloudBDriver(call)
       const db = call.ctx.db
+      const extOf = (id: number) => ext(db, EXT[kind], id)
       return {
+        create: async (r) => spec.create(d, db, r, await extOf(r.id)),
         async delete(r) {
           if (r.backend_id) await spec.remove?.(d, r.backend_id)
         },
-        ...spec.ops(d, db, (id) => ext(db, EXT[kind], id)),
+        ...spec.ops?.(d, db, extOf),
       }
     },
     saveExtra: spec.saveExtra ?? ((db, id, extra) => cloudBRepository(db).updateExt(EXT[kind], id, extra)),
@@ -70,19 +75,18 @@ function present(
 }
 
 registerKind('tenant', 'Tenant', {
+  async create(d, db, r, e) {
+    const t = await d.createTenant({
+      name: r.name,
+      description: r.description,
+      limits: parseJson(e.limits, {}),
+    })
+    return {
+      backend_id: t.backend_id,
+      extra: { external_network_id: t.external_network_id, internal_network_id: t.internal_network_id },
+    }
+  },
   ops: (d, db, extOf) => ({
-    async create(r) {
-      const e = await extOf(r.id)
-      const t = await d.createTenant({
-        name: r.name,
-        description: r.description,
-        limits: parseJson(e.limits, {}),
-      })
-      return {
-        backend_id: t.backend_id,
-        extra: { external_network_id: t.external_network_id, internal_network_id: t.internal_network_id },
-      }
-    },
     async update(r) {
       const e = await extOf(r.id)
       await d.updateTenant(r.backend_id, {
@@ -119,88 +123,78 @@ registerKind('tenant', 'Tenant', {
 })
 
 registerKind('network', 'Network', {
-  ops: (d, db, extOf) => ({
-    async create(r) {
-      const e = await extOf(r.id)
-      const n = await d.createNetwork(await backendIdOf(db, e.tenant_id), { name: r.name })
-      return {
-        backend_id: n.backend_id,
-        extra: { type: n.type, segmentation_id: n.segmentation_id, mtu: n.mtu },
-      }
-    },
-  }),
+  async create(d, db, r, e) {
+    const n = await d.createNetwork(await backendIdOf(db, e.tenant_id), { name: r.name })
+    return {
+      backend_id: n.backend_id,
+      extra: { type: n.type, segmentation_id: n.segmentation_id, mtu: n.mtu },
+    }
+  },
   remove: (d, id) => d.deleteNetwork(id),
 })
 
 registerKind('subnet', 'SubNet', {
-  ops: (d, db, extOf) => ({
-    async create(r) {
-      const e = await extOf(r.id)
-      const s = await d.createSubnet(await backendIdOf(db, e.network_id), {
-        name: r.name,
-        cidr: e.cidr,
-        gateway_ip: e.gateway_ip ?? undefined,
-        dns_nameservers: parseJson<string[]>(e.dns_nameservers, []),
-      })
-      return {
-        backend_id: s.backend_id,
-        extra: {
-          gateway_ip: s.gateway_ip,
-          allocation_pools: toJson(s.allocation_pools),
-          ip_version: s.ip_version,
-          cidr: s.cidr,
-        },
-      }
-    },
-  }),
+  async create(d, db, r, e) {
+    const s = await d.createSubnet(await backendIdOf(db, e.network_id), {
+      name: r.name,
+      cidr: e.cidr,
+      gateway_ip: e.gateway_ip ?? undefined,
+      dns_nameservers: parseJson<string[]>(e.dns_nameservers, []),
+    })
+    return {
+      backend_id: s.backend_id,
+      extra: {
+        gateway_ip: s.gateway_ip,
+        allocation_pools: toJson(s.allocation_pools),
+        ip_version: s.ip_version,
+        cidr: s.cidr,
+      },
+    }
+  },
   remove: (d, id) => d.deleteSubnet(id),
 })
 
 registerKind('securityGroup', 'SecurityGroup', {
-  ops: (d, db, extOf) => ({
-    async create(r) {
-      const e = await extOf(r.id)
-      const rules = await cloudBRepository(db).rulesOf([r.id])
-      const g = await d.createSecurityGroup(await backendIdOf(db, e.tenant_id), {
-        name: r.name,
-        description: r.description,
-        rules: rules.map((x) => ({
-          ethertype: x.ethertype,
-          direction: x.direction,
-          protocol: x.protocol,
-          from_port: x.from_port,
-          to_port: x.to_port,
-          cidr: x.cidr,
-          description: x.description,
-        })),
-      })
-      return { backend_id: g.backend_id }
-    },
-  }),
+  async create(d, db, r, e) {
+    const rules = await cloudBRepository(db).rulesOf([r.id])
+    const g = await d.createSecurityGroup(await backendIdOf(db, e.tenant_id), {
+      name: r.name,
+      description: r.description,
+      rules: rules.map((x) => ({
+        ethertype: x.ethertype,
+        direction: x.direction,
+        protocol: x.protocol,
+        from_port: x.from_port,
+        to_port: x.to_port,
+        cidr: x.cidr,
+        description: x.description,
+      })),
+    })
+    return { backend_id: g.backend_id }
+  },
   remove: (d, id) => d.deleteSecurityGroup(id),
 })
 
 registerKind('port', 'Port', {
-  ops: (d, db, extOf) => ({
-    async create(r) {
-      const e = await extOf(r.id)
-      const wanted = parseJson<{ ip_address: string }[]>(e.fixed_ips, [])
-      const groupBackends: string[] = []
-      for (const g of await cloudBRepository(db).securityGroupLinks([r.id]))
-        groupBackends.push(await backendIdOf(db, g.security_group_id))
-      const p = await d.createPort(await backendIdOf(db, e.network_id), {
-        name: r.name,
-        subnet_id: e.subnet_id ? await backendIdOf(db, e.subnet_id) : null,
-        ip_address: wanted[0]?.ip_address ?? null,
-        security_groups: groupBackends,
-        allowed_address_pairs: parseJson(e.allowed_address_pairs, []),
-      })
-      return {
-        backend_id: p.backend_id,
-        runtime_state: p.status,
-        extra: { fixed_ips: toJson(p.fixed_ips), mac_address: p.mac_address },
-      }
-    },
+  async create(d, db, r, e) {
+    const wanted = parseJson<{ ip_address: string }[]>(e.fixed_ips, [])
+    const groupBackends: string[] = []
+    for (const g of await cloudBRepository(db).securityGroupLinks([r.id]))
+      groupBackends.push(await backendIdOf(db, g.security_group_id))
+    const p = await d.createPort(await backendIdOf(db, e.network_id), {
+      name: r.name,
+      subnet_id: e.subnet_id ? await backendIdOf(db, e.subnet_id) : null,
+      ip_address: wanted[0]?.ip_address ?? null,
+      security_groups: groupBackends,
+      allowed_address_pairs: parseJson(e.allowed_address_pairs, []),
+    })
+    return {
+      backend_id: p.backend_id,
+      runtime_state: p.status,
+      extra: { fixed_ips: toJson(p.fixed_ips), mac_address: p.mac_address },
+    }
+  },
+  ops: (d) => ({
     async pull(r) {
       const p = await d.getPort(r.backend_id)
       if (!p) return null
@@ -219,16 +213,15 @@ registerKind('port', 'Port', {
 })
 
 registerKind('floatingIp', 'FloatingIP', {
-  ops: (d, db, extOf) => ({
-    async create(r) {
-      const e = await extOf(r.id)
-      const f = await d.createFloatingIp(await backendIdOf(db, e.tenant_id), { description: r.description })
-      return {
-        backend_id: f.backend_id,
-        runtime_state: f.status,
-        extra: { address: f.address, backend_network_id: f.floating_network_id },
-      }
-    },
+  async create(d, db, r, e) {
+    const f = await d.createFloatingIp(await backendIdOf(db, e.tenant_id), { description: r.description })
+    return {
+      backend_id: f.backend_id,
+      runtime_state: f.status,
+      extra: { address: f.address, backend_network_id: f.floating_network_id },
+    }
+  },
+  ops: (d) => ({
     async update(r) {
       const f = await d.updateFloatingIpDescription(r.backend_id, r.description)
       return { runtime_state: f.status }
@@ -260,12 +253,11 @@ registerKind('floatingIp', 'FloatingIP', {
 })
 
 registerKind('router', 'Router', {
-  ops: (d, db, extOf) => ({
-    async create(r) {
-      const e = await extOf(r.id)
-      const x = await d.createRouter(await backendIdOf(db, e.tenant_id), { name: r.name })
-      return { backend_id: x.backend_id, extra: { fixed_ips: x.fixed_ips } }
-    },
+  async create(d, db, r, e) {
+    const x = await d.createRouter(await backendIdOf(db, e.tenant_id), { name: r.name })
+    return { backend_id: x.backend_id, extra: { fixed_ips: x.fixed_ips } }
+  },
+  ops: (d, db) => ({
     async delete(r) {
       const repo = cloudBRepository(db)
       // A router goes with its interfaces: ports made for a subnet are removed, others freed.

@@ -1,16 +1,7 @@
 // cloudB records (spec 2.11-2.13): tenants and their networking, floating IPs, routers, migrations.
 import { Type, type Static, type TProperties, type TString } from '@sinclair/typebox'
-import {
-  AnyValue,
-  Body,
-  DateTime,
-  FreeObject,
-  ListQuery,
-  Nullable,
-  StringList,
-  Url,
-  Uuid,
-} from '../../http/schemas.js'
+import { DescribedObject, OneOf } from '../../http/schema-parts.js'
+import { AnyValue, Body, DateTime, ListQuery, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
 import { CloudResourceProps, CommonFilterQuery } from '../cloud/common.js'
 
 export const TYPES = {
@@ -338,17 +329,15 @@ export const MigrationSchema = Type.Object({
   dst_resource_uuid: Nullable(Uuid),
   dst_resource_name: NullableString,
   dst_resource_state: NullableString,
-  state: Type.Union(MIGRATION_STATES.map((s) => Type.Literal(s))),
+  state: OneOf(MIGRATION_STATES),
   error_message: Type.String(),
   error_traceback: Type.String(),
 })
 export type Migration = Static<typeof MigrationSchema>
 
-const mappingsInput = {
-  ...FreeObject,
-  description:
-    'volume_types [{src_type_uuid, dst_type_uuid}], subnets [{src_cidr, dst_cidr}], skip_connection_extnet, sync_instance_ports, networks [uuid]',
-} as typeof FreeObject
+const mappingsInput = DescribedObject(
+  'volume_types [{src_type_uuid, dst_type_uuid}], subnets [{src_cidr, dst_cidr}], skip_connection_extnet, sync_instance_ports, networks [uuid]',
+)
 
 export const MigrationCreateBody = Body({
   name: Type.Optional(Name),

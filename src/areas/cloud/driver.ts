@@ -121,6 +121,18 @@ export class EmulatorBase {
     return `${prefix}-${await this.nextNumber(prefix)}`
   }
 
+  /** A new object of `kind`: its id the next `<prefix>-<n>`, `build` makes it, then it is stored. */
+  protected async insertObject<T>(
+    kind: string,
+    prefix: string,
+    build: (backendId: string) => T | Promise<T>,
+  ): Promise<T> {
+    const backendId = await this.nextId(prefix)
+    const data = await build(backendId)
+    await this.putObject(kind, backendId, data)
+    return data
+  }
+
   protected getObject<T>(kind: string, backendId: string): Promise<T | null> {
     return this.repo.getObject<T>(this.settings.id, kind, backendId)
   }

@@ -1,6 +1,7 @@
 // The common record of every cloud resource (spec 2.9): its schema, the query parameters and
 // orderings every cloud resource list shares, and the rendering of a common row.
 import { Type } from '@sinclair/typebox'
+import { OneOf } from '../../http/schema-parts.js'
 import { parseJson } from '../../db/values.js'
 import { urlOf } from '../../http/links.js'
 import { DateTime, FreeObject, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
@@ -32,7 +33,7 @@ export const CloudResourceProps = {
   error_message: Type.String(),
   error_traceback: Type.String(),
   resource_type: Type.String(),
-  state: Type.Union(CLOUD_STATES.map((s) => Type.Literal(s))),
+  state: OneOf(CLOUD_STATES),
   created: DateTime,
   modified: DateTime,
   backend_id: Type.String(),

@@ -1,6 +1,7 @@
 // Service settings: the cloud backend a resource lives in (spec 2.9 `service_settings`).
 import { Type, type Static } from '@sinclair/typebox'
-import { Body, DateTime, FreeObject, Nullable, Url, Uuid } from '../../http/schemas.js'
+import { DescribedObject, OneOf } from '../../http/schema-parts.js'
+import { Body, DateTime, Nullable, Url, Uuid } from '../../http/schemas.js'
 import { CLOUD_KINDS } from './driver.js'
 
 export const SETTINGS_PATH = 'service-settings'
@@ -12,18 +13,16 @@ export const ServiceSettingsSchema = Type.Object({
   url: Url,
   uuid: Uuid,
   name: Type.String(),
-  type: Type.Union(CLOUD_KINDS.map((k) => Type.Literal(k))),
+  type: OneOf(CLOUD_KINDS),
   shared: Type.Boolean(),
   customer: Nullable(Url),
   customer_uuid: Nullable(Uuid),
   customer_name: Nullable(Type.String()),
   state: Type.String({ description: 'OK or ERRED' }),
   error_message: Type.String(),
-  options: {
-    ...FreeObject,
-    description:
-      'driver (default "emulator") and its parameters; staff and support see all keys, others only driver',
-  },
+  options: DescribedObject(
+    'driver (default "emulator") and its parameters; staff and support see all keys, others only driver',
+  ),
   created: DateTime,
   modified: DateTime,
 })
@@ -34,11 +33,9 @@ const writable = {
   type: Type.String({ description: CLOUD_KINDS.join(', ') }),
   shared: Type.Boolean(),
   customer: Nullable(Type.String({ description: 'URL of the owning customer, or null' })),
-  options: {
-    ...FreeObject,
-    description:
-      'driver (default "emulator"); emulator: fail_next (operation names or a count), fail_all (true or operation names), slow_ms',
-  } as typeof FreeObject,
+  options: DescribedObject(
+    'driver (default "emulator"); emulator: fail_next (operation names or a count), fail_all (true or operation names), slow_ms',
+  ),
 }
 
 export const ServiceSettingsCreateBody = Body({
