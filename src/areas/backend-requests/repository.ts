@@ -2,29 +2,18 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { firstWhere, tableRecords } from '../../db/rows.js'
-import { inAnyOf } from '../../db/sql.js'
+import { joined } from '../../db/joins.js'
+import { visibleToProvider, type ProviderVisibility } from '../../db/relations.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
 /** Staff and support see all; the provider side the requests of its organizations and offerings. */
-export type RequestVisibility = { all: true } | { all: false; customerIds: number[]; offeringIds: number[] }
+export type RequestVisibility = ProviderVisibility
 
 export function backendRequestsRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('backend_resource_requests')
-      .innerJoin('offerings', 'offerings.id', 'backend_resource_requests.offering_id')
-  }
-  function visible(vis: RequestVisibility) {
-    const q = base()
-    if (vis.all) return q
-    return q.where((eb) =>
-      inAnyOf(eb, [
-        ['offerings.customer_id', vis.customerIds],
-        ['offerings.id', vis.offeringIds],
-      ]),
-    )
-  }
+  const base = () =>
+    joined(db, 'backend_resource_requests', [['inner', 'offerings', 'backend_resource_requests.offering_id']])
+  const visible = visibleToProvider(base)
   const columns = [
     'backend_resource_requests.id',
     'backend_resource_requests.uuid',

@@ -4,6 +4,8 @@ import type { SelectQueryBuilder } from 'kysely'
 import { insertReturningId, perDatabase, reusableByForm, slot } from '../../db/compiled.js'
 import { countRows, scopedList } from '../../db/listing.js'
 import { firstWhere, organizationGroupLinks, tableRecords, updateRow } from '../../db/rows.js'
+import { joined } from '../../db/joins.js'
+import { CATEGORY_OF_OFFERING, PROVIDER_OF_OFFERING } from '../../db/relations.js'
 import { offeringVisible, slottedCatalogVisibility, type CatalogVisibility, type Db } from './repository.js'
 
 const offeringByUuid = reusableByForm()
@@ -16,15 +18,14 @@ function visibleWithOffering<Q extends SelectQueryBuilder<any, any, any>>(base: 
 
 /** Built once per database handle (`perDatabase`): order creation resolves its offering and plan here. */
 export const offeringsRepository = perDatabase((db: Db) => {
-  function base() {
-    return db
-      .selectFrom('offerings')
-      .innerJoin('customers as provider', 'provider.id', 'offerings.customer_id')
-      .leftJoin('categories', 'categories.id', 'offerings.category_id')
-      .leftJoin('service_settings', 'service_settings.id', 'offerings.service_settings_id')
-      .leftJoin('projects as offering_project', 'offering_project.id', 'offerings.project_id')
-      .leftJoin('offerings as parent', 'parent.id', 'offerings.parent_id')
-  }
+  const base = () =>
+    joined(db, 'offerings', [
+      PROVIDER_OF_OFFERING,
+      CATEGORY_OF_OFFERING,
+      ['left', 'service_settings', 'offerings.service_settings_id'],
+      ['left', 'projects as offering_project', 'offerings.project_id'],
+      ['left', 'offerings as parent', 'offerings.parent_id'],
+    ])
   const visible = visibleWithOffering(base)
   const columns = [
     'offerings.id',

@@ -4,6 +4,8 @@ import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import { tableRecords } from '../../db/rows.js'
 import { icontains } from '../../db/sql.js'
 import { normalizeUuid } from '../../http/uuid.js'
+import { joined, projectAndCustomer, unlessAll } from '../../db/joins.js'
+import { CATEGORY_OF_OFFERING, OFFERING_OF_RESOURCE, PROVIDER_OF_OFFERING } from '../../db/relations.js'
 import { none, type CatalogVisibility, type Db } from './repository.js'
 
 /** `query`: the name contains the text, or the text is the resource's uuid. */
@@ -15,27 +17,24 @@ export function resourceQueryMatches(eb: ExpressionBuilder<any, any>, text: stri
 }
 
 export function resourcesRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('resources')
-      .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
-      .innerJoin('customers as provider', 'provider.id', 'offerings.customer_id')
-      .innerJoin('projects', 'projects.id', 'resources.project_id')
-      .innerJoin('customers', 'customers.id', 'projects.customer_id')
-      .leftJoin('plans', 'plans.id', 'resources.plan_id')
-      .leftJoin('categories', 'categories.id', 'offerings.category_id')
-  }
-  function visible(vis: CatalogVisibility) {
-    if (vis.all) return base()
-    return base().where((eb) =>
+  const base = () =>
+    joined(db, 'resources', [
+      OFFERING_OF_RESOURCE,
+      PROVIDER_OF_OFFERING,
+      ...projectAndCustomer('resources'),
+      ['left', 'plans', 'resources.plan_id'],
+      CATEGORY_OF_OFFERING,
+    ])
+  const visible = unlessAll(base, (q, vis: Extract<CatalogVisibility, { all: false }>) =>
+    q.where((eb) =>
       eb.or([
         eb('resources.project_id', 'in', none(vis.projectIds)),
         eb('projects.customer_id', 'in', none(vis.customerIds)),
         eb('offerings.customer_id', 'in', none(vis.customerIds)),
         eb('resources.offering_id', 'in', none(vis.offeringIds)),
       ]),
-    )
-  }
+    ),
+  )
   const columns = [
     'resources.id',
     'resources.uuid',

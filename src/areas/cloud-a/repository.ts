@@ -3,15 +3,15 @@ import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { countRows, scopedList } from '../../db/listing.js'
 import { tableRecords } from '../../db/rows.js'
+import { joined, projectAndCustomer, unlessAll, withJoins } from '../../db/joins.js'
 import {
   COMMON_COLUMNS,
   inScopes,
-  settingsVisibleTo,
   type CloudResourcesQuery,
   type CommonFilters,
   type ResourceVisibility,
-  type SettingsVisibility,
   visibleResources,
+  visibleWithSettings,
 } from '../cloud/common.js'
 import { PUBLIC_IP_TYPE } from './schema.js'
 
@@ -23,16 +23,10 @@ async function rowsWith(db: Db, table: keyof DB, column: string, id: number): Pr
 }
 
 export function locationsRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('cloud_a_locations')
-      .innerJoin('service_settings', 'service_settings.id', 'cloud_a_locations.service_settings_id')
-  }
+  const base = () =>
+    joined(db, 'cloud_a_locations', [['inner', 'service_settings', 'cloud_a_locations.service_settings_id']])
   /** Locations are visible with their service settings. */
-  function visible(vis: SettingsVisibility) {
-    const q = base()
-    return vis.all ? q : q.where((eb) => settingsVisibleTo(eb, vis.customerIds))
-  }
+  const visible = visibleWithSettings(base)
   const columns = [
     'cloud_a_locations.id',
     'cloud_a_locations.uuid',
@@ -59,19 +53,16 @@ export function locationsRepository(db: Db) {
 export type LocationRow = NonNullable<Awaited<ReturnType<ReturnType<typeof locationsRepository>['findById']>>>
 
 export function resourceGroupsRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('cloud_a_resource_groups')
-      .innerJoin('cloud_a_locations', 'cloud_a_locations.id', 'cloud_a_resource_groups.location_id')
-      .innerJoin('service_settings', 'service_settings.id', 'cloud_a_resource_groups.service_settings_id')
-      .innerJoin('projects', 'projects.id', 'cloud_a_resource_groups.project_id')
-      .innerJoin('customers', 'customers.id', 'projects.customer_id')
-  }
+  const base = () =>
+    joined(db, 'cloud_a_resource_groups', [
+      ['inner', 'cloud_a_locations', 'cloud_a_resource_groups.location_id'],
+      ['inner', 'service_settings', 'cloud_a_resource_groups.service_settings_id'],
+      ...projectAndCustomer('cloud_a_resource_groups'),
+    ])
   /** Resource groups are visible like resources. */
-  function visible(vis: ResourceVisibility) {
-    const q = base()
-    return vis.all ? q : q.where((eb) => inScopes(eb, vis, 'cloud_a_resource_groups.project_id'))
-  }
+  const visible = unlessAll(base, (q, vis: Extract<ResourceVisibility, { all: false }>) =>
+    q.where((eb) => inScopes(eb, vis, 'cloud_a_resource_groups.project_id')),
+  )
   const columns = [
     'cloud_a_resource_groups.id',
     'cloud_a_resource_groups.uuid',
@@ -108,16 +99,18 @@ export type ResourceGroupRow = NonNullable<
   Awaited<ReturnType<ReturnType<typeof resourceGroupsRepository>['findById']>>
 >
 
+/** A public IP's location and resource group (a query joining `cloud_a_public_ips`). */
+const LOCATION_AND_GROUP = [
+  ['inner', 'cloud_a_locations', 'cloud_a_public_ips.location_id'],
+  ['inner', 'cloud_a_resource_groups', 'cloud_a_public_ips.resource_group_id'],
+] as const
+
 /** The public IP's own tables, joined onto the common record query. */
 function withPublicIpTables(q: CloudResourcesQuery) {
-  return q
-    .innerJoin('cloud_a_public_ips', 'cloud_a_public_ips.resource_id', 'cloud_resources.id')
-    .innerJoin('cloud_a_locations', 'cloud_a_locations.id', 'cloud_a_public_ips.location_id')
-    .innerJoin(
-      'cloud_a_resource_groups',
-      'cloud_a_resource_groups.id',
-      'cloud_a_public_ips.resource_group_id',
-    )
+  return withJoins(q, [
+    ['inner', 'cloud_a_public_ips', 'cloud_resources.id', 'resource_id'],
+    ...LOCATION_AND_GROUP,
+  ])
 }
 
 /** What a public IP list sees: the caller's visibility and the common filters' values. */
@@ -168,15 +161,10 @@ export function publicIpsRepository(db: Db) {
     },
     /** What the backend needs to create or change a public IP. */
     backendSpec(resourceId: number) {
-      return db
-        .selectFrom('cloud_a_public_ips')
-        .innerJoin('cloud_resources', 'cloud_resources.id', 'cloud_a_public_ips.resource_id')
-        .innerJoin('cloud_a_locations', 'cloud_a_locations.id', 'cloud_a_public_ips.location_id')
-        .innerJoin(
-          'cloud_a_resource_groups',
-          'cloud_a_resource_groups.id',
-          'cloud_a_public_ips.resource_group_id',
-        )
+      return joined(db, 'cloud_a_public_ips', [
+        ['inner', 'cloud_resources', 'cloud_a_public_ips.resource_id'],
+        ...LOCATION_AND_GROUP,
+      ])
         .select([
           'cloud_resources.name',
           'cloud_resources.description',

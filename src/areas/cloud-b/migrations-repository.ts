@@ -3,6 +3,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { tableRecords } from '../../db/rows.js'
+import { joined, unlessAll } from '../../db/joins.js'
 import { setStateIf } from '../cloud/common.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -10,21 +11,19 @@ type Db = Kysely<DB> | Transaction<DB>
 export type MigrationVisibility = { all: true } | { all: false; userId: number }
 
 export function migrationsRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('cloud_b_migrations')
-      .innerJoin('resources as src', 'src.id', 'cloud_b_migrations.src_resource_id')
-      .innerJoin('offerings as so', 'so.id', 'src.offering_id')
-      .innerJoin('offerings as do', 'do.id', 'cloud_b_migrations.dst_offering_id')
-      .leftJoin('plans as dp', 'dp.id', 'cloud_b_migrations.dst_plan_id')
-      .leftJoin('resources as dst', 'dst.id', 'cloud_b_migrations.dst_resource_id')
-      .leftJoin('users as u', 'u.id', 'cloud_b_migrations.created_by_id')
-  }
+  const base = () =>
+    joined(db, 'cloud_b_migrations', [
+      ['inner', 'resources as src', 'cloud_b_migrations.src_resource_id'],
+      ['inner', 'offerings as so', 'src.offering_id'],
+      ['inner', 'offerings as do', 'cloud_b_migrations.dst_offering_id'],
+      ['left', 'plans as dp', 'cloud_b_migrations.dst_plan_id'],
+      ['left', 'resources as dst', 'cloud_b_migrations.dst_resource_id'],
+      ['left', 'users as u', 'cloud_b_migrations.created_by_id'],
+    ])
   /** A migration is visible to its creator (and to whoever sees everything). */
-  function visible(vis: MigrationVisibility) {
-    const q = base()
-    return vis.all ? q : q.where('cloud_b_migrations.created_by_id', '=', vis.userId)
-  }
+  const visible = unlessAll(base, (q, vis: { userId: number }) =>
+    q.where('cloud_b_migrations.created_by_id', '=', vis.userId),
+  )
   const columns = [
     'cloud_b_migrations.id',
     'cloud_b_migrations.uuid',

@@ -7,6 +7,8 @@ import type { DB } from '../../db/tables.js'
 import type { OrderTerm } from '../../http/query.js'
 import { perDatabase, reusable } from '../../db/compiled.js'
 import { insertRow, updateRow } from '../../db/rows.js'
+import { joined } from '../../db/joins.js'
+import { OFFERING_OF_RESOURCE } from '../../db/relations.js'
 import { networkingRepository } from './networking-repository.js'
 import {
   cloudResourcesRepository,
@@ -220,9 +222,7 @@ export const cloudBRepository = perDatabase((db: Db) => {
         .executeTakeFirst()
     },
     marketplaceResource(id: number) {
-      return db
-        .selectFrom('resources')
-        .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
+      return joined(db, 'resources', [OFFERING_OF_RESOURCE])
         .select([
           'resources.id',
           'resources.uuid',

@@ -61,3 +61,4 @@ export {
   UPDATABLE_STATES,
 } from './operations.js'
 export { lifecycleActions, scheduledDestroy, SetErredBody, StateDetail, stateActions } from './actions.js'
+export { visibleWithSettings } from './repository.js'

@@ -1,11 +1,12 @@
 // SQL of the shared cloud base: service settings and the common record of cloud resources (the
 // emulator's durable state is in emulator-repository.ts).
-import { sql, type Kysely, type Transaction } from 'kysely'
+import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { countRows } from '../../db/listing.js'
 import { icontains, inAnyOf } from '../../db/sql.js'
 import { perDatabase, reusable, slot } from '../../db/compiled.js'
 import { deleteRow, tableRecords, updateRow } from '../../db/rows.js'
+import { joined, unlessAll } from '../../db/joins.js'
 import { insertReturningId } from '../../db/compiled.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -20,16 +21,17 @@ export function settingsVisibleTo(eb: any, customerIds: number[]): any {
     : eb('service_settings.shared', '=', 1)
 }
 
+/** `visible(scope)` of rows joined with their `service_settings`: those whose settings the caller may see. */
+export function visibleWithSettings<Q extends SelectQueryBuilder<any, any, any>>(base: () => Q) {
+  return unlessAll(
+    base,
+    (q, vis: { customerIds: number[] }): Q => q.where((eb) => settingsVisibleTo(eb, vis.customerIds)) as Q,
+  )
+}
+
 export function serviceSettingsRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('service_settings')
-      .leftJoin('customers', 'customers.id', 'service_settings.customer_id')
-  }
-  function visible(vis: SettingsVisibility) {
-    const q = base()
-    return vis.all ? q : q.where((eb) => settingsVisibleTo(eb, vis.customerIds))
-  }
+  const base = () => joined(db, 'service_settings', [['left', 'customers', 'service_settings.customer_id']])
+  const visible = visibleWithSettings(base)
   const columns = [
     'service_settings.id',
     'service_settings.uuid',

@@ -1,9 +1,11 @@
 // All SQL of offering cost policies, including the inputs of their cost estimate.
 import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
-import { inAnyOf, isoText, isPostgres } from '../../db/sql.js'
+import { isoText, isPostgres } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
 import { organizationGroupLinks, tableRecords } from '../../db/rows.js'
+import { joined } from '../../db/joins.js'
+import { visibleToProvider, type ProviderVisibility } from '../../db/relations.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -65,26 +67,15 @@ const newResourcePolicyOf = reusable((db: Db) =>
  * Staff and support see every policy; others the policies of offerings whose provider
  * organization they hold a customer role in, or that they hold an offering role on.
  */
-export type PolicyVisibility = { all: true } | { all: false; customerIds: number[]; offeringIds: number[] }
+export type PolicyVisibility = ProviderVisibility
 
 export function policiesRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('cost_policies')
-      .innerJoin('offerings', 'offerings.id', 'cost_policies.offering_id')
-      .leftJoin('users as creator', 'creator.id', 'cost_policies.created_by_id')
-  }
-  /** The policies the caller may see. */
-  function visible(vis: PolicyVisibility) {
-    const q = base()
-    if (vis.all) return q
-    return q.where((eb) =>
-      inAnyOf(eb, [
-        ['offerings.customer_id', vis.customerIds],
-        ['offerings.id', vis.offeringIds],
-      ]),
-    )
-  }
+  const base = () =>
+    joined(db, 'cost_policies', [
+      ['inner', 'offerings', 'cost_policies.offering_id'],
+      ['left', 'users as creator', 'cost_policies.created_by_id'],
+    ])
+  const visible = visibleToProvider(base)
   const columns = [
     'cost_policies.id',
     'cost_policies.uuid',

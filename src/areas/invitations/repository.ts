@@ -3,6 +3,7 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely'
 import { countRows, pageRows, scopedList } from '../../db/listing.js'
 import { firstWhere, insertRow } from '../../db/rows.js'
+import { joined } from '../../db/joins.js'
 import { insertReturningId } from '../../db/compiled.js'
 import { isPostgres } from '../../db/sql.js'
 import type { DB } from '../../db/tables.js'
@@ -73,18 +74,28 @@ const invColumns = [
   'u.image as created_by_image',
 ] as const
 
+/** An invitation's customer, role and (for a project invitation) project; `inv` names its table or alias. */
+function scopeOf<T extends string>(inv: T) {
+  return [
+    ['inner', 'customers as c', `${inv}.customer_id`],
+    ['inner', 'roles as r', `${inv}.role_id`],
+    ['left', 'projects as p', `${inv}.scope_id`, 'id', [`${inv}.scope_type`, 'project']],
+  ] as const
+}
+
+/** A permission request's invitation. */
+const INVITATION_OF_REQUEST = [
+  'inner',
+  'user_group_invitations as i',
+  'user_permission_requests.invitation_id',
+] as const
+
 function invitations(db: Db) {
-  return db
-    .selectFrom('user_group_invitations')
-    .innerJoin('customers as c', 'c.id', 'user_group_invitations.customer_id')
-    .innerJoin('roles as r', 'r.id', 'user_group_invitations.role_id')
-    .leftJoin('projects as p', (j) =>
-      j
-        .onRef('p.id', '=', 'user_group_invitations.scope_id')
-        .on('user_group_invitations.scope_type', '=', 'project'),
-    )
-    .leftJoin('roles as pr', 'pr.id', 'user_group_invitations.project_role_id')
-    .leftJoin('users as u', 'u.id', 'user_group_invitations.created_by_id')
+  return joined(db, 'user_group_invitations', [
+    ...scopeOf('user_group_invitations'),
+    ['left', 'roles as pr', 'user_group_invitations.project_role_id'],
+    ['left', 'users as u', 'user_group_invitations.created_by_id'],
+  ])
 }
 
 const publicActive = (eb: any) =>
@@ -232,14 +243,12 @@ const reqColumns = [
 ] as const
 
 function requests(db: Db) {
-  return db
-    .selectFrom('user_permission_requests')
-    .innerJoin('user_group_invitations as i', 'i.id', 'user_permission_requests.invitation_id')
-    .innerJoin('users as ru', 'ru.id', 'user_permission_requests.created_by_id')
-    .leftJoin('users as rv', 'rv.id', 'user_permission_requests.reviewed_by_id')
-    .innerJoin('customers as c', 'c.id', 'i.customer_id')
-    .innerJoin('roles as r', 'r.id', 'i.role_id')
-    .leftJoin('projects as p', (j) => j.onRef('p.id', '=', 'i.scope_id').on('i.scope_type', '=', 'project'))
+  return joined(db, 'user_permission_requests', [
+    INVITATION_OF_REQUEST,
+    ['inner', 'users as ru', 'user_permission_requests.created_by_id'],
+    ['left', 'users as rv', 'user_permission_requests.reviewed_by_id'],
+    ...scopeOf('i'),
+  ])
 }
 
 function visibleRequests(db: Db, scope: RequestScope) {
@@ -280,9 +289,7 @@ export async function lockRequestsOf(trx: Db, userId: number, scopeType: string,
 
 /** Has the user a pending or approved request on this scope? */
 export async function hasOpenRequest(trx: Db, userId: number, scopeType: string, scopeId: number) {
-  const existing = await trx
-    .selectFrom('user_permission_requests')
-    .innerJoin('user_group_invitations as i', 'i.id', 'user_permission_requests.invitation_id')
+  const existing = await joined(trx, 'user_permission_requests', [INVITATION_OF_REQUEST])
     .select('user_permission_requests.id')
     .where('user_permission_requests.created_by_id', '=', userId)
     .where('user_permission_requests.state', 'in', ['pending', 'approved'])

@@ -4,30 +4,40 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { isPostgres, jsonSql } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
+import { joined } from '../../db/joins.js'
+import { CATEGORY_OF_OFFERING } from '../../db/relations.js'
 import { OFFERING_TYPE_RULES } from '../catalog/offering-types.js'
 import { PATH } from './schema.js'
 
 export type Db = Kysely<DB> | Transaction<DB>
+
+/** An order's offering, project, customer and resource, as the queries of orders join them. */
+export const ORDER_JOINS = {
+  offering: ['inner', 'offerings', 'orders.offering_id'],
+  project: ['inner', 'projects', 'orders.project_id'],
+  customer: ['inner', 'customers', 'orders.customer_id'],
+  resource: ['left', 'resources', 'orders.resource_id'],
+} as const
 
 /**
  * An order joined with everything its record shows (offering, provider, category, plans, project,
  * customer, resource, users).
  */
 function recordJoins(db: Db) {
-  return db
-    .selectFrom('orders')
-    .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
-    .innerJoin('customers as provider', 'provider.id', 'orders.provider_customer_id')
-    .leftJoin('categories', 'categories.id', 'offerings.category_id')
-    .leftJoin('plans', 'plans.id', 'orders.plan_id')
-    .leftJoin('plans as old_plan', 'old_plan.id', 'orders.old_plan_id')
-    .innerJoin('projects', 'projects.id', 'orders.project_id')
-    .innerJoin('customers', 'customers.id', 'orders.customer_id')
-    .leftJoin('resources', 'resources.id', 'orders.resource_id')
-    .leftJoin('users as consumer_reviewer', 'consumer_reviewer.id', 'orders.consumer_reviewed_by_id')
-    .leftJoin('users as provider_reviewer', 'provider_reviewer.id', 'orders.provider_reviewed_by_id')
-    .leftJoin('users as creator', 'creator.id', 'orders.created_by_id')
-    .leftJoin('service_providers', 'service_providers.customer_id', 'orders.provider_customer_id')
+  return joined(db, 'orders', [
+    ORDER_JOINS.offering,
+    ['inner', 'customers as provider', 'orders.provider_customer_id'],
+    CATEGORY_OF_OFFERING,
+    ['left', 'plans', 'orders.plan_id'],
+    ['left', 'plans as old_plan', 'orders.old_plan_id'],
+    ORDER_JOINS.project,
+    ORDER_JOINS.customer,
+    ORDER_JOINS.resource,
+    ['left', 'users as consumer_reviewer', 'orders.consumer_reviewed_by_id'],
+    ['left', 'users as provider_reviewer', 'orders.provider_reviewed_by_id'],
+    ['left', 'users as creator', 'orders.created_by_id'],
+    ['left', 'service_providers', 'orders.provider_customer_id', 'customer_id'],
+  ])
 }
 
 /**

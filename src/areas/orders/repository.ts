@@ -13,6 +13,8 @@ import {
   slot,
 } from '../../db/compiled.js'
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
+import { joined, withJoins } from '../../db/joins.js'
+import { OFFERING_OF_RESOURCE } from '../../db/relations.js'
 import type { OrderTerm } from '../../http/query.js'
 import type { OrderState } from './state-machine.js'
 import {
@@ -26,6 +28,7 @@ import {
 import {
   jsonById,
   jsonByIds,
+  ORDER_JOINS,
   renderParams,
   type Db,
   type JsonRender,
@@ -41,9 +44,7 @@ function base(db: Db) {
 
 /** The order row the use cases decide on: its own columns and its offering's type. */
 function orderRow(db: Db) {
-  return db
-    .selectFrom('orders')
-    .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
+  return joined(db, 'orders', [ORDER_JOINS.offering])
     .selectAll('orders')
     .select('offerings.type as offering_type')
 }
@@ -175,18 +176,14 @@ const updateStateIf = reusable((db: Db, columns: string, from: number) => {
  * start, and what a consumer approval checks of its organization and project.
  */
 function transitionRow(db: Db) {
-  return orderRow(db)
-    .innerJoin('projects', 'projects.id', 'orders.project_id')
-    .innerJoin('customers', 'customers.id', 'orders.customer_id')
-    .leftJoin('resources', 'resources.id', 'orders.resource_id')
-    .select([
-      'resources.uuid as resource_uuid',
-      'projects.start_date as project_start_date',
-      'projects.name as project_name',
-      'projects.end_date as project_end_date',
-      'customers.blocked as customer_blocked',
-      'customers.archived as customer_archived',
-    ])
+  return withJoins(orderRow(db), [ORDER_JOINS.project, ORDER_JOINS.customer, ORDER_JOINS.resource]).select([
+    'resources.uuid as resource_uuid',
+    'projects.start_date as project_start_date',
+    'projects.name as project_name',
+    'projects.end_date as project_end_date',
+    'customers.blocked as customer_blocked',
+    'customers.archived as customer_archived',
+  ])
 }
 export type TransitionRow = Awaited<ReturnType<ReturnType<typeof transitionRow>['executeTakeFirstOrThrow']>>
 
@@ -300,10 +297,7 @@ export function ordersRepository(db: Db) {
     },
     /** What a delayed move (start date, project start) reads of the order. */
     dueRow(id: number) {
-      return db
-        .selectFrom('orders')
-        .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
-        .innerJoin('projects', 'projects.id', 'orders.project_id')
+      return joined(db, 'orders', [ORDER_JOINS.offering, ORDER_JOINS.project])
         .select([
           'orders.id',
           'orders.state',
@@ -342,9 +336,7 @@ export function resourcesWriteRepository(db: Db) {
     findById: (id: number) => firstWhere(db.selectFrom('resources').selectAll(), 'id', id),
     /** The resource an Update or Terminate order is placed for, with what the order reads of its offering. */
     findForOrder(uuid: string) {
-      return db
-        .selectFrom('resources')
-        .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
+      return joined(db, 'resources', [OFFERING_OF_RESOURCE])
         .select([
           'resources.id',
           'resources.state',

@@ -3,6 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { Dialect } from '../../db/database.js'
 import { tableRecords, updateRow } from '../../db/rows.js'
+import { joined, unlessAll } from '../../db/joins.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -10,19 +11,15 @@ type Db = Kysely<DB> | Transaction<DB>
 export type ProfileVisibility = { all: true } | { all: false; customerIds: number[] }
 
 export function paymentProfilesRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('payment_profiles')
-      .innerJoin('customers', 'customers.id', 'payment_profiles.organization_id')
-  }
-  function visible(vis: ProfileVisibility) {
-    const q = base()
-    if (vis.all) return q
-    if (!vis.customerIds.length) return q.where(sql<boolean>`1 = 0`)
-    return q
-      .where('payment_profiles.organization_id', 'in', vis.customerIds)
-      .where('payment_profiles.is_active', '=', 1)
-  }
+  const base = () =>
+    joined(db, 'payment_profiles', [['inner', 'customers', 'payment_profiles.organization_id']])
+  const visible = unlessAll(base, (q, vis: { customerIds: number[] }) =>
+    vis.customerIds.length
+      ? q
+          .where('payment_profiles.organization_id', 'in', vis.customerIds)
+          .where('payment_profiles.is_active', '=', 1)
+      : q.where(sql<boolean>`1 = 0`),
+  )
   const columns = [
     'payment_profiles.id',
     'payment_profiles.uuid',

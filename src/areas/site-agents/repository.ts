@@ -5,6 +5,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import { reusable, slot } from '../../db/compiled.js'
 import { countRows, scopedList } from '../../db/listing.js'
 import { firstWhere, updateRow } from '../../db/rows.js'
+import { joined } from '../../db/joins.js'
 import { insertReturningId } from '../../db/compiled.js'
 import { inAnyOf } from '../../db/sql.js'
 import type { DB } from '../../db/tables.js'
@@ -40,11 +41,18 @@ const identityColumns = [
   'users.uuid as created_by_uuid',
 ] as const
 
+/** An identity's offering, and a service's identity and offering. */
+const OFFERING_OF_IDENTITY = ['inner', 'offerings', 'site_agent_identities.offering_id'] as const
+const IDENTITY_OF_SERVICE = [
+  ['inner', 'site_agent_identities', 'site_agent_services.identity_id'],
+  OFFERING_OF_IDENTITY,
+] as const
+
 function identities(db: Db) {
-  return db
-    .selectFrom('site_agent_identities')
-    .innerJoin('offerings', 'offerings.id', 'site_agent_identities.offering_id')
-    .leftJoin('users', 'users.id', 'site_agent_identities.created_by_id')
+  return joined(db, 'site_agent_identities', [
+    OFFERING_OF_IDENTITY,
+    ['left', 'users', 'site_agent_identities.created_by_id'],
+  ])
 }
 
 export type IdentityRow = NonNullable<Awaited<ReturnType<typeof identityById>>>
@@ -124,10 +132,7 @@ export const serviceColumns = [
 ] as const
 
 export function services(db: Db) {
-  return db
-    .selectFrom('site_agent_services')
-    .innerJoin('site_agent_identities', 'site_agent_identities.id', 'site_agent_services.identity_id')
-    .innerJoin('offerings', 'offerings.id', 'site_agent_identities.offering_id')
+  return joined(db, 'site_agent_services', IDENTITY_OF_SERVICE)
 }
 
 export type ServiceRow = NonNullable<Awaited<ReturnType<typeof serviceById>>>
@@ -290,11 +295,10 @@ export function processorById(db: Db, id: number) {
 }
 
 function processors(db: Db) {
-  return db
-    .selectFrom('site_agent_processors')
-    .innerJoin('site_agent_services', 'site_agent_services.id', 'site_agent_processors.service_id')
-    .innerJoin('site_agent_identities', 'site_agent_identities.id', 'site_agent_services.identity_id')
-    .innerJoin('offerings', 'offerings.id', 'site_agent_identities.offering_id')
+  return joined(db, 'site_agent_processors', [
+    ['inner', 'site_agent_services', 'site_agent_processors.service_id'],
+    ...IDENTITY_OF_SERVICE,
+  ])
 }
 
 /** The processors of the services a scope sees, for the kit's listing (filters and order). */

@@ -3,32 +3,34 @@ import type { Insertable, Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { scopedList } from '../../db/listing.js'
 import { insertRow, tableRecords, updateRow } from '../../db/rows.js'
+import { joined, unlessAll } from '../../db/joins.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
 /** Staff and support see every issue; others the issues they are the caller of or whose customer they own. */
 export type IssueVisibility = { all: true } | { all: false; userId: number; ownedCustomerIds: number[] }
 
+/** The user who called in an issue (a query joining `support_issues`). */
+const CALLER_OF_ISSUE = ['left', 'users as caller', 'support_issues.caller_id'] as const
+
 export function issuesRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('support_issues')
-      .leftJoin('users as caller', 'caller.id', 'support_issues.caller_id')
-      .leftJoin('users as reporter', 'reporter.id', 'support_issues.reporter_id')
-      .leftJoin('customers', 'customers.id', 'support_issues.customer_id')
-      .leftJoin('projects', 'projects.id', 'support_issues.project_id')
-  }
-  function visible(vis: IssueVisibility) {
-    const q = base()
-    if (vis.all) return q
-    const owned = vis.ownedCustomerIds
-    return q.where((eb) =>
+  const base = () =>
+    joined(db, 'support_issues', [
+      CALLER_OF_ISSUE,
+      ['left', 'users as reporter', 'support_issues.reporter_id'],
+      ['left', 'customers', 'support_issues.customer_id'],
+      ['left', 'projects', 'support_issues.project_id'],
+    ])
+  const visible = unlessAll(base, (q, vis: Extract<IssueVisibility, { all: false }>) =>
+    q.where((eb) =>
       eb.or([
         eb('support_issues.caller_id', '=', vis.userId),
-        ...(owned.length ? [eb('support_issues.customer_id', 'in', owned)] : []),
+        ...(vis.ownedCustomerIds.length
+          ? [eb('support_issues.customer_id', 'in', vis.ownedCustomerIds)]
+          : []),
       ]),
-    )
-  }
+    ),
+  )
   const columns = [
     'support_issues.id',
     'support_issues.uuid',
@@ -78,12 +80,11 @@ export function issuesRepository(db: Db) {
 export type IssueRow = NonNullable<Awaited<ReturnType<ReturnType<typeof issuesRepository>['findById']>>>
 
 export function feedbacksRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('support_feedbacks')
-      .innerJoin('support_issues', 'support_issues.id', 'support_feedbacks.issue_id')
-      .leftJoin('users as caller', 'caller.id', 'support_issues.caller_id')
-  }
+  const base = () =>
+    joined(db, 'support_feedbacks', [
+      ['inner', 'support_issues', 'support_feedbacks.issue_id'],
+      CALLER_OF_ISSUE,
+    ])
   const columns = [
     'support_feedbacks.id',
     'support_feedbacks.uuid',
