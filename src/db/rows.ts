@@ -40,6 +40,15 @@ export function firstWhere<O>(
   return query.where(column, '=', value).executeTakeFirst()
 }
 
+/** The first row the query selects whose `column` equals `value`; throws when there is none. */
+export function onlyWhere<O>(
+  query: SelectQueryBuilder<any, any, O>,
+  column: string,
+  value: unknown,
+): Promise<O> {
+  return query.where(column, '=', value).executeTakeFirstOrThrow()
+}
+
 /**
  * The reads and writes of one table's records, declared once: `base()` joins what a record shows,
  * `visible(scope)` narrows it to the rows a caller may see, `select` picks a record's columns. Gives

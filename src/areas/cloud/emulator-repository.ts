@@ -3,15 +3,12 @@ import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { Dialect } from '../../db/database.js'
 import { parseJson, toJson } from '../../db/values.js'
+import { firstWhere } from '../../db/rows.js'
 
 export function emulatorRepository(db: Kysely<DB>) {
   return {
     async settingsOptions(settingsId: number): Promise<unknown> {
-      const r = await db
-        .selectFrom('service_settings')
-        .select('options')
-        .where('id', '=', settingsId)
-        .executeTakeFirst()
+      const r = await firstWhere(db.selectFrom('service_settings').select('options'), 'id', settingsId)
       return r?.options ?? null
     },
     /**

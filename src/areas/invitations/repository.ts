@@ -2,7 +2,7 @@
 // project), role and people; who sees which; the state changes as conditional UPDATEs.
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely'
 import { countRows, pageRows, scopedList } from '../../db/listing.js'
-import { firstWhere, insertRow } from '../../db/rows.js'
+import { firstWhere, insertRow, onlyWhere } from '../../db/rows.js'
 import { joined } from '../../db/joins.js'
 import { insertReturningId } from '../../db/compiled.js'
 import { isPostgres } from '../../db/sql.js'
@@ -179,11 +179,7 @@ export async function deleteInactiveInvitation(db: Db, id: number): Promise<bool
 // ---- approval ----
 
 export function userNames(trx: Db, id: number) {
-  return trx
-    .selectFrom('users')
-    .select(['username', 'email', 'full_name'])
-    .where('id', '=', id)
-    .executeTakeFirstOrThrow()
+  return onlyWhere(trx.selectFrom('users').select(['username', 'email', 'full_name']), 'id', id)
 }
 
 /** The newest project this invitation created for this user in this customer, if any. */

@@ -4,7 +4,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { reusable, slot } from '../../db/compiled.js'
 import { countRows, scopedList } from '../../db/listing.js'
-import { firstWhere, updateRow } from '../../db/rows.js'
+import { firstWhere, onlyWhere, updateRow } from '../../db/rows.js'
 import { joined } from '../../db/joins.js'
 import { insertReturningId } from '../../db/compiled.js'
 import { inAnyOf } from '../../db/sql.js'
@@ -79,11 +79,7 @@ export function identityList(db: Db) {
 
 /** The offering an identity would serve: who owns it and its type. */
 export function offeringOf(db: Db, id: number) {
-  return db
-    .selectFrom('offerings')
-    .select(['id', 'customer_id', 'type'])
-    .where('id', '=', id)
-    .executeTakeFirstOrThrow()
+  return onlyWhere(db.selectFrom('offerings').select(['id', 'customer_id', 'type']), 'id', id)
 }
 
 export async function insertIdentity(
@@ -172,13 +168,34 @@ export async function processorsOfServices(db: Db, ids: number[]) {
   return ids.length ? (await processorsOf(db, [ids.length], ids)).rows : []
 }
 
-export function serviceByName(trx: Db, identityId: number, name: string) {
-  return trx
-    .selectFrom('site_agent_services')
+/** The id of the service or processor named `name` under its identity or service (`parent` = `parentId`). */
+function idByName(
+  db: Db,
+  table: 'site_agent_services' | 'site_agent_processors',
+  parent: 'identity_id' | 'service_id',
+  parentId: number,
+  name: string,
+) {
+  return db
+    .selectFrom(table)
     .select('id')
-    .where('identity_id', '=', identityId)
+    .where(parent as any, '=', parentId)
     .where('name', '=', name)
     .executeTakeFirst()
+}
+
+/** Inserts a service or processor created at `now`, with `stamps` after its own values. */
+function insertStamped(
+  db: Db,
+  table: 'site_agent_services' | 'site_agent_processors',
+  { now, ...rest }: { now: string },
+  stamps: Record<string, unknown>,
+): Promise<number> {
+  return insertReturningId(db, table, { ...rest, ...stamps, created: now, modified: now })
+}
+
+export function serviceByName(trx: Db, identityId: number, name: string) {
+  return idByName(trx, 'site_agent_services', 'identity_id', identityId, name)
 }
 
 export function updateService(db: Db, id: number, set: Record<string, unknown>) {
@@ -196,13 +213,7 @@ export async function insertService(
     now: string
   },
 ): Promise<number> {
-  const { now, ...rest } = values
-  return insertReturningId(trx, 'site_agent_services', {
-    ...rest,
-    statistics: toJson({}),
-    created: now,
-    modified: now,
-  })
+  return insertStamped(trx, 'site_agent_services', values, { statistics: toJson({}) })
 }
 
 /** Is a job of this kind waiting to run? */
@@ -258,12 +269,7 @@ export async function markIdle(trx: Db, active: number, idle: number, threshold:
 // ---- processors ----
 
 export function processorByName(db: Db, serviceId: number, name: string) {
-  return db
-    .selectFrom('site_agent_processors')
-    .select('id')
-    .where('service_id', '=', serviceId)
-    .where('name', '=', name)
-    .executeTakeFirst()
+  return idByName(db, 'site_agent_processors', 'service_id', serviceId, name)
 }
 
 export function updateProcessor(db: Db, id: number, set: Record<string, unknown>) {
@@ -281,13 +287,7 @@ export async function insertProcessor(
     now: string
   },
 ): Promise<number> {
-  const { now, ...rest } = values
-  return insertReturningId(db, 'site_agent_processors', {
-    ...rest,
-    last_run: now,
-    created: now,
-    modified: now,
-  })
+  return insertStamped(db, 'site_agent_processors', values, { last_run: values.now })
 }
 
 export function processorById(db: Db, id: number) {

@@ -2,7 +2,7 @@
 import type { Insertable, Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { scopedList } from '../../db/listing.js'
-import { insertRow, tableRecords, updateRow } from '../../db/rows.js'
+import { firstWhere, insertRow, tableRecords, updateRow } from '../../db/rows.js'
 import { joined, unlessAll } from '../../db/joins.js'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -109,12 +109,7 @@ export function feedbacksRepository(db: Db) {
       return base().select(columns).where('support_feedbacks.uuid', '=', uuid).executeTakeFirst()
     },
     async existsForIssue(issueId: number): Promise<boolean> {
-      const r = await db
-        .selectFrom('support_feedbacks')
-        .select('id')
-        .where('issue_id', '=', issueId)
-        .executeTakeFirst()
-      return !!r
+      return !!(await firstWhere(db.selectFrom('support_feedbacks').select('id'), 'issue_id', issueId))
     },
     async insert(values: Insertable<DB['support_feedbacks']>): Promise<void> {
       await insertRow(db, 'support_feedbacks', values)
