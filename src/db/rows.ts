@@ -1,7 +1,7 @@
 // One row: found by a column, inserted, or updated and deleted by its `id` (the same for every
 // table), and one table's records read and written from one declaration (`tableRecords`), so that
 // no repository spells out these statements again.
-import type { Insertable, Kysely, SelectQueryBuilder, Transaction } from 'kysely'
+import type { Insertable, Kysely, Selectable, SelectQueryBuilder, Transaction } from 'kysely'
 import type { DB } from './tables.js'
 import { scopedList } from './listing.js'
 import { insertReturningId } from './compiled.js'
@@ -38,6 +38,22 @@ export function firstWhere<O>(
   value: unknown,
 ): Promise<O | undefined> {
   return query.where(column, '=', value).executeTakeFirst()
+}
+
+/** The `column` of every row of `table` whose `key` equals `value`. */
+export async function columnWhere<T extends keyof DB, C extends keyof Selectable<DB[T]> & string>(
+  db: Db,
+  table: T,
+  column: C,
+  key: string,
+  value: unknown,
+): Promise<Selectable<DB[T]>[C][]> {
+  const rows: Record<string, any>[] = await (db as Kysely<any>)
+    .selectFrom(table as string)
+    .select(column)
+    .where(key, '=', value)
+    .execute()
+  return rows.map((r) => r[column])
 }
 
 /** The first row the query selects whose `column` equals `value`; throws when there is none. */

@@ -5,6 +5,7 @@ import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { BackendRule } from './driver.js'
 import type { ExtTable } from './repository.js'
+import { columnWhere } from '../../db/rows.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -77,14 +78,8 @@ export function networkingRepository(db: Db) {
       await db.deleteFrom('cloud_b_security_group_rules').where('security_group_id', '=', groupId).execute()
     },
     /** The ports whose ids are given, by the subnet they sit on. */
-    async subnetIdsOfNetwork(networkId: number): Promise<number[]> {
-      const rows = await db
-        .selectFrom('cloud_b_subnets')
-        .select('resource_id')
-        .where('network_id', '=', networkId)
-        .execute()
-      return rows.map((r) => r.resource_id)
-    },
+    subnetIdsOfNetwork: (networkId: number): Promise<number[]> =>
+      columnWhere(db, 'cloud_b_subnets', 'resource_id', 'network_id', networkId),
     /** The floating IPs attached to these ports, oldest first. */
     async floatingIpsOfPorts(portIds: number[]) {
       if (!portIds.length) return []

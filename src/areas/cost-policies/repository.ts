@@ -3,7 +3,7 @@ import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kyse
 import type { DB } from '../../db/tables.js'
 import { isoText, isPostgres } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
-import { organizationGroupLinks, tableRecords } from '../../db/rows.js'
+import { columnWhere, organizationGroupLinks, tableRecords } from '../../db/rows.js'
 import { joined } from '../../db/joins.js'
 import { visibleToProvider, type ProviderVisibility } from '../../db/relations.js'
 
@@ -105,14 +105,8 @@ export function policiesRepository(db: Db) {
         .execute()
     },
     groupUuids: (policyIds: number[]) => groups.uuidsOf(policyIds),
-    async groupIds(policyId: number): Promise<number[]> {
-      const rows = await db
-        .selectFrom('cost_policy_organization_groups')
-        .select('organization_group_id')
-        .where('policy_id', '=', policyId)
-        .execute()
-      return rows.map((r) => r.organization_group_id)
-    },
+    groupIds: (policyId: number): Promise<number[]> =>
+      columnWhere(db, 'cost_policy_organization_groups', 'organization_group_id', 'policy_id', policyId),
     setGroups: (policyId: number, groupIds: number[]) => groups.set(policyId, groupIds),
     findOffering(id: number) {
       return db
