@@ -77,11 +77,16 @@ async function createIp(who: UserRef = staff, extra: Record<string, unknown> = {
   return r.body
 }
 
+/** The IP as staff read it once every queued job has run. */
+async function settled(uuid: string) {
+  await t.ctx.jobs.drain()
+  return as(staff).get(`${IPS}${uuid}/`)
+}
+
 /** A public IP driven to OK through the create job. */
 async function okIp(extra: Record<string, unknown> = {}) {
   const ip = await createIp(staff, extra)
-  await t.ctx.jobs.drain()
-  const r = await as(staff).get(`${IPS}${ip.uuid}/`)
+  const r = await settled(ip.uuid)
   assert.equal(r.body.state, 'OK', JSON.stringify(r.body))
   return r.body
 }
@@ -145,8 +150,7 @@ describe('public IP create and lifecycle', () => {
 
   test('the create job moves CREATION_SCHEDULED → CREATING → OK and allocates an address', async () => {
     const ip = await createIp()
-    await t.ctx.jobs.drain()
-    const r = await as(staff).get(`${IPS}${ip.uuid}/`)
+    const r = await settled(ip.uuid)
     assert.equal(r.body.state, 'OK')
     assert.match(r.body.backend_id, /^public-ip-\d+$/)
     const row = await t.ctx.db
@@ -169,8 +173,7 @@ describe('public IP create and lifecycle', () => {
     const loc = await makeLocation(s, 'northeurope')
     const rg = await makeGroup(s, loc, project, 'rg-det')
     const ip = await createIp(staff, { service_settings: s.url, location: loc.url, resource_group: rg.url })
-    await t.ctx.jobs.drain()
-    const r = await as(staff).get(`${IPS}${ip.uuid}/`)
+    const r = await settled(ip.uuid)
     assert.equal(r.body.backend_id, 'public-ip-1')
     const found = await as(staff).get(`${IPS}?external_ip=198.18.0.1&service_settings_uuid=${s.uuid}`)
     assert.equal(found.body.length, 1)
@@ -181,8 +184,7 @@ describe('public IP create and lifecycle', () => {
     const loc = await makeLocation(s, 'eastus')
     const rg = await makeGroup(s, loc, project, 'rg-fail')
     const ip = await createIp(staff, { service_settings: s.url, location: loc.url, resource_group: rg.url })
-    await t.ctx.jobs.drain()
-    const r = await as(staff).get(`${IPS}${ip.uuid}/`)
+    const r = await settled(ip.uuid)
     assert.equal(r.body.state, 'ERRED')
     assert.equal(r.body.error_message, 'Emulated failure of create_public_ip.')
     assert.ok(r.body.error_traceback.includes('Emulated failure'))
@@ -194,8 +196,7 @@ describe('public IP create and lifecycle', () => {
       location: loc.url,
       resource_group: rg.url,
     })
-    await t.ctx.jobs.drain()
-    assert.equal((await as(staff).get(`${IPS}${second.uuid}/`)).body.state, 'OK')
+    assert.equal((await settled(second.uuid)).body.state, 'OK')
     // Pulling the erred one fails (it never reached the backend): no backend id → 400.
     const pull = await as(staff).post(`${IPS}${ip.uuid}/pull/`)
     assert.equal(pull.status, 400)
@@ -208,12 +209,10 @@ describe('public IP create and lifecycle', () => {
     const rg = await makeGroup(s, loc, project, 'rg-count')
     const links = { service_settings: s.url, location: loc.url, resource_group: rg.url }
     const a = await createIp(staff, links)
-    await t.ctx.jobs.drain()
-    assert.equal((await as(staff).get(`${IPS}${a.uuid}/`)).body.state, 'ERRED')
+    assert.equal((await settled(a.uuid)).body.state, 'ERRED')
     await setOptions(s, { fail_all: true })
     const b = await createIp(staff, links)
-    await t.ctx.jobs.drain()
-    const erred = (await as(staff).get(`${IPS}${b.uuid}/`)).body
+    const erred = (await settled(b.uuid)).body
     assert.equal(erred.state, 'ERRED')
     assert.equal(erred.error_message, 'Emulated failure of create_public_ip.')
   })
@@ -228,8 +227,7 @@ describe('public IP create and lifecycle', () => {
       .set({ options: JSON.stringify({ driver: 'gone' }) })
       .where('uuid', '=', s.uuid)
       .execute()
-    await t.ctx.jobs.drain()
-    const r = (await as(staff).get(`${IPS}${ip.uuid}/`)).body
+    const r = (await settled(ip.uuid)).body
     assert.equal(r.state, 'ERRED')
     assert.equal(r.error_message, 'Unknown cloudA driver "gone".')
   })
@@ -524,8 +522,7 @@ describe('public IP update', () => {
     const again = await as(staff).patch(`${IPS}${ip.uuid}/`, { description: 'x' })
     assert.equal(again.status, 409)
     assert.deepEqual(again.body, { detail: 'Valid states for operation: OK.' })
-    await t.ctx.jobs.drain()
-    const done = (await as(staff).get(`${IPS}${ip.uuid}/`)).body
+    const done = (await settled(ip.uuid)).body
     assert.equal(done.state, 'OK')
     assert.equal(done.description, 'changed')
   })
@@ -541,8 +538,7 @@ describe('public IP update', () => {
     const missing = await as(staff).put(`${IPS}${ip.uuid}/`, { description: 'only' })
     assert.equal(missing.status, 400)
     assert.deepEqual(missing.body.name, ['This field is required.'])
-    await t.ctx.jobs.drain()
-    assert.equal((await as(staff).get(`${IPS}${ip.uuid}/`)).body.state, 'OK')
+    assert.equal((await settled(ip.uuid)).body.state, 'OK')
     const bad = await as(staff).put(`${IPS}${ip.uuid}/`, body({ name: '9lives' }))
     assert.equal(bad.status, 400)
   })
@@ -554,15 +550,13 @@ describe('public IP update', () => {
     const ip = await okIp({ service_settings: s.url, location: loc.url, resource_group: rg.url })
     await setOptions(s, { fail_next: ['update_public_ip'] })
     assert.equal((await as(staff).patch(`${IPS}${ip.uuid}/`, { description: 'boom' })).status, 200)
-    await t.ctx.jobs.drain()
-    const r = (await as(staff).get(`${IPS}${ip.uuid}/`)).body
+    const r = (await settled(ip.uuid)).body
     assert.equal(r.state, 'ERRED')
     assert.equal(r.error_message, 'Emulated failure of update_public_ip.')
     // ERRED is not updatable (409) but a pull recovers it.
     assert.equal((await as(staff).patch(`${IPS}${ip.uuid}/`, { description: 'x' })).status, 409)
     assert.equal((await as(staff).post(`${IPS}${ip.uuid}/pull/`)).status, 202)
-    await t.ctx.jobs.drain()
-    const pulled = (await as(staff).get(`${IPS}${ip.uuid}/`)).body
+    const pulled = (await settled(ip.uuid)).body
     assert.equal(pulled.state, 'OK')
     assert.equal(pulled.error_message, '')
   })
@@ -592,8 +586,7 @@ describe('public IP delete, pull and unlink', () => {
     const again = await as(staff).delete(`${IPS}${ip.uuid}/`)
     assert.equal(again.status, 409)
     assert.deepEqual(again.body, { detail: 'Valid states for operation: OK, ERRED.' })
-    await t.ctx.jobs.drain()
-    assert.equal((await as(staff).get(`${IPS}${ip.uuid}/`)).status, 404)
+    assert.equal((await settled(ip.uuid)).status, 404)
   })
 
   test('DELETE from a transitional state is 409; members get 403', async () => {
@@ -610,13 +603,11 @@ describe('public IP delete, pull and unlink', () => {
     const ip = await okIp({ service_settings: s.url, location: loc.url, resource_group: rg.url })
     await setOptions(s, { fail_next: 2 })
     assert.equal((await as(staff).delete(`${IPS}${ip.uuid}/`)).status, 204)
-    await t.ctx.jobs.drain()
-    const erred = (await as(staff).get(`${IPS}${ip.uuid}/`)).body
+    const erred = (await settled(ip.uuid)).body
     assert.equal(erred.state, 'ERRED')
     assert.equal(erred.error_message, 'Emulated failure of delete_public_ip.')
     assert.equal((await as(staff).delete(`${IPS}${ip.uuid}/`)).status, 204)
-    await t.ctx.jobs.drain()
-    assert.equal((await as(staff).get(`${IPS}${ip.uuid}/`)).status, 404)
+    assert.equal((await settled(ip.uuid)).status, 404)
   })
 
   test('pull answers 202 with no body; the job re-reads the backend', async () => {
@@ -624,8 +615,7 @@ describe('public IP delete, pull and unlink', () => {
     const r = await as(await g.admin()).post(`${IPS}${ip.uuid}/pull/`)
     assert.equal(r.status, 202)
     assert.equal(r.text, '')
-    await t.ctx.jobs.drain()
-    assert.equal((await as(staff).get(`${IPS}${ip.uuid}/`)).body.state, 'OK')
+    assert.equal((await settled(ip.uuid)).body.state, 'OK')
     assert.equal((await as(await g.member()).post(`${IPS}${ip.uuid}/pull/`)).status, 403)
   })
 
@@ -657,16 +647,14 @@ describe('public IP delete, pull and unlink', () => {
     assert.equal((await as(staff).delete(`${IPS}${ip.uuid}/`)).status, 204)
     assert.equal(await t.ctx.jobs.runOne(), true)
     assert.equal((await as(staff).get(`${IPS}${ip.uuid}/`)).body.state, 'DELETION_SCHEDULED')
-    await t.ctx.jobs.drain()
-    assert.equal((await as(staff).get(`${IPS}${ip.uuid}/`)).status, 404)
+    assert.equal((await settled(ip.uuid)).status, 404)
   })
 
   test('a pull of an object gone from the backend marks the IP ERRED', async () => {
     const ip = await okIp()
     await t.ctx.db.deleteFrom('cloud_emulator_objects').where('backend_id', '=', ip.backend_id).execute()
     assert.equal((await as(staff).post(`${IPS}${ip.uuid}/pull/`)).status, 202)
-    await t.ctx.jobs.drain()
-    const r = (await as(staff).get(`${IPS}${ip.uuid}/`)).body
+    const r = (await settled(ip.uuid)).body
     assert.equal(r.state, 'ERRED')
     assert.equal(r.error_message, 'The resource does not exist on the backend.')
   })

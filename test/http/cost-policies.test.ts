@@ -408,6 +408,11 @@ interface Setup {
   project: Ref
 }
 
+/** A policy on the setup's offering, created by staff. */
+function offeringPolicy(s: Setup, body: Record<string, unknown>) {
+  return createPolicy(t.staff.token, { scope: s.p.offering.url, ...body })
+}
+
 async function setup(monthly = 100): Promise<Setup> {
   const p = await provider()
   const owner2 = await makeUser(t.ctx)
@@ -524,8 +529,7 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
 
   test('terminated resources, other offerings and blocked or archived customers do not count', async () => {
     const s = await setup(100)
-    const created = await createPolicy(t.staff.token, {
-      scope: s.p.offering.url,
+    const created = await offeringPolicy(s, {
       limit_cost: 150,
       actions: 'block_creation_of_new_resources',
     })
@@ -549,7 +553,7 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
   test('creating a policy evaluates it at once', async () => {
     const s = await setup(100)
     await addResources(s, 2)
-    const created = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 199 })
+    const created = await offeringPolicy(s, { limit_cost: 199 })
     assert.equal(created.body.has_fired, false)
     await t.ctx.jobs.drain()
     const p = await policy(created.body.uuid)
@@ -562,8 +566,7 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
     const inGroup = s.consumer
     const outside = await makeCustomer(t.ctx)
     const group = await makeOrganizationGroup(t.ctx, [inGroup])
-    const created = await createPolicy(t.staff.token, {
-      scope: s.p.offering.url,
+    const created = await offeringPolicy(s, {
       apply_to_all: false,
       organization_groups: [group.url],
       actions: 'block_creation_of_new_resources',
@@ -582,8 +585,7 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
 
   test('a notify-only policy does not block', async () => {
     const s = await setup(100)
-    const created = await createPolicy(t.staff.token, {
-      scope: s.p.offering.url,
+    const created = await offeringPolicy(s, {
       limit_cost: 50,
       actions: 'notify_organization_owners',
     })
@@ -596,10 +598,10 @@ describe('a policy fires when the estimated cost goes above its limit', () => {
   test('the period decides which months count: Total sums since creation, 1 month only the current one', async () => {
     const s = await setup(100)
     await addResources(s, 1, { created: '2025-11-20T00:00:00.000Z' })
-    const total = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 250, period: 1 })
-    const month = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 250, period: 2 })
-    const quarter = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 250, period: 3 })
-    const year = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 299, period: 4 })
+    const total = await offeringPolicy(s, { limit_cost: 250, period: 1 })
+    const month = await offeringPolicy(s, { limit_cost: 250, period: 2 })
+    const quarter = await offeringPolicy(s, { limit_cost: 250, period: 3 })
+    const year = await offeringPolicy(s, { limit_cost: 299, period: 4 })
     await t.ctx.jobs.drain()
     assert.equal((await policy(total.body.uuid)).has_fired, true, 'Nov+Dec+Jan = 300')
     assert.equal((await policy(month.body.uuid)).has_fired, false, 'Jan = 100')
@@ -679,7 +681,7 @@ describe('a fired policy resets', () => {
   test('terminating resources brings the cost back under the limit and resets', async () => {
     const s = await setup(100)
     await addResources(s, 3)
-    const created = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 250 })
+    const created = await offeringPolicy(s, { limit_cost: 250 })
     await t.ctx.jobs.drain()
     assert.equal((await policy(created.body.uuid)).has_fired, true)
     await t.ctx.db
@@ -694,8 +696,7 @@ describe('a fired policy resets', () => {
   test('a new period resets the policy at the month start and it fires once for the new period', async () => {
     const s = await setup(100)
     await addResources(s, 2)
-    const created = await createPolicy(t.staff.token, {
-      scope: s.p.offering.url,
+    const created = await offeringPolicy(s, {
       limit_cost: 150,
       actions: 'notify_organization_owners,block_creation_of_new_resources',
     })
@@ -735,7 +736,7 @@ describe('a fired policy resets', () => {
   test('a stale firing from an earlier period is reset even before the scheduled re-check', async () => {
     const s = await setup(100)
     await addResources(s, 1, { created: '2025-12-10T00:00:00.000Z' })
-    const created = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 150, period: 1 })
+    const created = await offeringPolicy(s, { limit_cost: 150, period: 1 })
     await t.ctx.jobs.drain()
     assert.equal((await policy(created.body.uuid)).has_fired, true, 'Total: Dec + Jan = 200')
     await client(t.app, t.staff.token).patch(`${BASE}${created.body.uuid}/`, { period: 2 })
@@ -837,8 +838,7 @@ describe('a fired blocking policy refuses new Create orders', () => {
   test('a policy limited to organization groups blocks only their customers', async () => {
     const s = await setup(100)
     const group = await makeOrganizationGroup(t.ctx, [s.consumer])
-    const created = await createPolicy(t.staff.token, {
-      scope: s.p.offering.url,
+    const created = await offeringPolicy(s, {
       actions: 'block_creation_of_new_resources',
       limit_cost: 50,
       apply_to_all: false,
@@ -871,7 +871,7 @@ describe('plan price changes', () => {
   test('raising a plan price re-evaluates the offering policies', async () => {
     const s = await setup(100)
     await addResources(s, 2)
-    const created = await createPolicy(t.staff.token, { scope: s.p.offering.url, limit_cost: 250 })
+    const created = await offeringPolicy(s, { limit_cost: 250 })
     await t.ctx.jobs.drain()
     assert.equal((await policy(created.body.uuid)).has_fired, false)
     const r = await client(t.app, t.staff.token).patch(`/api/marketplace-plans/${s.plan.uuid}/`, {

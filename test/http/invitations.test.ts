@@ -45,6 +45,13 @@ async function ownedCustomer() {
   return { c, owner }
 }
 
+/** A new customer, its owner, and the owner's invitation to `role` on it (with `extra` fields). */
+async function customerInvitation(role: string, extra: Record<string, unknown> = {}) {
+  const { c, owner } = await ownedCustomer()
+  const inv = await invite(owner, { role: t.roles[role], scope: c.url, ...extra })
+  return { c, owner, inv }
+}
+
 async function roleOf(user: UserRef, scopeType: string, scopeId: number) {
   return t.ctx.db
     .selectFrom('user_roles')
@@ -306,10 +313,7 @@ describe('visibility, filters, cancel and delete', () => {
 
 describe('submit_request', () => {
   test('a matching user is auto-approved and gets the role on the scope', async () => {
-    const { c, owner } = await ownedCustomer()
-    const inv = await invite(owner, {
-      role: t.roles['CUSTOMER.SUPPORT'],
-      scope: c.url,
+    const { c, inv } = await customerInvitation('CUSTOMER.SUPPORT', {
       auto_approve: true,
       user_email_patterns: ['.*@uni\\.edu'],
     })
@@ -331,10 +335,7 @@ describe('submit_request', () => {
   })
 
   test('matching by affiliation or identity source; nobody matching is refused; patterns match the whole address', async () => {
-    const { c, owner } = await ownedCustomer()
-    const inv = await invite(owner, {
-      role: t.roles['CUSTOMER.SUPPORT'],
-      scope: c.url,
+    const { inv } = await customerInvitation('CUSTOMER.SUPPORT', {
       auto_approve: true,
       user_email_patterns: ['uni\\.edu'],
       user_affiliations: ['faculty'],
@@ -358,10 +359,7 @@ describe('submit_request', () => {
   })
 
   test('auto_create_project creates the templated project and grants project_role there', async () => {
-    const { c, owner } = await ownedCustomer()
-    const inv = await invite(owner, {
-      role: t.roles['CUSTOMER.MANAGER'],
-      scope: c.url,
+    const { c, inv } = await customerInvitation('CUSTOMER.MANAGER', {
       auto_approve: true,
       auto_create_project: true,
       project_role: t.roles['PROJECT.ADMIN'],
@@ -403,8 +401,7 @@ describe('submit_request', () => {
   })
 
   test('concurrent submit_request calls by one user: one request is created, the rest are 400', async () => {
-    const { c, owner } = await ownedCustomer()
-    const inv = await invite(owner, { role: t.roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const { inv } = await customerInvitation('CUSTOMER.SUPPORT')
     const user = await makeUser(t.ctx)
     const results = await Promise.all(
       Array.from({ length: 6 }, () => client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)),
@@ -419,8 +416,7 @@ describe('submit_request', () => {
   })
 
   test('without auto_approve the request waits; duplicates and inactive invitations are refused', async () => {
-    const { c, owner } = await ownedCustomer()
-    const inv = await invite(owner, { role: t.roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const { c, owner, inv } = await customerInvitation('CUSTOMER.SUPPORT')
     const user = await makeUser(t.ctx)
     const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
     assert.equal(r.status, 200)
@@ -438,8 +434,7 @@ describe('submit_request', () => {
 
 describe('permission requests', () => {
   async function pending() {
-    const { c, owner } = await ownedCustomer()
-    const inv = await invite(owner, { role: t.roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const { c, owner, inv } = await customerInvitation('CUSTOMER.SUPPORT')
     const user = await makeUser(t.ctx)
     const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
     return { c, owner, inv, user, uuid: r.body.uuid as string }

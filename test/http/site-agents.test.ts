@@ -165,6 +165,10 @@ describe('agent identities', () => {
 
 describe('services', () => {
   const s = sharedSetup()
+  /** A service registered by staff on a new identity of the suite's offering. */
+  async function staffService(agent: string, name: string) {
+    return service(s.t, s.staff, await identity(s.t, s.staff, s.offering, agent), name)
+  }
 
   test('register_processor creates (201) then updates (200) by name', async () => {
     const ident = await identity(s.t, s.staff, s.offering, 'agent-p')
@@ -214,8 +218,7 @@ describe('services', () => {
   })
 
   test('register_processor refuses a blank name or backend_type', async () => {
-    const ident = await identity(s.t, s.staff, s.offering, 'agent-blank')
-    const svc = await service(s.t, s.staff, ident, 'blank-svc')
+    const svc = await staffService('agent-blank', 'blank-svc')
     const as = client(s.t.app, s.staff.token)
     const BLANK = ['This field may not be blank.']
     const cases: [Record<string, unknown>, Record<string, string[]>][] = [
@@ -235,8 +238,7 @@ describe('services', () => {
   })
 
   test('set_statistics replaces the statistics and answers the service', async () => {
-    const ident = await identity(s.t, s.staff, s.offering, 'agent-s')
-    const svc = await service(s.t, s.staff, ident, 'stats-svc')
+    const svc = await staffService('agent-s', 'stats-svc')
     const as = client(s.t.app, s.staff.token)
     const a = await as.post(`${SVC}${svc.uuid}/set_statistics/`, { statistics: { a: 1, b: [1, 2] } })
     assert.equal(a.status, 200)
@@ -250,8 +252,7 @@ describe('services', () => {
   })
 
   test('set_statistics takes an object: anything else is 400 on statistics and keeps the stored one', async () => {
-    const ident = await identity(s.t, s.staff, s.offering, 'agent-s2')
-    const svc = await service(s.t, s.staff, ident, 'stats-svc-2')
+    const svc = await staffService('agent-s2', 'stats-svc-2')
     const as = client(s.t.app, s.staff.token)
     await as.post(`${SVC}${svc.uuid}/set_statistics/`, { statistics: { jobs: 3 } })
     for (const statistics of ['x', '{"a": 1}', 3, [1, 2], null, true]) {
