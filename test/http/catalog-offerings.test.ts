@@ -18,6 +18,13 @@ const t = sharedTestApp()
 
 const OFFERINGS = '/api/marketplace-provider-offerings/'
 
+/** A provider's and a consumer's role graphs, and an offering of the provider with `values`. */
+async function graphsWithOffering(values: Parameters<typeof makeOffering>[2]) {
+  const p = providerGraph(t.ctx)
+  const g = roleGraph(t.ctx)
+  return { p, g, o: await makeOffering(t.ctx, await p.customer(), values) }
+}
+
 describe('offering creation', () => {
   test('the provider owner creates a Draft offering with inline plans; the body is the full record', async () => {
     const p = providerGraph(t.ctx)
@@ -308,9 +315,7 @@ describe('offering state actions', () => {
 
 describe('offering update and delete', () => {
   test('owner, service provider manager and offering manager edit; the type cannot change', async () => {
-    const p = providerGraph(t.ctx)
-    const g = roleGraph(t.ctx)
-    const o = await makeOffering(t.ctx, await p.customer(), { state: 'Active', name: 'Before' })
+    const { p, g, o } = await graphsWithOffering({ state: 'Active', name: 'Before' })
     const om = await makeOfferingManager(t.ctx, o)
     const path = `${OFFERINGS}${o.uuid}/`
     for (const [i, u] of [await p.owner(), await p.manager(), om].entries()) {
@@ -364,9 +369,7 @@ describe('offering update and delete', () => {
   })
 
   test('a Draft offering that resources use cannot be deleted', async () => {
-    const p = providerGraph(t.ctx)
-    const g = roleGraph(t.ctx)
-    const o = await makeOffering(t.ctx, await p.customer(), { state: 'Draft' })
+    const { p, g, o } = await graphsWithOffering({ state: 'Draft' })
     await makeResource(t.ctx, o, await g.project())
     const r = await client(t.app, (await p.owner()).token).delete(`${OFFERINGS}${o.uuid}/`)
     assert.equal(r.status, 409)
@@ -376,9 +379,7 @@ describe('offering update and delete', () => {
 
 describe('offering visibility', () => {
   test('Draft offerings are seen only by the provider, their managers, staff and support', async () => {
-    const p = providerGraph(t.ctx)
-    const g = roleGraph(t.ctx)
-    const o = await makeOffering(t.ctx, await p.customer(), { state: 'Draft' })
+    const { p, g, o } = await graphsWithOffering({ state: 'Draft' })
     const om = await makeOfferingManager(t.ctx, o)
     const staff = await makeUser(t.ctx, { staff: true })
     const support = await makeUser(t.ctx, { support: true })
@@ -585,9 +586,7 @@ describe('offering managers', () => {
   })
 
   test('only offering roles can be granted, and only by the provider organization', async () => {
-    const p = providerGraph(t.ctx)
-    const g = roleGraph(t.ctx)
-    const o = await makeOffering(t.ctx, await p.customer(), { state: 'Active' })
+    const { p, g, o } = await graphsWithOffering({ state: 'Active' })
     const om = await makeOfferingManager(t.ctx, o)
     const u = await makeUser(t.ctx)
     const path = `${OFFERINGS}${o.uuid}/`

@@ -34,6 +34,12 @@ const orderCount = async () =>
     ).n,
   )
 
+/** The response is a 400 whose body is exactly `errors`. */
+function refusedWith(r: { status: number; body: unknown }, errors: Record<string, unknown>) {
+  assert.equal(r.status, 400)
+  assert.deepEqual(r.body, errors)
+}
+
 describe('order create: one 400 for every bad field', () => {
   test('a bad offering link, a negative limit and an ftp callback are named together', async () => {
     const before = await orderCount()
@@ -42,8 +48,7 @@ describe('order create: one 400 for every bad field', () => {
       limits: { cpu: -1 },
       callback_url: 'ftp://example.com/hook',
     })
-    assert.equal(r.status, 400)
-    assert.deepEqual(r.body, {
+    refusedWith(r, {
       limits: { cpu: ['Ensure this value is greater than or equal to 0.'] },
       offering: ['Invalid hyperlink - Object does not exist.'],
       callback_url: ['Only http and https callback URLs are allowed.'],
@@ -57,8 +62,7 @@ describe('order create: one 400 for every bad field', () => {
       project: 'http://localhost/api/projects/nope/',
       callback_url: 7,
     })
-    assert.equal(r.status, 400)
-    assert.deepEqual(r.body, {
+    refusedWith(r, {
       offering: ['Not a valid string.'],
       callback_url: ['Not a valid string.'],
       project: ['Invalid hyperlink - Incorrect URL match.'],
@@ -71,8 +75,7 @@ describe('order create: one 400 for every bad field', () => {
       type: 'Update',
       callback_url: 'http://user:secret@example.com/',
     })
-    assert.equal(r.status, 400)
-    assert.deepEqual(r.body, {
+    refusedWith(r, {
       type: ['Update and Terminate orders are created through the resource actions.'],
       offering: ['Invalid hyperlink - Object does not exist.'],
       callback_url: ['Callback URLs may not carry credentials.'],
@@ -107,8 +110,7 @@ describe('plan create and update: one 400 for every bad field', () => {
       unit_price: -1,
       unit: 'year',
     })
-    assert.equal(r.status, 400)
-    assert.deepEqual(r.body, {
+    refusedWith(r, {
       unit: ['"year" is not a valid choice.'],
       unit_price: ['Ensure this value is greater than or equal to 0.'],
     })
@@ -120,8 +122,7 @@ describe('plan create and update: one 400 for every bad field', () => {
       offering: BAD_OFFERING,
       fixed_price: 'cheap',
     })
-    assert.equal(r.status, 400)
-    assert.deepEqual(r.body, {
+    refusedWith(r, {
       name: ['This field is required.'],
       offering: ['Invalid hyperlink - Object does not exist.'],
       fixed_price: ['A valid number is required.'],
@@ -134,21 +135,18 @@ describe('plan create and update: one 400 for every bad field', () => {
     const plan = await makePlan(t.ctx, o)
     const as = client(t.app, (await p.owner()).token)
     const patch = await as.patch(`${PLANS}${plan.uuid}/`, { unit_price: -1, unit: 'year', name: '' })
-    assert.equal(patch.status, 400)
-    assert.deepEqual(patch.body, {
+    refusedWith(patch, {
       name: ['This field may not be blank.'],
       unit: ['"year" is not a valid choice.'],
       unit_price: ['Ensure this value is greater than or equal to 0.'],
     })
     const put = await as.put(`${PLANS}${plan.uuid}/`, { name: 'Gold', unit: 'year', activation_price: '-2' })
-    assert.equal(put.status, 400)
-    assert.deepEqual(put.body, {
+    refusedWith(put, {
       unit: ['"year" is not a valid choice.'],
       activation_price: ['Ensure this value is greater than or equal to 0.'],
     })
     const missing = await as.patch(`${PLANS}00000000000000000000000000000000/`, { name: '' })
-    assert.equal(missing.status, 400)
-    assert.deepEqual(missing.body, { name: ['This field may not be blank.'] })
+    refusedWith(missing, { name: ['This field may not be blank.'] })
     const missingValid = await as.patch(`${PLANS}00000000000000000000000000000000/`, { unit: 'year' })
     assert.equal(missingValid.status, 404)
   })
