@@ -25,6 +25,11 @@ async function create(o: OfferingRef = t.offering) {
   return r.body
 }
 
+/** Staff post the action `action` of the request `req` (with `body`). */
+function staffAction(req: { uuid: string }, action: string, body?: Record<string, unknown>) {
+  return client(t.app, t.staff.token).post(`${BASE}${req.uuid}/${action}/`, body)
+}
+
 describe('creating backend resource requests', () => {
   test('staff creates a request for an offering and it starts in Sent', async () => {
     const r = await client(t.app, t.staff.token).post(BASE, { offering: t.offering.uuid.replace(/-/g, '') })
@@ -95,7 +100,7 @@ describe('state transitions', () => {
 
   test('set_done from Sent is a 409 naming the valid state', async () => {
     const req = await create()
-    const r = await client(t.app, t.staff.token).post(`${BASE}${req.uuid}/set_done/`)
+    const r = await staffAction(req, 'set_done')
     assert.equal(r.status, 409)
     assert.deepEqual(r.body, { detail: 'Valid states for operation: Processing.' })
   })
@@ -130,7 +135,7 @@ describe('state transitions', () => {
 
   test('set_erred without a body stores empty strings', async () => {
     const req = await create()
-    const r = await client(t.app, t.staff.token).post(`${BASE}${req.uuid}/set_erred/`)
+    const r = await staffAction(req, 'set_erred')
     assert.equal(r.status, 200)
     const got = await client(t.app, t.staff.token).get(`${BASE}${req.uuid}/`)
     assert.equal(got.body.state, 'Erred')

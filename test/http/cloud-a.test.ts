@@ -83,6 +83,12 @@ async function settled(uuid: string) {
   return as(staff).get(`${IPS}${uuid}/`)
 }
 
+/** The IP as staff read it after staff asked for a pull (202) and the pull job ran. */
+async function pulled(uuid: string) {
+  assert.equal((await as(staff).post(`${IPS}${uuid}/pull/`)).status, 202)
+  return (await settled(uuid)).body
+}
+
 /** A public IP driven to OK through the create job. */
 async function okIp(extra: Record<string, unknown> = {}) {
   const ip = await createIp(staff, extra)
@@ -555,10 +561,9 @@ describe('public IP update', () => {
     assert.equal(r.error_message, 'Emulated failure of update_public_ip.')
     // ERRED is not updatable (409) but a pull recovers it.
     assert.equal((await as(staff).patch(`${IPS}${ip.uuid}/`, { description: 'x' })).status, 409)
-    assert.equal((await as(staff).post(`${IPS}${ip.uuid}/pull/`)).status, 202)
-    const pulled = (await settled(ip.uuid)).body
-    assert.equal(pulled.state, 'OK')
-    assert.equal(pulled.error_message, '')
+    const recovered = await pulled(ip.uuid)
+    assert.equal(recovered.state, 'OK')
+    assert.equal(recovered.error_message, '')
   })
 
   test('validation of PATCH hyperlinks; members may not change; outsiders do not see', async () => {
@@ -653,8 +658,7 @@ describe('public IP delete, pull and unlink', () => {
   test('a pull of an object gone from the backend marks the IP ERRED', async () => {
     const ip = await okIp()
     await t.ctx.db.deleteFrom('cloud_emulator_objects').where('backend_id', '=', ip.backend_id).execute()
-    assert.equal((await as(staff).post(`${IPS}${ip.uuid}/pull/`)).status, 202)
-    const r = (await settled(ip.uuid)).body
+    const r = await pulled(ip.uuid)
     assert.equal(r.state, 'ERRED')
     assert.equal(r.error_message, 'The resource does not exist on the backend.')
   })
