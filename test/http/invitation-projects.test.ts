@@ -30,6 +30,16 @@ async function publicInvitation(customerUrl: string) {
   return r.body.uuid as string
 }
 
+/** The scopes of the active role grants of `user`. */
+function activeGrants(user: { id: number }) {
+  return t.ctx.db
+    .selectFrom('user_roles')
+    .select('scope_id')
+    .where('user_id', '=', user.id)
+    .where('is_active', '=', 1)
+    .execute()
+}
+
 async function projectsOf(customerId: number) {
   return t.ctx.db
     .selectFrom('projects')
@@ -52,12 +62,7 @@ test('a full name equal to an existing project gives a new project, not the exis
   assert.equal(r.status, 200, JSON.stringify(r.body))
   assert.equal(r.body.auto_approved, true)
   assert.equal((await as.get(`/api/projects/${secret.uuid}/`)).status, 404)
-  const grants = await t.ctx.db
-    .selectFrom('user_roles')
-    .select('scope_id')
-    .where('user_id', '=', mallory.id)
-    .where('is_active', '=', 1)
-    .execute()
+  const grants = await activeGrants(mallory)
   assert.equal(grants.length, 1)
   const projects = await projectsOf(customer.id)
   const mine = projects.find((p) => p.id === grants[0]!.scope_id)!
@@ -89,12 +94,7 @@ test('an approval reuses only the project the same invitation created for the sa
   assert.equal((await client(t.app, ann.token).post(`${INV}${inv}/submit_request/`)).status, 200)
   projects = await projectsOf(customer.id)
   assert.equal(projects.length, 2)
-  const annGrants = await t.ctx.db
-    .selectFrom('user_roles')
-    .select('scope_id')
-    .where('user_id', '=', ann.id)
-    .where('is_active', '=', 1)
-    .execute()
+  const annGrants = await activeGrants(ann)
   assert.deepEqual(
     annGrants.map((g) => g.scope_id),
     [projects[0]!.id],

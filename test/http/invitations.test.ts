@@ -52,6 +52,15 @@ async function customerInvitation(role: string, extra: Record<string, unknown> =
   return { c, owner, inv }
 }
 
+/** The one project of customer `c` (made by an invitation's auto_create_project). */
+function projectOf(c: { id: number }) {
+  return t.ctx.db
+    .selectFrom('projects')
+    .select(['id', 'name'])
+    .where('customer_id', '=', c.id)
+    .executeTakeFirstOrThrow()
+}
+
 async function roleOf(user: UserRef, scopeType: string, scopeId: number) {
   return t.ctx.db
     .selectFrom('user_roles')
@@ -369,11 +378,7 @@ describe('submit_request', () => {
     const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
     assert.equal(r.status, 200)
     assert.equal(r.body.auto_approved, true)
-    const p = await t.ctx.db
-      .selectFrom('projects')
-      .select(['id', 'name'])
-      .where('customer_id', '=', c.id)
-      .executeTakeFirstOrThrow()
+    const p = await projectOf(c)
     assert.equal(p.name, 'Ann Lee (ann) ann@x.org')
     assert.deepEqual(await roleOf(user, 'project', p.id), ['PROJECT.ADMIN'])
     assert.deepEqual(await roleOf(user, 'customer', c.id), [])
@@ -391,11 +396,7 @@ describe('submit_request', () => {
     const user = await makeUser(t.ctx, { username: 'bo' })
     const r = await client(t.app, user.token).post(`${INV}${inv.uuid}/submit_request/`)
     assert.equal(r.status, 200)
-    const p = await t.ctx.db
-      .selectFrom('projects')
-      .select(['id', 'name'])
-      .where('customer_id', '=', c.id)
-      .executeTakeFirstOrThrow()
+    const p = await projectOf(c)
     assert.equal(p.name, 'bo_project')
     assert.deepEqual(await roleOf(user, 'project', p.id), ['PROJECT.MEMBER'])
   })
