@@ -2,7 +2,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { grant, makeCustomer, makeUser } from '../support/fixtures.js'
+import { grant, makeCustomer, makeUser, customerWithRole } from '../support/fixtures.js'
 import { makeCategory, makeOffering, makeServiceProvider } from '../support/catalog-fixtures.js'
 import { seedDemo } from '../../src/seed.js'
 
@@ -10,9 +10,7 @@ const t = sharedTestApp()
 
 describe('service providers', () => {
   test('an owner makes its customer a service provider; a second registration is 400', async () => {
-    const customer = await makeCustomer(t.ctx)
-    const owner = await makeUser(t.ctx)
-    await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: customer.id })
+    const { customer, user: owner } = await customerWithRole(t.ctx, 'CUSTOMER.OWNER')
     const as = client(t.app, owner.token)
     const r = await as.post('/api/marketplace-service-providers/', {
       customer: customer.url,
@@ -32,9 +30,7 @@ describe('service providers', () => {
   })
 
   test('a service provider manager, an outsider and support cannot register a provider', async () => {
-    const customer = await makeCustomer(t.ctx)
-    const manager = await makeUser(t.ctx)
-    await grant(t.ctx, manager, 'CUSTOMER.MANAGER', { type: 'customer', id: customer.id })
+    const { customer: customer, user: manager } = await customerWithRole(t.ctx, 'CUSTOMER.MANAGER')
     const r = await client(t.app, manager.token).post('/api/marketplace-service-providers/', {
       customer: customer.url,
     })

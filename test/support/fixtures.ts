@@ -125,6 +125,17 @@ export async function grant(
   })
 }
 
+/** A new customer and a new user holding `role` on it. */
+export async function customerWithRole(
+  ctx: AppContext,
+  role: RoleName,
+): Promise<{ customer: Ref; user: UserRef }> {
+  const customer = await makeCustomer(ctx)
+  const user = await makeUser(ctx)
+  await grant(ctx, user, role, { type: 'customer', id: customer.id })
+  return { customer, user }
+}
+
 /**
  * The consumer-side role graph, created on first use: a customer with a project and its owner,
  * project admin/manager/member, plus staff, support and an outsider.
