@@ -3,15 +3,7 @@ import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import { sharedTestApp } from '../support/app.js'
 import { call, client, pathOf } from '../support/client.js'
-import {
-  customerWithRole,
-  grant,
-  makeCustomer,
-  makeProject,
-  makeUser,
-  type Ref,
-  type UserRef,
-} from '../support/fixtures.js'
+import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
 
 const t = sharedTestApp(async (t) => ({
   staff: await makeUser(t.ctx, { staff: true, fullName: 'Stella Staff' }),
@@ -95,7 +87,9 @@ describe('support issues', () => {
   })
 
   test('support changes state and resolved; others may not write', async () => {
-    const { user: owner, customer } = await customerWithRole(t.ctx, 'CUSTOMER.OWNER')
+    const owner = await makeUser(t.ctx)
+    const customer = await makeCustomer(t.ctx)
+    await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: customer.id })
     const issue = await makeIssue({ customer: customer.url })
     const r = await client(t.app, t.support.token).patch(`${ISSUES}${issue.uuid}/`, {
       state: 'In progress',
@@ -124,7 +118,9 @@ describe('support issues', () => {
   })
 
   test('issues are visible to staff, support, their caller and the customer owners only', async () => {
-    const { customer, user: owner } = await customerWithRole(t.ctx, 'CUSTOMER.OWNER')
+    const customer = await makeCustomer(t.ctx)
+    const owner = await makeUser(t.ctx)
+    await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: customer.id })
     const project = await makeProject(t.ctx, customer)
     const projectAdmin = await makeUser(t.ctx)
     await grant(t.ctx, projectAdmin, 'PROJECT.ADMIN', { type: 'project', id: project.id })
