@@ -114,10 +114,12 @@ export async function buildTestApp(
 
 /**
  * The app a test file's (or a suite's) tests share, on its own database: built in a `before` of the
- * suite it is called in, so its fields are there from that suite's first hook and test on, and
- * closed in an `after`. Call it at the top of the file or suite, before its own hooks. `setup` runs
- * in the same `before`, right after the app is built: the fields it answers join the app's (e.g. the
- * users the tests act as); `overrides` are the app's configuration, as for `buildTestApp`.
+ * suite it is called in, so its fields are there from that suite's first test on, and closed in an
+ * `after`. Node 20 starts a file's top-level `before` hooks as they are declared, without waiting for
+ * the one before, so another `before` must not count on the app: what the tests need built on it
+ * goes in `setup`, which runs in the same `before`, right after the app is built; the fields it
+ * answers join the app's (e.g. the users the tests act as). `overrides` are the app's
+ * configuration, as for `buildTestApp`.
  */
 export function sharedTestApp(): TestApp
 export function sharedTestApp<X extends object>(
