@@ -2,11 +2,11 @@
 // as jobs against the driver), with a location and a resource group in the same settings.
 import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
-import { FieldErrorSet, fieldError, notFound } from '../../http/errors.js'
+import { FieldErrorSet, fieldError } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
-import { foundByUuid } from '../../http/uuid.js'
+import { foundById, foundByUuid } from '../../http/uuid.js'
 import { registerResourceScope } from '../catalog/service.js'
 import {
   commonFiltersOf,
@@ -112,10 +112,8 @@ export function listPublicIps(
 }
 
 /** Reads after a write need no visibility check. */
-async function publicIpById(ctx: AppContext, id: number): Promise<PublicIpRow> {
-  const row = await publicIpsRepository(ctx.db).findById(id)
-  if (!row) throw notFound('No PublicIP matches the given query.')
-  return row
+function publicIpById(ctx: AppContext, id: number): Promise<PublicIpRow> {
+  return foundById(id, (i) => publicIpsRepository(ctx.db).findById(i), 'PublicIP')
 }
 
 export async function getPublicIp(ctx: AppContext, actor: Actor, uuid: string, base: string) {

@@ -3,12 +3,11 @@
 // retrieve of each kind.
 import type { AppContext } from '../../context.js'
 import { parseJson, toBool } from '../../db/values.js'
-import { notFound } from '../../http/errors.js'
 import { copied, recordRenderer, uuidFromLink, urlOf } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
 import type { OrderTerm } from '../../http/query.js'
 import type { Pager } from '../../http/resource.js'
-import { foundByUuid } from '../../http/uuid.js'
+import { foundById, foundByUuid } from '../../http/uuid.js'
 import {
   cloudResourcesQuery,
   cloudResourceType,
@@ -358,8 +357,11 @@ export async function getKind<T>(
 }
 
 export async function renderById<T>(ctx: AppContext, kind: KindDef<T>, id: number, base: string): Promise<T> {
-  const row = await cloudBRepository(ctx.db).findExtBy(kind.type, kind.ext, { id }, { all: true })
-  if (!row) throw notFound(`No ${cloudResourceType(kind.type).modelName} matches the given query.`)
+  const row = await foundById(
+    id,
+    (i) => cloudBRepository(ctx.db).findExtBy(kind.type, kind.ext, { id: i }, { all: true }),
+    cloudResourceType(kind.type).modelName,
+  )
   return (await kind.render(ctx.db, base, [row]))[0]!
 }
 
