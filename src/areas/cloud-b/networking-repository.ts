@@ -47,6 +47,17 @@ export function networkingRepository(db: Db) {
         .orderBy('security_group_id')
         .execute()
     },
+    /** The backend ids of a port's security groups, in the order of their ids: one query. */
+    async securityGroupBackendIds(portId: number): Promise<string[]> {
+      const rows = await db
+        .selectFrom('cloud_b_port_security_groups as l')
+        .innerJoin('cloud_resources as g', 'g.id', 'l.security_group_id')
+        .select('g.backend_id')
+        .where('l.port_id', '=', portId)
+        .orderBy('l.security_group_id')
+        .execute()
+      return rows.map((r) => r.backend_id)
+    },
     async linkSecurityGroups(portId: number, groupIds: number[]): Promise<void> {
       await db.deleteFrom('cloud_b_port_security_groups').where('port_id', '=', portId).execute()
       if (groupIds.length) {

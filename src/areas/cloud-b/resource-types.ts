@@ -178,14 +178,11 @@ registerKind('securityGroup', 'SecurityGroup', {
 registerKind('port', 'Port', {
   async create(d, db, r, e) {
     const wanted = parseJson<{ ip_address: string }[]>(e.fixed_ips, [])
-    const groupBackends: string[] = []
-    for (const g of await cloudBRepository(db).securityGroupLinks([r.id]))
-      groupBackends.push(await backendIdOf(db, g.security_group_id))
     const p = await d.createPort(await backendIdOf(db, e.network_id), {
       name: r.name,
       subnet_id: e.subnet_id ? await backendIdOf(db, e.subnet_id) : null,
       ip_address: wanted[0]?.ip_address ?? null,
-      security_groups: groupBackends,
+      security_groups: await cloudBRepository(db).securityGroupBackendIds(r.id),
       allowed_address_pairs: parseJson(e.allowed_address_pairs, []),
     })
     return {
