@@ -57,16 +57,22 @@ export const createTenant: Create<typeof TenantCreateBody, Tenant> = async (ctx,
 }
 
 /**
- * An object inserted in CREATION_SCHEDULED with its create step queued, in the settings and
- * project of `place` (a tenant's children: their tenant's or network's).
+ * What a new object is: the settings and project of `place` (a tenant's children: their tenant's
+ * or network's), its kind, name and description, its own table's values, and what else goes in
+ * the same transaction.
  */
-async function insertObject(
-  ctx: AppContext,
+type NewObject<K extends Kind> = [
   place: Pick<CommonRow, 'service_settings_id' | 'project_id'>,
-  kind: Kind,
+  kind: K,
   body: { name: string; description?: string },
   extValues: Record<string, unknown>,
   after?: (trx: Transaction<DB>, id: number) => Promise<void>,
+]
+
+/** An object inserted in CREATION_SCHEDULED with its create step queued; its id. */
+async function insertObject<K extends Kind>(
+  ctx: AppContext,
+  ...[place, kind, body, extValues, after]: NewObject<K>
 ): Promise<number> {
   const id = await ctx.db.transaction().execute(async (trx) => {
     const id = await insertResource(ctx, trx, {
@@ -88,14 +94,10 @@ async function insertObject(
 async function createObject<K extends Kind>(
   ctx: AppContext,
   base: string,
-  place: Pick<CommonRow, 'service_settings_id' | 'project_id'>,
-  kind: K,
-  body: { name: string; description?: string },
-  extValues: Record<string, unknown>,
-  after?: (trx: Transaction<DB>, id: number) => Promise<void>,
+  ...object: NewObject<K>
 ): Promise<RecordOf<K>> {
-  const id = await insertObject(ctx, place, kind, body, extValues, after)
-  return renderById(ctx, KINDS[kind] as KindDef<RecordOf<K>>, id, base)
+  const id = await insertObject(ctx, ...object)
+  return renderById(ctx, KINDS[object[1]] as KindDef<RecordOf<K>>, id, base)
 }
 
 /** The tenant or network a new object goes in: visible (400), manageable (403) and OK (400). */
