@@ -42,11 +42,21 @@ export class CloudAEmulator extends EmulatorBase implements CloudADriver {
     return { backend_id: backendId, name: spec.name, ip_address: ip }
   }
 
+  /** cloudA's wording of an object it does not have. */
+  protected override missing(what: string, id: string): BackendError {
+    return new BackendError(`${what} ${id} does not exist.`)
+  }
+
   async updatePublicIp(backendId: string, spec: PublicIpSpec): Promise<BackendPublicIp> {
-    await this.step('update_public_ip')
-    const current = await this.getObject<StoredPublicIp>(PUBLIC_IP, backendId)
-    if (!current) throw new BackendError(`Public IP ${backendId} does not exist.`)
-    await this.putObject(PUBLIC_IP, backendId, { ...current, ...spec })
+    const current = await this.modify<StoredPublicIp>(
+      'update_public_ip',
+      PUBLIC_IP,
+      backendId,
+      'Public IP',
+      (o) => {
+        Object.assign(o, spec)
+      },
+    )
     return { backend_id: backendId, name: spec.name, ip_address: current.ip_address }
   }
 

@@ -34,10 +34,6 @@ export const K = {
 export const EMULATED_EXTERNAL_NETWORK = 'ext-net-1'
 export const ROUTER_INTERFACE_OWNER = 'network:router_interface'
 
-export function notFound(what: string, id: string): BackendError {
-  return new BackendError(`${what} ${id} could not be found.`)
-}
-
 /**
  * The emulator's tenants, networks, subnets, security groups and ports; the floating IPs and
  * routers (emulator.ts) build on it.
@@ -45,12 +41,6 @@ export function notFound(what: string, id: string): BackendError {
 export class NetworkEmulator extends EmulatorBase {
   constructor(call: DriverCall) {
     super(call)
-  }
-
-  protected async must<T>(kind: string, id: string, what: string): Promise<T> {
-    const o = await this.getObject<T>(kind, id)
-    if (!o) throw notFound(what, id)
-    return o
   }
 
   protected async children<T extends { tenant_id: string }>(kind: string, tenantId: string): Promise<T[]> {
@@ -79,35 +69,6 @@ export class NetworkEmulator extends EmulatorBase {
   protected async inNetwork(op: string, networkId: string): Promise<BackendNetwork> {
     await this.step(op)
     return this.must<BackendNetwork>(K.network, networkId, 'Network')
-  }
-
-  /** The operation's step, then the object of `kind` (it must exist) changed and stored again. */
-  protected async modify<T>(
-    op: string,
-    kind: string,
-    id: string,
-    what: string,
-    change: (o: T) => void | Promise<void>,
-  ): Promise<T> {
-    await this.step(op)
-    const o = await this.must<T>(kind, id, what)
-    await change(o)
-    await this.putObject(kind, id, o)
-    return o
-  }
-
-  /** The operation's step, then the object of `kind` (it must exist) removed; `before` may refuse. */
-  protected async remove<T>(
-    op: string,
-    kind: string,
-    id: string,
-    what: string,
-    before?: (o: T) => Promise<void>,
-  ): Promise<void> {
-    await this.step(op)
-    const o = await this.must<T>(kind, id, what)
-    if (before) await before(o)
-    await this.deleteObject(kind, id)
   }
 
   private async macAddress(): Promise<string> {
@@ -328,7 +289,7 @@ export class NetworkEmulator extends EmulatorBase {
       .map((s) => s.data)
       .filter((s) => s.network_id === net.backend_id)
     const subnet = input.subnet_id ? subnets.find((s) => s.backend_id === input.subnet_id) : subnets[0]
-    if (input.subnet_id && !subnet) throw notFound('Subnet', input.subnet_id)
+    if (input.subnet_id && !subnet) throw this.missing('Subnet', input.subnet_id)
     const fixed_ips: FixedIp[] = subnet
       ? [{ ip_address: await this.allocate(subnet, input.ip_address), subnet_id: subnet.backend_id }]
       : []

@@ -133,6 +133,47 @@ export class EmulatorBase {
     return data
   }
 
+  /** The backend's error for an object it does not have; each emulated cloud may word it its own way. */
+  protected missing(what: string, id: string): BackendError {
+    return new BackendError(`${what} ${id} could not be found.`)
+  }
+
+  /** The object of `kind`, which must exist. */
+  protected async must<T>(kind: string, id: string, what: string): Promise<T> {
+    const o = await this.getObject<T>(kind, id)
+    if (!o) throw this.missing(what, id)
+    return o
+  }
+
+  /** The operation's step, then the object of `kind` (it must exist) changed and stored again. */
+  protected async modify<T>(
+    op: string,
+    kind: string,
+    id: string,
+    what: string,
+    change: (o: T) => void | Promise<void>,
+  ): Promise<T> {
+    await this.step(op)
+    const o = await this.must<T>(kind, id, what)
+    await change(o)
+    await this.putObject(kind, id, o)
+    return o
+  }
+
+  /** The operation's step, then the object of `kind` (it must exist) removed; `before` may refuse. */
+  protected async remove<T>(
+    op: string,
+    kind: string,
+    id: string,
+    what: string,
+    before?: (o: T) => Promise<void>,
+  ): Promise<void> {
+    await this.step(op)
+    const o = await this.must<T>(kind, id, what)
+    if (before) await before(o)
+    await this.deleteObject(kind, id)
+  }
+
   protected getObject<T>(kind: string, backendId: string): Promise<T | null> {
     return this.repo.getObject<T>(this.settings.id, kind, backendId)
   }
