@@ -94,8 +94,9 @@ async function portRecords(db: Db, base: string, ids: number[]): Promise<Map<num
       groupIds,
     )
     const rows = await repo.listExt(q, 'cloud_b_security_groups', {}, [], groupIds.length, 0)
-    for (const g of await toSecurityGroups(db, base, rows))
-      groups.set(rows.find((r) => r.uuid === g.uuid)!.id, g)
+    // The records come in the order of their rows.
+    const records = await toSecurityGroups(db, base, rows)
+    rows.forEach((r, i) => groups.set(r.id, records[i]!))
   }
   const out = new Map<number, PortRecord>()
   for (const p of ports) {
