@@ -203,3 +203,15 @@ export function scopesWith(actor: Actor, permission: Permission): Record<ScopeTy
 function unique(xs: number[]): number[] {
   return [...new Set(xs)]
 }
+
+/**
+ * What the provider side sees (`ProviderVisibility` of src/db/relations.ts): staff and support
+ * everything; others the rows of offerings of organizations they hold a customer role in, and of
+ * offerings they hold a role on.
+ */
+export function providerVisibility(
+  actor: Actor,
+): { all: true } | { all: false; customerIds: number[]; offeringIds: number[] } {
+  if (seesAll(actor)) return { all: true }
+  return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
+}

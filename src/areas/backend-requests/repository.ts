@@ -3,12 +3,9 @@ import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { firstWhere, tableRecords } from '../../db/rows.js'
 import { joined } from '../../db/joins.js'
-import { visibleToProvider, type ProviderVisibility } from '../../db/relations.js'
+import { visibleToProvider } from '../../db/relations.js'
 
 type Db = Kysely<DB> | Transaction<DB>
-
-/** Staff and support see all; the provider side the requests of its organizations and offerings. */
-export type RequestVisibility = ProviderVisibility
 
 export function backendRequestsRepository(db: Db) {
   const base = () =>

@@ -4,10 +4,10 @@
 import type { AppContext } from '../../context.js'
 import { fieldError, forbidden, invalidState } from '../../http/errors.js'
 import { recordRenderer } from '../../http/links.js'
-import { requireStaff, can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
+import { requireStaff, can, providerVisibility, type Actor } from '../../http/permissions.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
 import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
-import { backendRequestsRepository, type RequestRow, type RequestVisibility } from './repository.js'
+import { backendRequestsRepository, type RequestRow } from './repository.js'
 import { PATH, type BackendRequest } from './schema.js'
 import { STATUS_MESSAGES, TRANSITIONS, type Action } from './state-machine.js'
 
@@ -15,10 +15,7 @@ import { STATUS_MESSAGES, TRANSITIONS, type Action } from './state-machine.js'
 const MODEL = 'BackendResourceRequest'
 
 /** Staff and support see all; otherwise the provider side: the offering's organization or offering roles. */
-export function visibility(actor: Actor): RequestVisibility {
-  if (seesAll(actor)) return { all: true }
-  return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
-}
+export const visibility = providerVisibility
 
 const toRecord = recordRenderer<RequestRow, BackendRequest>({
   url: { link: PATH, from: 'uuid' },

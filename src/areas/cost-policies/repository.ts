@@ -5,7 +5,7 @@ import { isoText, isPostgres } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
 import { columnWhere, organizationGroupLinks, tableRecords } from '../../db/rows.js'
 import { joined } from '../../db/joins.js'
-import { visibleToProvider, type ProviderVisibility } from '../../db/relations.js'
+import { visibleToProvider } from '../../db/relations.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -62,12 +62,6 @@ const newResourcePolicyOf = reusable((db: Db) =>
     .orderBy('cost_policies.id')
     .limit(1),
 )
-
-/**
- * Staff and support see every policy; others the policies of offerings whose provider
- * organization they hold a customer role in, or that they hold an offering role on.
- */
-export type PolicyVisibility = ProviderVisibility
 
 export function policiesRepository(db: Db) {
   const base = () =>

@@ -8,18 +8,12 @@ import type { DB } from '../../db/tables.js'
 import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, forbidden, nonFieldError } from '../../http/errors.js'
 import { recordRenderer, resolveLink, urlOf } from '../../http/links.js'
-import { can, customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
+import { can, providerVisibility, type Actor } from '../../http/permissions.js'
 import { visibleRecords } from '../../http/visible-records.js'
 import { resolveOrganizationGroups } from '../directory/service.js'
 import { PERIODS, type Period } from './estimate.js'
 import { EVALUATE_JOB, estimatesOf, type Estimate } from './evaluation.js'
-import {
-  newResourcePolicies,
-  offeringHasPolicies,
-  policiesRepository,
-  type PolicyRow,
-  type PolicyVisibility,
-} from './repository.js'
+import { newResourcePolicies, offeringHasPolicies, policiesRepository, type PolicyRow } from './repository.js'
 import {
   ACTION_NAMES,
   ACTIONS,
@@ -34,10 +28,8 @@ type Db = Kysely<DB> | Transaction<DB>
 const BOTH =
   'Cannot set apply_to_all=True when organization_groups are specified. Choose one approach: either apply_to_all or specific organization_groups.'
 
-export function visibility(actor: Actor): PolicyVisibility {
-  if (seesAll(actor)) return { all: true }
-  return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
-}
+/** Staff and support see all; otherwise the provider side: the offering's organization or offering roles. */
+export const visibility = providerVisibility
 
 /** Staff, owners of the provider organization and the offering's managers manage its policies. */
 function mayManage(actor: Actor, offering: { id: number; customer_id: number }): boolean {

@@ -4,6 +4,7 @@ import type { DB } from '../../db/tables.js'
 import type { Dialect } from '../../db/database.js'
 import { tableRecords, updateRow } from '../../db/rows.js'
 import { joined, unlessAll } from '../../db/joins.js'
+import { inAnyOf } from '../../db/sql.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -14,11 +15,9 @@ export function paymentProfilesRepository(db: Db) {
   const base = () =>
     joined(db, 'payment_profiles', [['inner', 'customers', 'payment_profiles.organization_id']])
   const visible = unlessAll(base, (q, vis: { customerIds: number[] }) =>
-    vis.customerIds.length
-      ? q
-          .where('payment_profiles.organization_id', 'in', vis.customerIds)
-          .where('payment_profiles.is_active', '=', 1)
-      : q.where(sql<boolean>`1 = 0`),
+    q
+      .where((eb) => inAnyOf(eb, [['payment_profiles.organization_id', vis.customerIds]]))
+      .where('payment_profiles.is_active', '=', 1),
   )
   const columns = [
     'payment_profiles.id',

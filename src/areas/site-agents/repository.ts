@@ -2,11 +2,10 @@
 // with its offering (the offering decides who sees and manages it). The services' list, the hot
 // path of the agents' polling, is in `repository-service-list.ts`.
 import { sql, type Kysely, type Transaction } from 'kysely'
-import { reusable, slot } from '../../db/compiled.js'
-import { countRows, scopedList } from '../../db/listing.js'
+import { insertReturningId, reusable, slot } from '../../db/compiled.js'
+import { scopedList } from '../../db/listing.js'
 import { firstWhere, onlyWhere, updateRow } from '../../db/rows.js'
 import { joined } from '../../db/joins.js'
-import { insertReturningId } from '../../db/compiled.js'
 import { inAnyOf } from '../../db/sql.js'
 import type { DB } from '../../db/tables.js'
 import { toJson } from '../../db/values.js'
@@ -317,7 +316,10 @@ export function processorList(db: Db) {
 
 type Count = number | string
 
-/** The counts of the stats: identities by offering, services by state, processors by type, the stale. */
+/**
+ * The counts of the stats: identities by offering, services by state and processors by type, each
+ * group with how many of its rows are stale (so the stale totals need no scan of their own).
+ */
 export async function statsCounts(db: Db, staleBefore: string, processorStaleBefore: string) {
   const byOffering = await identities(db)
     .select(['offerings.uuid as offering_uuid', 'offerings.name as offering_name'])
@@ -330,22 +332,23 @@ export async function statsCounts(db: Db, staleBefore: string, processorStaleBef
     .selectFrom('site_agent_services')
     .select('state')
     .select((eb) => eb.fn.countAll<Count>().as('n'))
+    .select(sql<Count>`sum(case when modified < ${staleBefore} then 1 else 0 end)`.as('stale'))
     .groupBy('state')
     .execute()
-  const staleServices = await countRows(
-    db.selectFrom('site_agent_services').where('modified', '<', staleBefore),
-  )
   const byType = await db
     .selectFrom('site_agent_processors')
     .select('backend_type')
     .select((eb) => eb.fn.countAll<Count>().as('n'))
+    .select(
+      sql<Count>`sum(case when last_run is null or last_run < ${processorStaleBefore} then 1 else 0 end)`.as(
+        'stale',
+      ),
+    )
     .groupBy('backend_type')
     .orderBy('backend_type')
     .execute()
-  const staleProcessors = await countRows(
-    db
-      .selectFrom('site_agent_processors')
-      .where((eb) => eb.or([eb('last_run', 'is', null), eb('last_run', '<', processorStaleBefore)])),
-  )
+  const staleOf = (groups: { stale: Count }[]) => groups.reduce((t, r) => t + Number(r.stale), 0)
+  const staleServices = staleOf(byState)
+  const staleProcessors = staleOf(byType)
   return { byOffering, byState, staleServices, byType, staleProcessors }
 }

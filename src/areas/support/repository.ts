@@ -4,6 +4,7 @@ import type { DB } from '../../db/tables.js'
 import { scopedList } from '../../db/listing.js'
 import { firstWhere, insertRow, tableRecords, updateRow } from '../../db/rows.js'
 import { joined, unlessAll } from '../../db/joins.js'
+import { inAnyOf } from '../../db/sql.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -23,11 +24,9 @@ export function issuesRepository(db: Db) {
     ])
   const visible = unlessAll(base, (q, vis: Extract<IssueVisibility, { all: false }>) =>
     q.where((eb) =>
-      eb.or([
-        eb('support_issues.caller_id', '=', vis.userId),
-        ...(vis.ownedCustomerIds.length
-          ? [eb('support_issues.customer_id', 'in', vis.ownedCustomerIds)]
-          : []),
+      inAnyOf(eb, [
+        ['support_issues.caller_id', [vis.userId]],
+        ['support_issues.customer_id', vis.ownedCustomerIds],
       ]),
     ),
   )

@@ -8,16 +8,33 @@ export const FEEDBACKS_PATH = 'support-feedbacks'
 // ---- issues ----
 
 /**
- * An issue's optional link to a user, customer or project: its URL (`<name>`), its uuid
- * (`<name>_uuid`) and its name (`<name>_<label>`), all null without one.
+ * An issue's optional links to a user, customer or project: each field, the path (and table) its
+ * URLs name, and the suffix of its name field. Each link shows as its URL (`<field>`), its uuid
+ * (`<field>_uuid`) and its name (`<field>_<suffix>`), all null without one.
  */
-function issueLink<N extends string, L extends string>(name: N, label: L) {
-  return {
-    [name]: Nullable(Url),
-    [`${name}_uuid`]: Nullable(Uuid),
-    [`${name}_${label}`]: Nullable(Type.String()),
-  } as Record<N | `${N}_uuid` | `${N}_${L}`, TUnsafe<string | null>>
-}
+export const ISSUE_LINKS = [
+  ['caller', 'users', 'full_name'],
+  ['reporter', 'users', 'full_name'],
+  ['customer', 'customers', 'name'],
+  ['project', 'projects', 'name'],
+] as const
+type IssueLink = (typeof ISSUE_LINKS)[number]
+/** The URL fields of the links. */
+export type IssueLinkUrl = IssueLink[0]
+/** The uuid and name fields of the links. */
+export type IssueLinkCopy = IssueLink extends infer E
+  ? E extends readonly [infer N extends string, string, infer L extends string]
+    ? `${N}_uuid` | `${N}_${L}`
+    : never
+  : never
+
+const issueLinkFields = Object.fromEntries(
+  ISSUE_LINKS.flatMap(([name, , label]) => [
+    [name, Nullable(Url)],
+    [`${name}_uuid`, Nullable(Uuid)],
+    [`${name}_${label}`, Nullable(Type.String())],
+  ]),
+) as Record<IssueLinkUrl | IssueLinkCopy, TUnsafe<string | null>>
 
 export const IssueSchema = Type.Object({
   uuid: Uuid,
@@ -25,10 +42,7 @@ export const IssueSchema = Type.Object({
   key: Type.String(),
   summary: Type.String(),
   description: Type.String(),
-  ...issueLink('caller', 'full_name'),
-  ...issueLink('reporter', 'full_name'),
-  ...issueLink('customer', 'name'),
-  ...issueLink('project', 'name'),
+  ...issueLinkFields,
   state: Type.String(),
   resolved: Type.Boolean(),
   created: DateTime,

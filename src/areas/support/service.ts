@@ -20,7 +20,16 @@ import {
   type IssueRow,
   type IssueVisibility,
 } from './repository.js'
-import { FEEDBACKS_PATH, ISSUES_PATH, type Feedback, type Issue, type IssueWrite } from './schema.js'
+import {
+  FEEDBACKS_PATH,
+  ISSUE_LINKS,
+  ISSUES_PATH,
+  type Feedback,
+  type Issue,
+  type IssueLinkCopy,
+  type IssueLinkUrl,
+  type IssueWrite,
+} from './schema.js'
 
 const TOKEN_WRONG = 'Token is wrong.'
 
@@ -35,13 +44,14 @@ function requireSupportDesk(actor: Actor): void {
   if (!seesAll(actor)) throw forbidden()
 }
 
-/** An issue's link fields (`issueLink`): the URL of `path` from `<name>_uuid`, the uuid and name copied. */
-type LinkRules<N extends string, L extends string> = Record<N, { link: string }> &
-  Record<`${N}_uuid` | `${N}_${L}`, 'copy'>
-
-function linkRules<N extends string, L extends string>(name: N, path: string, label: L) {
-  return { [name]: { link: path }, [`${name}_uuid`]: 'copy', [`${name}_${label}`]: 'copy' } as LinkRules<N, L>
-}
+/** The renderer's rules of the links' fields: the URL from `<field>_uuid`, the uuid and name copied. */
+const issueLinkRules = Object.fromEntries(
+  ISSUE_LINKS.flatMap(([name, path, label]) => [
+    [name, { link: path }],
+    [`${name}_uuid`, 'copy'],
+    [`${name}_${label}`, 'copy'],
+  ]),
+) as Record<IssueLinkUrl, { link: string }> & Record<IssueLinkCopy, 'copy'>
 
 export const toIssue = recordRenderer<IssueRow, Issue>({
   uuid: 'copy',
@@ -49,10 +59,7 @@ export const toIssue = recordRenderer<IssueRow, Issue>({
   key: 'copy',
   summary: 'copy',
   description: 'copy',
-  ...linkRules('caller', 'users', 'full_name'),
-  ...linkRules('reporter', 'users', 'full_name'),
-  ...linkRules('customer', 'customers', 'name'),
-  ...linkRules('project', 'projects', 'name'),
+  ...issueLinkRules,
   state: 'copy',
   resolved: 'flag',
   created: 'copy',
@@ -87,14 +94,6 @@ export const listIssues = issues.list
 
 /** The visible issue a path names (404 otherwise). */
 export const getIssue = issues.get
-
-/** The links of an issue body: each field, the path of its URLs and its table. */
-const ISSUE_LINKS = [
-  ['caller', 'users'],
-  ['reporter', 'users'],
-  ['customer', 'customers'],
-  ['project', 'projects'],
-] as const
 
 /**
  * Resolves the links of an issue body. The customer defaults to the project's customer; a

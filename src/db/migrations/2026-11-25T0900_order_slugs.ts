@@ -1,9 +1,20 @@
 import type { Kysely } from 'kysely'
-import { slugify } from '../../http/slug.js'
 
 // Orders used to be stored with an empty slug, which the reference's clients refuse (they require
 // `^[-a-zA-Z0-9_]+$`). Each such order gets the slug a new order gets: from its resource's name,
-// else its offering's name, by Django's slugify rules cut to 50 characters.
+// else its offering's name, by Django's slugify rules (a frozen copy of src/http/slug.ts, as
+// migrations never import application code).
+function slugify(text: string, fallback: string): string {
+  const slug = text
+    .normalize('NFKD')
+    .replace(/[^ -~\s]/g, '')
+    .toLowerCase()
+    .replace(/[^\w\s-]/g, '')
+    .replace(/[-\s]+/g, '-')
+    .slice(0, 50)
+    .replace(/^[-_]+|[-_]+$/g, '')
+  return slug || fallback
+}
 
 const BATCH = 1000
 
@@ -22,7 +33,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       .execute()
     if (!rows.length) return
     for (const r of rows) {
-      const slug = slugify(r.resource_name ?? '', '', 50) || slugify(r.offering_name ?? '', 'order', 50)
+      const slug = slugify(r.resource_name ?? '', '') || slugify(r.offering_name ?? '', 'order')
       await db.updateTable('orders').set({ slug }).where('id', '=', r.id).execute()
     }
     after = rows[rows.length - 1]!.id
