@@ -3,10 +3,10 @@
 // uuid, a timestamp or a flag has its kind's type, so a column added later without the helpers
 // of db/migrations/_helpers.ts fails here.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { randomBytes } from 'node:crypto'
 import { Migrator, sql, type Kysely } from 'kysely'
-import { buildTestApp, TEST_DATABASE_URL, type TestApp } from './support/app.js'
+import { sharedTestApp, TEST_DATABASE_URL } from './support/app.js'
 import { createDatabase, dropSchema } from '../src/db/database.js'
 import { DirectoryProvider } from '../src/db/migrate.js'
 import {
@@ -15,30 +15,26 @@ import {
   isUuidColumn,
 } from '../src/db/migrations/2026-11-28T0900_native_pg_types.js'
 
-let t: TestApp
-let columns: { table: string; name: string; type: string }[]
+type Column = { table: string; name: string; type: string }
 
-before(async () => {
-  t = await buildTestApp()
+const t = sharedTestApp(async (t) => {
   if (t.dialect === 'postgres') {
-    const { rows } = await sql<{ table: string; name: string; type: string }>`
+    const { rows } = await sql<Column>`
       select table_name as "table", column_name as name, data_type as type
       from information_schema.columns
       where table_schema = current_schema() and table_name not like 'kysely\\_%'`.execute(t.ctx.db)
-    columns = rows
-  } else {
-    const { rows } = await sql<{ table: string; name: string; type: string }>`
-      select m.name as "table", p.name as name, lower(p.type) as type
-      from sqlite_master m join pragma_table_info(m.name) p
-      where m.type = 'table' and m.name not like 'kysely\\_%' escape '\\'
-        and m.name not like 'sqlite\\_%' escape '\\' and m.name not like '%fts%'`.execute(t.ctx.db)
-    columns = rows
+    return { columns: rows }
   }
+  const { rows } = await sql<Column>`
+    select m.name as "table", p.name as name, lower(p.type) as type
+    from sqlite_master m join pragma_table_info(m.name) p
+    where m.type = 'table' and m.name not like 'kysely\\_%' escape '\\'
+      and m.name not like 'sqlite\\_%' escape '\\' and m.name not like '%fts%'`.execute(t.ctx.db)
+  return { columns: rows }
 })
-after(() => t.close())
 
 const typeOf = (table: string, name: string) => {
-  const c = columns.find((x) => x.table === table && x.name === name)
+  const c = t.columns.find((x) => x.table === table && x.name === name)
   assert.ok(c, `${table}.${name} exists`)
   return c.type
 }
@@ -89,7 +85,7 @@ test('every column named as a uuid, a timestamp or a flag has its kind of column
     [isFlagColumn, 'flag'],
   ] as const
   let seen = 0
-  for (const c of columns) {
+  for (const c of t.columns) {
     for (const [is, kind] of kinds) {
       if (!is(c.name)) continue
       seen++

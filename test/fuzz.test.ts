@@ -3,13 +3,13 @@
 // malformed uuids and hyperlinks, odd pages, injection attempts in filters and `o`). Every answer
 // must be a documented status below 500 with a JSON body where one is due, and the database must
 // stay consistent. FUZZ_RUNS scales the number of requests per operation.
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { sql } from 'kysely'
-import { buildTestApp, type TestApp } from './support/app.js'
+import { sharedTestApp } from './support/app.js'
 import { BASE } from './support/client.js'
-import { makeCustomer, makeProject, makeUser, grant, type UserRef } from './support/fixtures.js'
+import { makeCustomer, makeProject, makeUser, grant, withStaff } from './support/fixtures.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 15)
 
@@ -22,9 +22,6 @@ interface Operation {
   publicOp: boolean
 }
 
-let t: TestApp
-let staff: UserRef
-let user: UserRef
 const pool: string[] = []
 
 const INJECTIONS = [
@@ -42,10 +39,10 @@ const INJECTIONS = [
   '-created,name; delete from customers',
 ]
 
-before(async () => {
-  t = await buildTestApp()
-  staff = await makeUser(t.ctx, { staff: true })
-  user = await makeUser(t.ctx)
+// The users the calls are made as, and the pool of existing uuids.
+const t = sharedTestApp(async (t) => {
+  const { staff } = await withStaff(t)
+  const user = await makeUser(t.ctx)
   const c = await makeCustomer(t.ctx)
   const p = await makeProject(t.ctx, c)
   await grant(t.ctx, user, 'PROJECT.ADMIN', { type: 'project', id: p.id })
@@ -56,9 +53,7 @@ before(async () => {
     const rows = await sql<{ uuid: string }>`select uuid from ${sql.table(table)} limit 5`.execute(t.ctx.db)
     pool.push(...rows.rows.map((r) => r.uuid))
   }
-})
-after(async () => {
-  await t.close()
+  return { staff, user }
 })
 
 function operations(doc: any): Operation[] {
@@ -214,7 +209,7 @@ test('every operation answers generated requests with a documented non-5xx statu
     })
     await fc.assert(
       fc.asyncProperty(arb, async ({ path, query, body, who }) => {
-        const token = who === 'staff' ? staff.token : who === 'user' ? user.token : null
+        const token = who === 'staff' ? t.staff.token : who === 'user' ? t.user.token : null
         const headers: Record<string, string> = {}
         if (token) headers.authorization = `Token ${token}`
         let payload: string | undefined
@@ -254,6 +249,6 @@ test('the database is still consistent after fuzzing', async () => {
     t.ctx.db,
   )
   assert.equal(Number(orphans.rows[0]?.n), 0)
-  const admins = await t.ctx.db.selectFrom('users').select('id').where('id', '=', staff.id).execute()
+  const admins = await t.ctx.db.selectFrom('users').select('id').where('id', '=', t.staff.id).execute()
   assert.equal(admins.length, 1)
 })

@@ -6,7 +6,7 @@
 // OFFERING.MANAGER of the provider's offering; support = global support; staff = staff.
 import type { TestApp } from './support/app.js'
 import type { Method } from './support/client.js'
-import type { Ref, UserRef } from './support/fixtures.js'
+import { roleUuid, type Ref, type UserRef } from './support/fixtures.js'
 
 export const CALLERS = [
   'anon',
@@ -122,10 +122,6 @@ function list(sees: Record<Caller, boolean>, endpoint: string, on: Target, query
   return { endpoint, setup: async (w) => ({ url: `${path}?${query}`, uuid: await on(w) }), sees }
 }
 
-const roleUuid = async (w: World, name: string) =>
-  (await w.t.ctx.db.selectFrom('roles').select('uuid').where('name', '=', name).executeTakeFirstOrThrow())
-    .uuid
-
 const newUserBody = async (w: World) => ({ username: `m-${(await w.fresh.user()).uuid.slice(0, 8)}-x` })
 const memberGrant = async (w: World) => ({ user: (await w.fresh.user()).uuid, role: 'PROJECT.MEMBER' })
 
@@ -203,8 +199,8 @@ export const rows: Row[] = [
   // ---- invitations and permission requests: managing needs the scope's create-permission right
   // (customer owner, staff); others get 404 on an invitation's actions (reference §5.3). Private
   // invitations are listed to those who manage their scope; requests to the requester and managers.
-  row(e(401, 403, 403, 403, 403, 201, 403, 403, 403, 201), 'POST /api/user-group-invitations/ (customer scope)', { body: async (w) => ({ role: await roleUuid(w, 'CUSTOMER.MANAGER'), scope: w.customer.url }) }),
-  row(e(401, 403, 403, 403, 403, 400, 403, 403, 403, 201), 'POST /api/user-group-invitations/ (public)', { body: async (w) => ({ role: await roleUuid(w, 'PROJECT.MEMBER'), scope: w.customer.url, is_public: true, auto_create_project: true }) }),
+  row(e(401, 403, 403, 403, 403, 201, 403, 403, 403, 201), 'POST /api/user-group-invitations/ (customer scope)', { body: async (w) => ({ role: await roleUuid(w.t.ctx, 'CUSTOMER.MANAGER'), scope: w.customer.url }) }),
+  row(e(401, 403, 403, 403, 403, 400, 403, 403, 403, 201), 'POST /api/user-group-invitations/ (public)', { body: async (w) => ({ role: await roleUuid(w.t.ctx, 'PROJECT.MEMBER'), scope: w.customer.url, is_public: true, auto_create_project: true }) }),
   row(e(404, 404, 200, 200, 200, 200, 404, 404, 200, 200), 'GET /api/user-group-invitations/{uuid}/ (private)', { on: (w) => w.fresh.invitation() }),
   row(e(404, 404, 200, 200, 200, 200, 404, 404, 200, 200), 'GET /api/user-group-invitations/{uuid}/ (private, project scope)', { on: (w) => w.fresh.invitation('project') }),
   row(e(404, 404, 200, 200, 200, 200, 404, 404, 200, 200), 'GET /api/user-group-invitations/{uuid}/projects/ (private)', { on: (w) => w.fresh.invitation() }),

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict'
 import type { TestApp } from './support/app.js'
 import { sharedTestWorld } from './support/shared-world.js'
 import { call } from './support/client.js'
-import { grant, makeCustomer, makeProject, makeUser } from './support/fixtures.js'
+import { grant, makeCustomer, makeProject, makeUser, roleUuid } from './support/fixtures.js'
 import { makeOffering, makePlan, makeResource, type OfferingState } from './support/catalog-fixtures.js'
 import { CALLERS, lists, rows, type Caller, type World } from './permission-matrix.table.js'
 
@@ -136,15 +136,11 @@ async function buildWorld(t: TestApp): Promise<World> {
         return r.body.uuid as string
       },
       invitation: async (scope = 'customer', opts = {}) => {
-        const role = await ctx.db
-          .selectFrom('roles')
-          .select('uuid')
-          .where('name', '=', scope === 'customer' && !opts.public ? 'CUSTOMER.MANAGER' : 'PROJECT.MEMBER')
-          .executeTakeFirstOrThrow()
+        const role = scope === 'customer' && !opts.public ? 'CUSTOMER.MANAGER' : 'PROJECT.MEMBER'
         const r = await call(t.app, 'POST', '/api/user-group-invitations/', {
           token: users.staff.token,
           body: {
-            role: role.uuid,
+            role: await roleUuid(ctx, role),
             scope: scope === 'customer' ? customer.url : project.url,
             ...(opts.public ? { is_public: true, auto_create_project: true } : {}),
           },
@@ -153,14 +149,9 @@ async function buildWorld(t: TestApp): Promise<World> {
         return r.body.uuid as string
       },
       permissionRequest: async () => {
-        const role = await ctx.db
-          .selectFrom('roles')
-          .select('uuid')
-          .where('name', '=', 'CUSTOMER.MANAGER')
-          .executeTakeFirstOrThrow()
         const inv = await call(t.app, 'POST', '/api/user-group-invitations/', {
           token: users.staff.token,
-          body: { role: role.uuid, scope: customer.url },
+          body: { role: await roleUuid(ctx, 'CUSTOMER.MANAGER'), scope: customer.url },
         })
         if (inv.status !== 201) throw new Error(`invitation fixture: ${inv.status} ${inv.text}`)
         const requester = await makeUser(ctx)

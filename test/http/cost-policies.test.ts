@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import {
+  customerWithRole,
   grant,
   makeCustomer,
   makeProject,
@@ -11,7 +12,7 @@ import {
   type UserRef,
   withStaff,
 } from '../support/fixtures.js'
-import { makeOffering } from '../support/catalog-fixtures.js'
+import { makeOffering, makeOfferingManager, providerGraph } from '../support/catalog-fixtures.js'
 import { makeOrganizationGroup, makePlan, makeResource } from '../support/cost-policies-fixtures.js'
 import {
   assertNewResourceAllowed,
@@ -30,15 +31,12 @@ const BOTH =
 
 /** A provider organization with an owner, an offering, its manager and a service provider manager. */
 async function provider() {
-  const org = await makeCustomer(t.ctx)
+  const g = providerGraph(t.ctx)
+  const org = await g.customer()
   const offering = await makeOffering(t.ctx, org)
-  const owner = await makeUser(t.ctx)
-  await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: org.id })
-  const offeringManager = await makeUser(t.ctx)
-  await grant(t.ctx, offeringManager, 'OFFERING.MANAGER', { type: 'offering', id: offering.id })
-  const spManager = await makeUser(t.ctx)
-  await grant(t.ctx, spManager, 'CUSTOMER.MANAGER', { type: 'customer', id: org.id })
-  return { org, offering, owner, offeringManager, spManager }
+  const owner = await g.owner()
+  const offeringManager = await makeOfferingManager(t.ctx, offering)
+  return { org, offering, owner, offeringManager, spManager: await g.manager() }
 }
 
 async function createPolicy(token: string, body: Record<string, unknown>) {
@@ -283,9 +281,7 @@ describe('who may manage and see cost policies', () => {
       assert.equal(r.status, 201, JSON.stringify(r.body))
       assert.equal(r.body.created_by_username, u.username)
     }
-    const consumer = await makeUser(t.ctx)
-    const other = await makeCustomer(t.ctx)
-    await grant(t.ctx, consumer, 'CUSTOMER.OWNER', { type: 'customer', id: other.id })
+    const { user: consumer } = await customerWithRole(t.ctx, 'CUSTOMER.OWNER')
     for (const u of [p.spManager, t.support, consumer, await makeUser(t.ctx)]) {
       const r = await createPolicy(u.token, { scope: p.offering.url })
       assert.equal(r.status, 400)

@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { makeCustomer, makeUser, type Ref, type UserRef, withStaff } from '../support/fixtures.js'
+import { makeCustomer, makeUser, type Ref, roleUuid, type UserRef, withStaff } from '../support/fixtures.js'
 import { EMAIL_CONFIRMATION_EVENT } from '../../src/areas/directory/service.js'
 import { parseJson } from '../../src/db/values.js'
 
@@ -18,13 +18,8 @@ const REFUSED = {
 const t = sharedTestApp(withStaff)
 
 async function ownerInvitation(customer: Ref, patterns: string[]) {
-  const role = await t.ctx.db
-    .selectFrom('roles')
-    .select('uuid')
-    .where('name', '=', 'CUSTOMER.OWNER')
-    .executeTakeFirstOrThrow()
   const r = await client(t.app, t.staff.token).post(INV, {
-    role: role.uuid,
+    role: await roleUuid(t.ctx, 'CUSTOMER.OWNER'),
     scope: customer.url,
     auto_approve: true,
     user_email_patterns: patterns,

@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { makeCustomer, makeProject, makeUser } from '../support/fixtures.js'
+import { makeCustomer, makeProject, makeUser, roleUuid } from '../support/fixtures.js'
 
 const INV = '/api/user-group-invitations/'
 
@@ -13,13 +13,8 @@ const t = sharedTestApp()
 
 async function publicInvitation(customerUrl: string) {
   const staff = await makeUser(t.ctx, { staff: true })
-  const role = await t.ctx.db
-    .selectFrom('roles')
-    .select('uuid')
-    .where('name', '=', 'PROJECT.ADMIN')
-    .executeTakeFirstOrThrow()
   const r = await client(t.app, staff.token).post(INV, {
-    role: role.uuid,
+    role: await roleUuid(t.ctx, 'PROJECT.ADMIN'),
     scope: customerUrl,
     is_public: true,
     auto_create_project: true,

@@ -22,12 +22,6 @@ const t = sharedTestApp(async (t) => {
   return { ...(await withStaff(t)), roles: Object.fromEntries(rows.map((r) => [r.name, r.uuid])) }
 })
 
-async function invite(as: UserRef, body: Record<string, unknown>) {
-  const r = await client(t.app, as.token).post(INV, body)
-  assert.equal(r.status, 201, JSON.stringify(r.body))
-  return r.body
-}
-
 /** `as` posts an invitation to the role `role` on `scope`, with `extra` fields: the response. */
 function postInvitation(
   as: UserRef,
@@ -36,6 +30,18 @@ function postInvitation(
   extra: Record<string, unknown> = {},
 ) {
   return client(t.app, as.token).post(INV, { role: t.roles[role], scope: scope.url, ...extra })
+}
+
+/** The same, which must answer 201: the invitation created. */
+async function invite(
+  as: UserRef,
+  role: string,
+  scope: { url: string },
+  extra: Record<string, unknown> = {},
+) {
+  const r = await postInvitation(as, role, scope, extra)
+  assert.equal(r.status, 201, JSON.stringify(r.body))
+  return r.body
 }
 
 async function ownedCustomer() {
@@ -48,7 +54,7 @@ async function ownedCustomer() {
 /** A new customer, its owner, and the owner's invitation to `role` on it (with `extra` fields). */
 async function customerInvitation(role: string, extra: Record<string, unknown> = {}) {
   const { c, owner } = await ownedCustomer()
-  const inv = await invite(owner, { role: t.roles[role], scope: c.url, ...extra })
+  const inv = await invite(owner, role, c, extra)
   return { c, owner, inv }
 }
 
@@ -113,7 +119,7 @@ describe('creating invitations', () => {
     const g = roleGraph(t.ctx)
     const project = await g.project()
     const mgr = await g.projectRole('PROJECT.MANAGER')
-    const inv = await invite(mgr, { role: t.roles['PROJECT.MEMBER'], scope: project.url })
+    const inv = await invite(mgr, 'PROJECT.MEMBER', project)
     assert.equal(inv.scope_type, 'project')
     assert.equal(inv.scope_uuid, project.uuid)
     const member = await g.projectRole('PROJECT.MEMBER')
@@ -163,9 +169,7 @@ describe('creating invitations', () => {
     })
     assert.equal(d.status, 400)
     assert.ok(d.body.role)
-    const ok = await invite(t.staff, {
-      role: t.roles['PROJECT.ADMIN'],
-      scope: c.url,
+    const ok = await invite(t.staff, 'PROJECT.ADMIN', c, {
       is_public: true,
       auto_create_project: true,
     })
@@ -195,9 +199,7 @@ describe('creating invitations', () => {
         'Unknown placeholders: {organization}. Allowed: {username}, {email}, {full_name}.',
       ],
     })
-    const ok = await invite(owner, {
-      role: t.roles['CUSTOMER.MANAGER'],
-      scope: c.url,
+    const ok = await invite(owner, 'CUSTOMER.MANAGER', c, {
       project_name_template: '{username} {email} {full_name}',
     })
     assert.equal(ok.project_name_template, '{username} {email} {full_name}')
@@ -226,16 +228,14 @@ describe('visibility, filters, cancel and delete', () => {
   before(async () => {
     ;({ c, owner } = await ownedCustomer())
     project = await makeProject(t.ctx, c)
-    priv = await invite(owner, { role: t.roles['CUSTOMER.MANAGER'], scope: c.url })
+    priv = await invite(owner, 'CUSTOMER.MANAGER', c)
     t.clock.advanceHours(1)
-    pub = await invite(t.staff, {
-      role: t.roles['PROJECT.ADMIN'],
-      scope: c.url,
+    pub = await invite(t.staff, 'PROJECT.ADMIN', c, {
       is_public: true,
       auto_create_project: true,
     })
     t.clock.advanceHours(1)
-    projInv = await invite(owner, { role: t.roles['PROJECT.MEMBER'], scope: project.url })
+    projInv = await invite(owner, 'PROJECT.MEMBER', project)
   })
 
   test('anonymous callers see only public active invitations, without the creator', async () => {
@@ -301,7 +301,7 @@ describe('visibility, filters, cancel and delete', () => {
   })
 
   test('cancel then delete; wrong order is a 400; outsiders get 404', async () => {
-    const inv = await invite(owner, { role: t.roles['CUSTOMER.SUPPORT'], scope: c.url })
+    const inv = await invite(owner, 'CUSTOMER.SUPPORT', c)
     const as = client(t.app, owner.token)
     const outsider = await makeUser(t.ctx)
     assert.equal((await client(t.app, outsider.token).post(`${INV}${inv.uuid}/cancel/`)).status, 404)
@@ -386,9 +386,7 @@ describe('submit_request', () => {
 
   test('an empty template names the project <username>_project and role is used without project_role', async () => {
     const { c } = await ownedCustomer()
-    const inv = await invite(t.staff, {
-      role: t.roles['PROJECT.MEMBER'],
-      scope: c.url,
+    const inv = await invite(t.staff, 'PROJECT.MEMBER', c, {
       is_public: true,
       auto_approve: true,
       auto_create_project: true,

@@ -1,11 +1,11 @@
 // The OpenAPI metadata of the resource kit: every operation it registers has the operationId the
 // reference's schema generator would give it, a one-line summary and one tag; ids are unique; and
 // the rule, run over the reference's own document, gives the reference's ids.
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { operationId } from '../../src/http/resource.js'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { sharedTestApp } from '../support/app.js'
 import { REFERENCE_SCHEMA_PATH } from '../contract/contract.js'
 
 type Op = {
@@ -23,14 +23,9 @@ type Doc = { paths: Record<string, Record<string, Op>>; components?: Record<stri
  */
 const KIT_PATHS = /^\/api\/(?!marketplace-offering-types\/|marketplace-site-agent-stats\/)/
 
-let t: TestApp
-let doc: Doc
-before(async () => {
-  t = await buildTestApp()
-  doc = (await t.app.inject({ url: '/api/schema/' })).json()
-})
-after(async () => {
-  await t.close()
+const t = sharedTestApp(async (t) => {
+  const doc: Doc = (await t.app.inject({ url: '/api/schema/' })).json()
+  return { doc }
 })
 
 function resolve(d: Doc, schema: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
@@ -113,7 +108,7 @@ describe('operationId', () => {
   })
 
   test('every operation follows the rule, with a summary and one tag', () => {
-    const all = operations(doc)
+    const all = operations(t.doc)
     const areas = all.filter(([path]) => KIT_PATHS.test(path))
     // The kit's areas are wholly declared with it: list and count, retrieve, create, update,
     // partial update, delete and the actions.
@@ -122,7 +117,7 @@ describe('operationId', () => {
     for (const [path, method, op] of all) {
       const where = `${method.toUpperCase()} ${path}`
       assert.ok(op.operationId, `${where} has no operationId`)
-      assert.equal(op.operationId, expectedId(doc, path, method, op), where)
+      assert.equal(op.operationId, expectedId(t.doc, path, method, op), where)
       assert.ok(op.summary && !op.summary.includes('\n'), `${where}: one-line summary`)
       assert.equal(op.tags?.length, 1, `${where}: one tag`)
       const segments = path.split('/').filter(Boolean)
@@ -144,14 +139,14 @@ describe('operationId', () => {
   })
 
   test('records are named components, with their fields required', () => {
-    const order = doc.paths['/api/marketplace-orders/{uuid}/']!.get!.responses!['200']!.content![
+    const order = t.doc.paths['/api/marketplace-orders/{uuid}/']!.get!.responses!['200']!.content![
       'application/json'
     ]!.schema as { $ref?: string }
     assert.equal(order.$ref, '#/components/schemas/Order')
-    const record = doc.components!.schemas!.Order
+    const record = t.doc.components!.schemas!.Order
     assert.ok(record.required.includes('uuid') && record.required.includes('state'))
     assert.equal(record.properties.attributes.type[0], 'object')
-    for (const [path, method, op] of operations(doc)) {
+    for (const [path, method, op] of operations(t.doc)) {
       for (const [status, response] of Object.entries(op.responses ?? {})) {
         const where = `${method.toUpperCase()} ${path} ${status}`
         assert.notEqual((response as { description?: string }).description, 'Default Response', where)
@@ -162,7 +157,7 @@ describe('operationId', () => {
           assert.fail(`${where}: an inline record`)
       }
     }
-    for (const [name, schema] of Object.entries(doc.components!.schemas!)) {
+    for (const [name, schema] of Object.entries(t.doc.components!.schemas!)) {
       if (name.endsWith('Request') || name.endsWith('Error') || !schema.properties) continue
       assert.ok(Array.isArray(schema.required), `${name} lists its required fields`)
     }
@@ -170,7 +165,7 @@ describe('operationId', () => {
 
   test('the document names the product, its version and the server', () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }
-    const d = doc as Doc & { info: { title: string; version: string }; servers?: { url: string }[] }
+    const d = t.doc as Doc & { info: { title: string; version: string }; servers?: { url: string }[] }
     assert.equal(d.info.version, pkg.version)
     assert.equal(d.info.title, 'Marketplace API')
     assert.ok(d.servers?.length)
@@ -179,7 +174,7 @@ describe('operationId', () => {
   test('the ids equal the reference’s where the reference has the operation', () => {
     const reference = JSON.parse(readFileSync(REFERENCE_SCHEMA_PATH, 'utf8')) as Doc
     let compared = 0
-    for (const [path, method, op] of operations(doc)) {
+    for (const [path, method, op] of operations(t.doc)) {
       if (!KIT_PATHS.test(path)) continue
       const theirs = reference.paths[path]?.[method]
       if (!theirs) continue
@@ -205,7 +200,7 @@ describe('operationId', () => {
 
   test('query parameters are typed by their filter kind', () => {
     const params = (path: string) =>
-      Object.fromEntries((doc.paths[path]!.get!.parameters ?? []).map((p) => [p.name, p.schema]))
+      Object.fromEntries((t.doc.paths[path]!.get!.parameters ?? []).map((p) => [p.name, p.schema]))
     const profiles = params('/api/payment-profiles/')
     assert.equal(profiles.is_active?.type, 'boolean')
     assert.equal(profiles.organization?.format, 'uri')

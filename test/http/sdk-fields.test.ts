@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { grant, makeCustomer, makeProject, makeUser, type UserRef } from '../support/fixtures.js'
+import { grant, makeCustomer, makeProject, makeUser, roleUuid, type UserRef } from '../support/fixtures.js'
 import { makeOffering, makePlan, makeServiceProvider } from '../support/catalog-fixtures.js'
 
 const R = '/api/marketplace-orders'
@@ -149,11 +149,7 @@ describe('permission requests', () => {
   })
 
   test("an invitation's projects/ is paginated like every list", async () => {
-    const role = await t.ctx.db
-      .selectFrom('roles')
-      .select('uuid')
-      .where('name', '=', 'CUSTOMER.SUPPORT')
-      .executeTakeFirstOrThrow()
+    const role = await roleUuid(t.ctx, 'CUSTOMER.SUPPORT')
     const c = await makeCustomer(t.ctx)
     const owner = await makeUser(t.ctx)
     await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: c.id })
@@ -163,7 +159,7 @@ describe('permission requests', () => {
       await makeProject(t.ctx, c, { name: 'p3' }),
     ]
     const inv = await client(t.app, owner.token).post('/api/user-group-invitations/', {
-      role: role.uuid,
+      role,
       scope: c.url,
     })
     assert.equal(inv.status, 201, inv.text)

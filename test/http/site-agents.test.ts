@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { buildTestApp, sharedTestApp, type TestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { makeUser, roleGraph, type UserRef } from '../support/fixtures.js'
 import {
@@ -16,8 +16,8 @@ const PROCS = '/api/marketplace-site-agent-processors/'
 const STATS = '/api/marketplace-site-agent-stats/'
 const HOST = 'http://localhost:80'
 
-async function setup() {
-  const t = await buildTestApp()
+/** On app `t`: the staff user, a provider and its Slurm offering, with `t` itself. */
+async function provide(t: TestApp) {
   const staff = await makeUser(t.ctx, { staff: true })
   const provider = providerGraph(t.ctx)
   const offering = await makeOffering(t.ctx, await provider.customer(), {
@@ -27,15 +27,12 @@ async function setup() {
   return { t, staff, provider, offering }
 }
 
-/** `setup`'s app, users and offering, shared by a suite's tests: made before them, closed after. */
-function sharedSetup() {
-  const s = {} as Awaited<ReturnType<typeof setup>>
-  before(async () => {
-    Object.assign(s, await setup())
-  })
-  after(() => s.t.close())
-  return s
+async function setup() {
+  return provide(await buildTestApp())
 }
+
+/** `setup`'s app, users and offering, shared by a suite's tests: made before them, closed after. */
+const sharedSetup = () => sharedTestApp(provide)
 
 /** Runs `body` on a fresh app (`setup`) with the staff user's client `as`; the app is closed after it. */
 async function onFreshApp(

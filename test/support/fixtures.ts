@@ -175,3 +175,13 @@ export function roleGraph(ctx: AppContext) {
 export async function withStaff(t: { ctx: AppContext }): Promise<{ staff: UserRef }> {
   return { staff: await makeUser(t.ctx, { staff: true }) }
 }
+
+/** The uuid of the role named `name` (e.g. PROJECT.MEMBER), as the API's role links carry it. */
+export async function roleUuid(ctx: AppContext, name: RoleName): Promise<string> {
+  const role = await ctx.db
+    .selectFrom('roles')
+    .select('uuid')
+    .where('name', '=', name)
+    .executeTakeFirstOrThrow()
+  return role.uuid
+}
