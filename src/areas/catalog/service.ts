@@ -6,7 +6,7 @@ import { isoNow } from '../../db/values.js'
 import { AppError, fieldError, forbidden } from '../../http/errors.js'
 import { ownLink, recordRenderer, relatedLink } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
-import { eachRow, visibleRecords } from '../../http/visible-records.js'
+import { eachRow, visibleRecords, type VisibleRows } from '../../http/visible-records.js'
 import { resolveCustomerLink } from '../directory/service.js'
 import { canManageProvider, canWriteCategories } from './access.js'
 import { OFFERING_TYPE_RULES, OFFERING_TYPES } from './offering-types.js'
@@ -33,8 +33,14 @@ function stamped<V extends object>(ctx: AppContext, values: V) {
   return { uuid: ctx.newUuid(), ...values, created: t, modified: t }
 }
 
-/** Everybody sees service providers and categories whole. */
-const everybody = (): undefined => undefined
+/** The list, record and 404 lookup of a catalog table everybody sees whole. */
+function openRecords<Row, T>(
+  rows: (db: AppContext['db']) => VisibleRows<undefined, Row>,
+  render: (base: string, row: Row) => T,
+  model: string,
+) {
+  return visibleRecords({ rows, visibility: () => undefined, model, render: eachRow(render) })
+}
 
 // ---- service providers ----
 
@@ -48,12 +54,7 @@ const toProvider = recordRenderer<ProviderRow, ServiceProvider>({
   created: 'copy',
 })
 
-const providers = visibleRecords({
-  rows: serviceProvidersRepository,
-  visibility: everybody,
-  model: 'ServiceProvider',
-  render: eachRow(toProvider),
-})
+const providers = openRecords(serviceProvidersRepository, toProvider, 'ServiceProvider')
 export const listServiceProviders = providers.list
 export const getServiceProvider = providers.get
 
@@ -133,12 +134,7 @@ const toCategory = recordRenderer<CategoryRow, Category>({
   created: 'copy',
 })
 
-const categoryRecords = visibleRecords({
-  rows: categoriesRepository,
-  visibility: everybody,
-  model: 'Category',
-  render: eachRow(toCategory),
-})
+const categoryRecords = openRecords(categoriesRepository, toCategory, 'Category')
 export const listCategories = categoryRecords.list
 export const getCategory = categoryRecords.get
 
