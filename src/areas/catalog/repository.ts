@@ -11,8 +11,8 @@ import {
 } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { slottedLists } from '../../db/compiled.js'
-import { countRows, scopedList } from '../../db/listing.js'
-import { deleteRow, firstWhere, insertRow, updateRow } from '../../db/rows.js'
+import { countRows } from '../../db/listing.js'
+import { firstWhere, tableRecords } from '../../db/rows.js'
 
 export type Db = Kysely<DB> | Transaction<DB>
 
@@ -88,21 +88,9 @@ export function offeringVisible(
 
 // ---- service providers (everybody sees them all) ----
 
-interface ProviderValues {
-  uuid: string
-  customer_id: number
-  description: string
-  image: string | null
-  created: string
-  modified: string
-}
-
 export function serviceProvidersRepository(db: Db) {
-  function base() {
-    return db
-      .selectFrom('service_providers')
-      .innerJoin('customers', 'customers.id', 'service_providers.customer_id')
-  }
+  const base = () =>
+    db.selectFrom('service_providers').innerJoin('customers', 'customers.id', 'service_providers.customer_id')
   const columns = [
     'service_providers.id',
     'service_providers.uuid',
@@ -113,29 +101,15 @@ export function serviceProvidersRepository(db: Db) {
     'customers.uuid as customer_uuid',
     'customers.name as customer_name',
   ] as const
-  const { count, list } = scopedList(base, (q) => q.select(columns), 'service_providers.id')
+  const select = (q: ReturnType<typeof base>) => q.select(columns)
   return {
-    count,
-    list,
-    findByUuid: (uuid: string) => firstWhere(base().select(columns), 'service_providers.uuid', uuid),
+    ...tableRecords(db, { table: 'service_providers', base, visible: (_all: undefined) => base(), select }),
     findByCustomer: (customerId: number) =>
-      firstWhere(base().select(columns), 'service_providers.customer_id', customerId),
-    insert: (values: ProviderValues) => insertRow(db, 'service_providers', values),
-    update: (id: number, values: Record<string, unknown>) => updateRow(db, 'service_providers', id, values),
-    delete: (id: number) => deleteRow(db, 'service_providers', id),
+      firstWhere(select(base()), 'service_providers.customer_id', customerId),
   }
 }
 
 // ---- categories (everybody sees them all) ----
-
-interface CategoryValues {
-  uuid: string
-  title: string
-  description: string
-  icon: string | null
-  created: string
-  modified: string
-}
 
 export function categoriesRepository(db: Db) {
   const base = () => db.selectFrom('categories')
@@ -150,14 +124,14 @@ export function categoriesRepository(db: Db) {
         .as('offering_count'),
     )
   }
-  const { count, list } = scopedList(base, withCount, 'categories.id')
   return {
-    count,
-    list,
+    ...tableRecords(db, {
+      table: 'categories',
+      base,
+      visible: (_all: undefined) => base(),
+      select: withCount,
+    }),
     findByUuid: (uuid: string) => firstWhere(withCount(base()), 'categories.uuid', uuid),
-    insert: (values: CategoryValues) => insertRow(db, 'categories', values),
-    update: (id: number, values: Record<string, unknown>) => updateRow(db, 'categories', id, values),
-    delete: (id: number) => deleteRow(db, 'categories', id),
     offeringCount(id: number): Promise<number> {
       return countRows(db.selectFrom('offerings').where('category_id', '=', id))
     },

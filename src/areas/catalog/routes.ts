@@ -36,7 +36,7 @@ export const serviceProviders = defineResource({
       name: filter.contains('customers.name', { description: 'customer name contains' }),
     },
     ordering: orderedBy({ name: 'customers.name', created: 'service_providers.created' }, 'name'),
-    run: (c) => svc.listServiceProviders(c.ctx, c.listing, c.base, c.page),
+    run: (c) => svc.listServiceProviders(c.ctx, undefined, c.listing, c.base, c.page),
   },
   ...recordOperations(namedService(svc, 'ServiceProvider'), {
     create: s.ServiceProviderCreateBody,
@@ -53,7 +53,7 @@ export const categories = defineResource({
   list: {
     filters: { title: filter.contains('categories.title') },
     ordering: orderedBy(columnsOf('categories', 'title', 'created'), 'title'),
-    run: (c) => svc.listCategories(c.ctx, c.listing, c.base, c.page),
+    run: (c) => svc.listCategories(c.ctx, undefined, c.listing, c.base, c.page),
   },
   ...recordOperations(namedService(svc, 'Category'), { create: s.CategoryBody, patch: s.CategoryPatchBody }),
 })

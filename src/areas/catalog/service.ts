@@ -2,13 +2,11 @@
 // the read side of marketplace resources have their own files; this module also gathers what
 // other areas (orders, cloud, policies) call instead of touching the catalog's tables.
 import type { AppContext } from '../../context.js'
-import { foundByUuid } from '../../http/uuid.js'
-import type { Listing } from '../../db/listing.js'
 import { isoNow } from '../../db/values.js'
 import { AppError, fieldError, forbidden } from '../../http/errors.js'
 import { ownLink, recordRenderer, relatedLink } from '../../http/links.js'
 import type { Actor } from '../../http/permissions.js'
-import { pageOf, type Pager, type ScopedRows } from '../../http/resource.js'
+import { eachRow, visibleRecords, type VisibleRows } from '../../http/visible-records.js'
 import { resolveCustomerLink } from '../directory/service.js'
 import { canManageProvider, canWriteCategories } from './access.js'
 import { OFFERING_TYPE_RULES, OFFERING_TYPES } from './offering-types.js'
@@ -29,55 +27,24 @@ export { findOfferingById, findOfferingByUuid, offeringRecord } from './service-
 export { findPlanById } from './service-plans.js'
 export { getResource, registerResourceScope, resourceRecord } from './service-resources.js'
 
-/** The columns every write of a catalog row sets itself: its uuid and its times. */
-type Stamped = 'uuid' | 'created' | 'modified'
+/** A new catalog row: a new uuid, created and modified now. */
+function stamped<V extends object>(ctx: AppContext, values: V) {
+  const t = isoNow(ctx.clock)
+  return { uuid: ctx.newUuid(), ...values, created: t, modified: t }
+}
 
-/**
- * The list and the record of a catalog table everybody sees whole (404 when not found), and its
- * writes: a new row (a new uuid, created and modified now) and a change (modified now), each
- * answering the row's record.
- */
-function openRecords<Row, T, V extends Record<Stamped, string>>(
-  repositoryOf: (db: AppContext['db']) => ScopedRows<undefined, Row> & {
-    findByUuid(uuid: string): Promise<Row | undefined>
-    insert(values: V): Promise<void>
-    update(id: number, values: Record<string, unknown>): Promise<void>
-  },
+/** The list, record and 404 lookup of a catalog table everybody sees whole. */
+function openRecords<Row, T>(
+  rows: (db: AppContext['db']) => VisibleRows<undefined, Row>,
   render: (base: string, row: Row) => T,
   model: string,
 ) {
-  const find = (ctx: AppContext, uuid: string): Promise<Row> =>
-    foundByUuid(uuid, (id) => repositoryOf(ctx.db).findByUuid(id), model)
-  const record = async (ctx: AppContext, base: string, uuid: string): Promise<T> =>
-    render(base, (await repositoryOf(ctx.db).findByUuid(uuid))!)
-  return {
-    find,
-    record,
-    list: (ctx: AppContext, listing: Listing, base: string, page: Pager<T>) =>
-      pageOf(page, repositoryOf(ctx.db), undefined, listing, (r) => render(base, r)),
-    /** Any caller may read it: the actor is taken only so that the record's operations are alike. */
-    get: async (ctx: AppContext, _actor: Actor, uuid: string, base: string) =>
-      render(base, await find(ctx, uuid)),
-    /** Stores a new row; its uuid. */
-    insert: async (ctx: AppContext, values: Omit<V, Stamped>): Promise<string> => {
-      const t = isoNow(ctx.clock)
-      const uuid = ctx.newUuid()
-      await repositoryOf(ctx.db).insert({ uuid, ...values, created: t, modified: t } as V)
-      return uuid
-    },
-    /** Changes the row and answers its record. */
-    update: async (ctx: AppContext, base: string, row: { id: number; uuid: string }, values: object) => {
-      await repositoryOf(ctx.db).update(row.id, { modified: isoNow(ctx.clock), ...values })
-      return record(ctx, base, row.uuid)
-    },
-  }
+  return visibleRecords({ rows, visibility: () => undefined, model, render: eachRow(render) })
 }
 
 // ---- service providers ----
 
-type ProviderRow = NonNullable<
-  Awaited<ReturnType<ReturnType<typeof serviceProvidersRepository>['findByUuid']>>
->
+type ProviderRow = NonNullable<Awaited<ReturnType<ReturnType<typeof serviceProvidersRepository>['findById']>>>
 
 const toProvider = recordRenderer<ProviderRow, ServiceProvider>({
   ...ownLink(PATHS.providers),
@@ -104,13 +71,15 @@ export async function createServiceProvider(
   if (await repo.findByCustomer(customer.id)) {
     throw fieldError('customer', 'service provider with this customer already exists.')
   }
-  let uuid: string
+  let id: number
   try {
-    uuid = await providers.insert(ctx, {
-      customer_id: customer.id,
-      description: body.description ?? '',
-      image: body.image ?? null,
-    })
+    id = await repo.insert(
+      stamped(ctx, {
+        customer_id: customer.id,
+        description: body.description ?? '',
+        image: body.image ?? null,
+      }),
+    )
   } catch (e) {
     // A concurrent request registered the same customer first (unique customer_id).
     if (await repo.findByCustomer(customer.id)) {
@@ -118,7 +87,7 @@ export async function createServiceProvider(
     }
     throw e
   }
-  return providers.record(ctx, base, uuid)
+  return providers.record(ctx, id, base)
 }
 
 export async function updateServiceProvider(
@@ -128,22 +97,23 @@ export async function updateServiceProvider(
   body: ServiceProviderWrite,
   base: string,
 ): Promise<ServiceProvider> {
-  const row = await providers.find(ctx, uuid)
+  const row = await providers.find(ctx, actor, uuid)
   if (!canManageProvider(actor, row.customer_id)) throw forbidden()
   if (body.customer !== undefined) {
     const c = await resolveCustomerLink(ctx, actor, 'customer', body.customer)
     if (c.id !== row.customer_id)
       throw fieldError('customer', 'The customer of a provider cannot be changed.')
   }
-  const values: Record<string, unknown> = {}
+  const values: Record<string, unknown> = { modified: isoNow(ctx.clock) }
   if (body.description !== undefined) values.description = body.description
   if (body.image !== undefined) values.image = body.image
-  return providers.update(ctx, base, row, values)
+  await serviceProvidersRepository(ctx.db).update(row.id, values)
+  return providers.record(ctx, row.id, base)
 }
 
 /** Removes provider status; refused (409) while the provider has offerings that are not archived. */
 export async function deleteServiceProvider(ctx: AppContext, actor: Actor, uuid: string) {
-  const row = await providers.find(ctx, uuid)
+  const row = await providers.find(ctx, actor, uuid)
   if (!canManageProvider(actor, row.customer_id)) throw forbidden()
   if ((await offeringsRepository(ctx.db).countByCustomer(row.customer_id, ['Archived'])) > 0) {
     throw new AppError('conflict', 'Cannot delete service provider with existing offerings')
@@ -175,12 +145,10 @@ export async function createCategory(
   base: string,
 ) {
   if (!canWriteCategories(actor)) throw forbidden()
-  const uuid = await categoryRecords.insert(ctx, {
-    title: body.title,
-    description: body.description ?? '',
-    icon: body.icon ?? null,
-  })
-  return categoryRecords.record(ctx, base, uuid)
+  const id = await categoriesRepository(ctx.db).insert(
+    stamped(ctx, { title: body.title, description: body.description ?? '', icon: body.icon ?? null }),
+  )
+  return categoryRecords.record(ctx, id, base)
 }
 
 export async function updateCategory(
@@ -190,16 +158,17 @@ export async function updateCategory(
   body: CategoryWrite,
   base: string,
 ) {
-  const row = await categoryRecords.find(ctx, uuid)
+  const row = await categoryRecords.find(ctx, actor, uuid)
   if (!canWriteCategories(actor)) throw forbidden()
-  const values: Record<string, unknown> = {}
+  const values: Record<string, unknown> = { modified: isoNow(ctx.clock) }
   for (const k of ['title', 'description', 'icon'] as const) if (body[k] !== undefined) values[k] = body[k]
-  return categoryRecords.update(ctx, base, row, values)
+  await categoriesRepository(ctx.db).update(row.id, values)
+  return categoryRecords.record(ctx, row.id, base)
 }
 
 /** Staff only; refused (409) while offerings are in the category. */
 export async function deleteCategory(ctx: AppContext, actor: Actor, uuid: string) {
-  const row = await categoryRecords.find(ctx, uuid)
+  const row = await categoryRecords.find(ctx, actor, uuid)
   if (!canWriteCategories(actor)) throw forbidden()
   const repo = categoriesRepository(ctx.db)
   if ((await repo.offeringCount(row.id)) > 0) {

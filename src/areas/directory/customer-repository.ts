@@ -4,7 +4,11 @@ import { insertReturningId, reusable, slot, perDatabase } from '../../db/compile
 import { scopedList } from '../../db/listing.js'
 import { deleteRow, organizationGroupLinks, updateRow } from '../../db/rows.js'
 import { icontainsAny } from '../../db/sql.js'
+import { unlessAll } from '../../db/joins.js'
 import type { Db, Visibility } from './repository.js'
+
+/** Ids for an `in` list; an empty list matches nothing. */
+export const someIds = (ids: number[]) => (ids.length ? ids : [-1])
 
 const customerById = reusable((db: Db) => db.selectFrom('customers').selectAll().where('id', '=', slot(0)))
 
@@ -100,25 +104,21 @@ export function organizationGroupsRepository(db: Db) {
 export const customersRepository = perDatabase((db: Db) => {
   const customers = () => db.selectFrom('customers')
   /** Customers the caller has a role in, directly or through one of their projects. */
-  function visible(vis: Visibility) {
-    const q = customers()
-    if (vis.all) return q
-    const ids = vis.customerIds
-    const pids = vis.projectIds
-    return q.where((eb) =>
+  const visible = unlessAll(customers, (q, vis: Extract<Visibility, { all: false }>) =>
+    q.where((eb) =>
       eb.or([
-        eb('customers.id', 'in', ids.length ? ids : [-1]),
+        eb('customers.id', 'in', someIds(vis.customerIds)),
         eb(
           'customers.id',
           'in',
           eb
             .selectFrom('projects')
             .select('projects.customer_id')
-            .where('projects.id', 'in', pids.length ? pids : [-1]),
+            .where('projects.id', 'in', someIds(vis.projectIds)),
         ),
       ]),
-    )
-  }
+    ),
+  )
   function withCounts(q: ReturnType<typeof customers>) {
     return q.selectAll('customers').select((eb) =>
       eb

@@ -4,7 +4,8 @@ import { insertReturningId, reusableByForm, slot, slottedLists, perDatabase } fr
 import { scopedList } from '../../db/listing.js'
 import { deleteRow, updateRow } from '../../db/rows.js'
 import { icontainsAny } from '../../db/sql.js'
-import { deleteGrantsOn } from './customer-repository.js'
+import { deleteGrantsOn, someIds } from './customer-repository.js'
+import { unlessAll } from '../../db/joins.js'
 import type { Db, Visibility } from './repository.js'
 
 const projectByUuid = reusableByForm()
@@ -32,18 +33,16 @@ const columns = [
 /** The SQL of the table, built once per database handle (`perDatabase`). */
 export const projectsRepository = perDatabase((db: Db) => {
   /** Projects of the caller's customers, and the projects the caller has a role in. */
-  function visible(vis: Visibility) {
-    const q = db.selectFrom('projects').innerJoin('customers', 'customers.id', 'projects.customer_id')
-    if (vis.all) return q
-    const cids = vis.customerIds
-    const pids = vis.projectIds
-    return q.where((eb) =>
-      eb.or([
-        eb('projects.customer_id', 'in', cids.length ? cids : [-1]),
-        eb('projects.id', 'in', pids.length ? pids : [-1]),
-      ]),
-    )
-  }
+  const visible = unlessAll(
+    () => db.selectFrom('projects').innerJoin('customers', 'customers.id', 'projects.customer_id'),
+    (q, vis: Extract<Visibility, { all: false }>) =>
+      q.where((eb) =>
+        eb.or([
+          eb('projects.customer_id', 'in', someIds(vis.customerIds)),
+          eb('projects.id', 'in', someIds(vis.projectIds)),
+        ]),
+      ),
+  )
   const all = visible({ all: true })
   return {
     ...scopedList(visible, (q) => q.select(columns), 'projects.id'),

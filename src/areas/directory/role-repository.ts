@@ -42,16 +42,20 @@ interface Triple {
 }
 
 export function grantsRepository(db: Db) {
-  /** The active grants on one customer, project or offering that match the filters. */
-  function filtered(scopeType: string, scopeId: number, f: GrantFilters) {
-    let q = db
+  /** The active grants (with their roles) on one customer, project or offering. */
+  function activeOn(scopeType: string, scopeId: number) {
+    return db
       .selectFrom('user_roles')
-      .innerJoin('users', 'users.id', 'user_roles.user_id')
       .innerJoin('roles', 'roles.id', 'user_roles.role_id')
-      .leftJoin('users as creator', 'creator.id', 'user_roles.created_by_id')
       .where('user_roles.scope_type', '=', scopeType)
       .where('user_roles.scope_id', '=', scopeId)
       .where('user_roles.is_active', '=', 1)
+  }
+  /** The active grants on one customer, project or offering that match the filters. */
+  function filtered(scopeType: string, scopeId: number, f: GrantFilters) {
+    let q = activeOn(scopeType, scopeId)
+      .innerJoin('users', 'users.id', 'user_roles.user_id')
+      .leftJoin('users as creator', 'creator.id', 'user_roles.created_by_id')
     if (f.roleId !== undefined) q = q.where('user_roles.role_id', '=', f.roleId)
     if (f.user_uuid) q = q.where('users.uuid', '=', f.user_uuid)
     if (f.user_username) q = q.where(icontains('users.username', f.user_username))
@@ -120,13 +124,8 @@ export function grantsRepository(db: Db) {
       roleNames: string[],
       now: string,
     ): Promise<number[]> {
-      const rows = await db
-        .selectFrom('user_roles')
-        .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+      const rows = await activeOn(scopeType, scopeId)
         .select('user_roles.user_id')
-        .where('user_roles.scope_type', '=', scopeType)
-        .where('user_roles.scope_id', '=', scopeId)
-        .where('user_roles.is_active', '=', 1)
         .where('roles.name', 'in', roleNames)
         .where((eb) =>
           eb.or([eb('user_roles.expiration_time', 'is', null), eb('user_roles.expiration_time', '>', now)]),

@@ -1,11 +1,11 @@
 // HTTP for the directory: users, customers, projects, roles, grants, organization groups.
 import type { FastifyInstance } from 'fastify'
-import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { DetailBody, errors, FieldQuery } from '../../http/schemas.js'
 import { pager, single, uuidFilter, withFields, type Query } from '../../http/query.js'
-import { filter, type FilterSet } from '../../http/filters.js'
+import { filter } from '../../http/filters.js'
 import {
   defineAction,
   defineResource,
@@ -14,17 +14,8 @@ import {
   registerResource,
   columnsOf,
   orderedBy,
-  type ListSpec,
-  type RecordService,
 } from '../../http/resource.js'
-import {
-  customerInGroup,
-  roleNamed,
-  searchCustomers,
-  searchProjects,
-  searchUsers,
-  type Visibility,
-} from './repository.js'
+import { customerInGroup, roleNamed, searchCustomers, searchProjects, searchUsers } from './repository.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
@@ -139,44 +130,19 @@ function grantActions(kind: 'customer' | 'project') {
   ]
 }
 
-/**
- * A customer or a project: its list (filtered first by `name` and `name_exact`), its record's
- * operations and its role grants.
- */
-function grantTarget<R extends TObject, F extends FilterSet, CB extends TSchema, PB extends TSchema>(
-  kind: 'customer' | 'project',
-  spec: {
-    record: R
-    service: RecordService<Static<R>, Static<CB>, Static<PB>>
-    bodies: { create: CB; patch: PB }
-    list: Omit<ListSpec<Static<R>, F, Visibility>, 'filters'> & { filters: F }
-  },
-) {
-  const table = `${kind}s` as const
-  return defineResource({
-    path: s.PATHS[table],
-    noun: kind,
-    record: spec.record,
-    visibility: svc.visibilityOf,
-    list: {
-      ...spec.list,
-      filters: {
-        name: filter.contains(`${table}.name`),
-        name_exact: filter.exact(`${table}.name`),
-        ...spec.list.filters,
-      },
-    },
-    ...recordOperations(spec.service, spec.bodies),
-    actions: grantActions(kind),
-  })
+/** The first filters of a customer or project list: its name contains, or is, the text. */
+function nameFilters<T extends 'customers' | 'projects'>(table: T) {
+  return { name: filter.contains(`${table}.name`), name_exact: filter.exact(`${table}.name`) }
 }
 
-const customers = grantTarget('customer', {
+const customers = defineResource({
+  path: s.PATHS.customers,
+  noun: 'customer',
   record: s.CustomerSchema,
-  service: namedService(svc, 'Customer'),
-  bodies: s.CustomerBodies,
+  visibility: svc.visibilityOf,
   list: {
     filters: {
+      ...nameFilters('customers'),
       abbreviation: filter.contains('customers.abbreviation'),
       native_name: filter.contains('customers.native_name'),
       slug: filter.exact('customers.slug'),
@@ -187,14 +153,18 @@ const customers = grantTarget('customer', {
     ordering: orderedBy(columnsOf('customers', 'name', 'abbreviation', 'created'), 'name'),
     run: (c) => svc.listCustomers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
+  ...recordOperations(namedService(svc, 'Customer'), s.CustomerBodies),
+  actions: grantActions('customer'),
 })
 
-const projects = grantTarget('project', {
+const projects = defineResource({
+  path: s.PATHS.projects,
+  noun: 'project',
   record: s.ProjectSchema,
-  service: namedService(svc, 'Project'),
-  bodies: s.ProjectBodies,
+  visibility: svc.visibilityOf,
   list: {
     filters: {
+      ...nameFilters('projects'),
       // The customer's uuid, or its URL (which wins when both are given): the service applies it.
       customer_uuid: filter.uuid(),
       customer_name: filter.contains('customers.name'),
@@ -215,6 +185,8 @@ const projects = grantTarget('project', {
     ),
     run: (c) => svc.listProjects(c.ctx, c.scope, c.filters, c.listing, c.base, c.page),
   },
+  ...recordOperations(namedService(svc, 'Project'), s.ProjectBodies),
+  actions: grantActions('project'),
 })
 
 const roles = defineResource({
