@@ -33,6 +33,9 @@ export function iexact(column: string, value: string): RawBuilder<boolean> {
   return sql<boolean>`lower(${sql.ref(column)}) = ${value.toLowerCase()}`
 }
 
+/** An id list for `in` that may be empty: never empty (`[-1]` matches no row). */
+export const none = (ids: number[]): number[] => (ids.length ? ids : [-1])
+
 /**
  * Rows whose column is in one of these id lists: the visibility rule of every scoped list. Empty
  * lists are left out (an `IN (-1)` branch still costs the planner an index probe and, with an

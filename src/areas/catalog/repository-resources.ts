@@ -6,7 +6,8 @@ import { icontains } from '../../db/sql.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { joined, projectAndCustomer, unlessAll } from '../../db/joins.js'
 import { CATEGORY_OF_OFFERING, OFFERING_OF_RESOURCE, PROVIDER_OF_OFFERING } from '../../db/relations.js'
-import { none, type CatalogVisibility, type Db } from './repository.js'
+import { type CatalogVisibility, type Db } from './repository.js'
+import { none } from '../../db/sql.js'
 
 /** `query`: the name contains the text, or the text is the resource's uuid. */
 export function resourceQueryMatches(eb: ExpressionBuilder<any, any>, text: string): Expression<SqlBool> {

@@ -10,6 +10,7 @@ import {
   type Transaction,
 } from 'kysely'
 import type { DB } from '../../db/tables.js'
+import { none } from '../../db/sql.js'
 import { slottedLists } from '../../db/compiled.js'
 import { countRows } from '../../db/listing.js'
 import { firstWhere, tableRecords } from '../../db/rows.js'
@@ -34,9 +35,6 @@ export type CatalogVisibility =
 
 /** Offering states everybody (authenticated) may see when the offering is shared. */
 export const PUBLIC_OFFERING_STATES = ['Active', 'Paused']
-
-/** An id list for `in`: never empty (an empty list matches nothing). */
-export const none = (ids: number[]) => (ids.length ? ids : [-1])
 
 /** A catalog visibility with its ids as slots (from 0), for a compiled query; see `slottedLists`. */
 export function slottedCatalogVisibility(vis: CatalogVisibility): {

@@ -3,12 +3,11 @@ import type { ExpressionBuilder } from 'kysely'
 import { insertReturningId, reusable, slot, perDatabase } from '../../db/compiled.js'
 import { scopedList } from '../../db/listing.js'
 import { deleteRow, organizationGroupLinks, updateRow } from '../../db/rows.js'
-import { icontainsAny } from '../../db/sql.js'
+import { icontainsAny, none } from '../../db/sql.js'
 import { unlessAll } from '../../db/joins.js'
 import type { Db, Visibility } from './repository.js'
 
 /** Ids for an `in` list; an empty list matches nothing. */
-export const someIds = (ids: number[]) => (ids.length ? ids : [-1])
 
 const customerById = reusable((db: Db) => db.selectFrom('customers').selectAll().where('id', '=', slot(0)))
 
@@ -107,14 +106,14 @@ export const customersRepository = perDatabase((db: Db) => {
   const visible = unlessAll(customers, (q, vis: Extract<Visibility, { all: false }>) =>
     q.where((eb) =>
       eb.or([
-        eb('customers.id', 'in', someIds(vis.customerIds)),
+        eb('customers.id', 'in', none(vis.customerIds)),
         eb(
           'customers.id',
           'in',
           eb
             .selectFrom('projects')
             .select('projects.customer_id')
-            .where('projects.id', 'in', someIds(vis.projectIds)),
+            .where('projects.id', 'in', none(vis.projectIds)),
         ),
       ]),
     ),

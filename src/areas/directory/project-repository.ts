@@ -3,8 +3,8 @@ import { sql } from 'kysely'
 import { insertReturningId, reusableByForm, slot, slottedLists, perDatabase } from '../../db/compiled.js'
 import { scopedList } from '../../db/listing.js'
 import { deleteRow, updateRow } from '../../db/rows.js'
-import { icontainsAny } from '../../db/sql.js'
-import { deleteGrantsOn, someIds } from './customer-repository.js'
+import { icontainsAny, inAnyOf } from '../../db/sql.js'
+import { deleteGrantsOn } from './customer-repository.js'
 import { unlessAll } from '../../db/joins.js'
 import type { Db, Visibility } from './repository.js'
 
@@ -37,9 +37,9 @@ export const projectsRepository = perDatabase((db: Db) => {
     () => db.selectFrom('projects').innerJoin('customers', 'customers.id', 'projects.customer_id'),
     (q, vis: Extract<Visibility, { all: false }>) =>
       q.where((eb) =>
-        eb.or([
-          eb('projects.customer_id', 'in', someIds(vis.customerIds)),
-          eb('projects.id', 'in', someIds(vis.projectIds)),
+        inAnyOf(eb, [
+          ['projects.customer_id', vis.customerIds],
+          ['projects.id', vis.projectIds],
         ]),
       ),
   )
