@@ -1,6 +1,6 @@
 // HTTP for the directory: users, customers, projects, roles, grants, organization groups.
 import type { FastifyInstance } from 'fastify'
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { DetailBody, errors, FieldQuery } from '../../http/schemas.js'
@@ -135,11 +135,22 @@ function nameFilters<T extends 'customers' | 'projects'>(table: T) {
   return { name: filter.contains(`${table}.name`), name_exact: filter.exact(`${table}.name`) }
 }
 
+/**
+ * What a customer and a project declare alike: the path, the noun, the record, the caller's
+ * visibility and the role grants.
+ */
+function grantScope<R extends TSchema>(kind: 'customer' | 'project', record: R) {
+  return {
+    path: s.PATHS[`${kind}s`],
+    noun: kind,
+    record,
+    visibility: svc.visibilityOf,
+    actions: grantActions(kind),
+  }
+}
+
 const customers = defineResource({
-  path: s.PATHS.customers,
-  noun: 'customer',
-  record: s.CustomerSchema,
-  visibility: svc.visibilityOf,
+  ...grantScope('customer', s.CustomerSchema),
   list: {
     filters: {
       ...nameFilters('customers'),
@@ -154,14 +165,10 @@ const customers = defineResource({
     run: (c) => svc.listCustomers(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   ...recordOperations(namedService(svc, 'Customer'), s.CustomerBodies),
-  actions: grantActions('customer'),
 })
 
 const projects = defineResource({
-  path: s.PATHS.projects,
-  noun: 'project',
-  record: s.ProjectSchema,
-  visibility: svc.visibilityOf,
+  ...grantScope('project', s.ProjectSchema),
   list: {
     filters: {
       ...nameFilters('projects'),
@@ -186,7 +193,6 @@ const projects = defineResource({
     run: (c) => svc.listProjects(c.ctx, c.scope, c.filters, c.listing, c.base, c.page),
   },
   ...recordOperations(namedService(svc, 'Project'), s.ProjectBodies),
-  actions: grantActions('project'),
 })
 
 const roles = defineResource({
