@@ -7,6 +7,8 @@ import {
   type TProperties,
   type TUnsafe,
   type SchemaOptions,
+  type TLiteral,
+  type TUnion,
 } from '@sinclair/typebox'
 
 export const UUID_PATTERN =
@@ -44,6 +46,16 @@ export function Body<P extends TProperties>(props: P, options: SchemaOptions = {
 
 /** A free-form JSON object. */
 export const FreeObject = Type.Object({}, { additionalProperties: true })
+
+/** An object of any keys, its expected keys told in its description. */
+export function DescribedObject(description: string): typeof FreeObject {
+  return { ...FreeObject, description }
+}
+
+/** One of a fixed set of strings (a state, a kind): an enum in the document. */
+export function OneOf<T extends string>(values: readonly T[]): TUnion<TLiteral<T>[]> {
+  return Type.Union(values.map((v) => Type.Literal(v)))
+}
 export const AnyValue = Type.Unknown()
 
 /** Path parameter `{uuid}`: any string; malformed values simply match nothing (404). */

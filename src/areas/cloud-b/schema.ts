@@ -1,7 +1,17 @@
 // cloudB records (spec 2.11-2.13): tenants and their networking, floating IPs, routers, migrations.
 import { Type, type Static, type TProperties, type TString } from '@sinclair/typebox'
-import { DescribedObject, OneOf } from '../../http/schema-parts.js'
-import { AnyValue, Body, DateTime, ListQuery, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
+import {
+  AnyValue,
+  Body,
+  DateTime,
+  DescribedObject,
+  ListQuery,
+  Nullable,
+  OneOf,
+  StringList,
+  Url,
+  Uuid,
+} from '../../http/schemas.js'
 import { CloudResourceProps, CommonFilterQuery } from '../cloud/common.js'
 
 export const TYPES = {

@@ -1,10 +1,9 @@
 // The common record of every cloud resource (spec 2.9): its schema, the query parameters and
 // orderings every cloud resource list shares, and the rendering of a common row.
 import { Type } from '@sinclair/typebox'
-import { OneOf } from '../../http/schema-parts.js'
+import { DateTime, FreeObject, Nullable, OneOf, StringList, Url, Uuid } from '../../http/schemas.js'
 import { parseJson } from '../../db/values.js'
 import { urlOf } from '../../http/links.js'
-import { DateTime, FreeObject, Nullable, StringList, Url, Uuid } from '../../http/schemas.js'
 import { CLOUD_STATES, type CloudState } from './lifecycle.js'
 import type { CommonRow } from './repository.js'
 import { SETTINGS_PATH } from './schema.js'

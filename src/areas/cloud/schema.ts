@@ -1,7 +1,6 @@
 // Service settings: the cloud backend a resource lives in (spec 2.9 `service_settings`).
 import { Type, type Static } from '@sinclair/typebox'
-import { DescribedObject, OneOf } from '../../http/schema-parts.js'
-import { Body, DateTime, Nullable, Url, Uuid } from '../../http/schemas.js'
+import { Body, DateTime, DescribedObject, Nullable, OneOf, Url, Uuid } from '../../http/schemas.js'
 import { CLOUD_KINDS } from './driver.js'
 
 export const SETTINGS_PATH = 'service-settings'

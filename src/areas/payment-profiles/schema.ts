@@ -1,6 +1,6 @@
 // Payment profiles of organizations (spec 2.7 / 4.6, reference §6).
 import { Type, type Static } from '@sinclair/typebox'
-import { Body, FreeObject, Nullable, Url, Uuid } from '../../http/schemas.js'
+import { Body, FreeObject, Nullable, OneOf, Url, Uuid } from '../../http/schemas.js'
 
 export const PATH = 'payment-profiles'
 
@@ -31,7 +31,7 @@ export const PaymentProfileSchema = Type.Object({
   organization_uuid: Uuid,
   organization: Url,
   attributes: AttributesSchema,
-  payment_type: Type.Union(PAYMENT_TYPES.map((p) => Type.Literal(p))),
+  payment_type: OneOf(PAYMENT_TYPES),
   payment_type_display: Type.String(),
   is_active: Type.Boolean(),
 })
