@@ -33,6 +33,11 @@ export function iexact(column: string, value: string): RawBuilder<boolean> {
   return sql<boolean>`lower(${sql.ref(column)}) = ${value.toLowerCase()}`
 }
 
+/** A role grant (a `user_roles` row) still in force at `now`: no expiration time, or a later one. */
+export function grantUnexpired(eb: any, now: string): any {
+  return eb.or([eb('user_roles.expiration_time', 'is', null), eb('user_roles.expiration_time', '>', now)])
+}
+
 /** An id list for `in` that may be empty: never empty (`[-1]` matches no row). */
 export const none = (ids: number[]): number[] => (ids.length ? ids : [-1])
 

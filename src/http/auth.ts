@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/tables.js'
 import { parseJson, toBool } from '../db/values.js'
+import { grantUnexpired } from '../db/sql.js'
 import { unauthenticated } from './errors.js'
 import { requireStaff, type Actor, type Grant, type RoleName, type ScopeType } from './permissions.js'
 
@@ -63,9 +64,7 @@ export async function loadActor(db: Kysely<DB>, userId: number, now: string): Pr
     .select(['roles.name as role', 'user_roles.scope_type', 'user_roles.scope_id', 'projects.customer_id'])
     .where('user_roles.user_id', '=', userId)
     .where('user_roles.is_active', '=', 1)
-    .where((eb) =>
-      eb.or([eb('user_roles.expiration_time', 'is', null), eb('user_roles.expiration_time', '>', now)]),
-    )
+    .where((eb) => grantUnexpired(eb, now))
     .execute()
   return {
     id: user.id,

@@ -3,7 +3,7 @@ import { sql, type ExpressionBuilder, type Insertable } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { countRows, scopedList } from '../../db/listing.js'
 import { firstWhere, updateRow } from '../../db/rows.js'
-import { icontains, iexact, isPostgres } from '../../db/sql.js'
+import { grantUnexpired, icontains, iexact, isPostgres } from '../../db/sql.js'
 import type { Db } from './repository.js'
 
 /** The `name` filter of roles: the name, ignoring case. */
@@ -127,9 +127,7 @@ export function grantsRepository(db: Db) {
       const rows = await activeOn(scopeType, scopeId)
         .select('user_roles.user_id')
         .where('roles.name', 'in', roleNames)
-        .where((eb) =>
-          eb.or([eb('user_roles.expiration_time', 'is', null), eb('user_roles.expiration_time', '>', now)]),
-        )
+        .where((eb) => grantUnexpired(eb, now))
         .execute()
       return [...new Set(rows.map((r) => r.user_id))]
     },
