@@ -4,6 +4,7 @@
 // create orders but do not approve them.
 
 import { forbidden } from './errors.js'
+import type { ProviderVisibility } from '../db/relations.js'
 
 export const ROLE_NAMES = [
   'CUSTOMER.OWNER',
@@ -205,13 +206,11 @@ function unique(xs: number[]): number[] {
 }
 
 /**
- * What the provider side sees (`ProviderVisibility` of src/db/relations.ts): staff and support
+ * What the provider side sees (the rows `visibleToProvider` gives): staff and support
  * everything; others the rows of offerings of organizations they hold a customer role in, and of
  * offerings they hold a role on.
  */
-export function providerVisibility(
-  actor: Actor,
-): { all: true } | { all: false; customerIds: number[]; offeringIds: number[] } {
+export function providerVisibility(actor: Actor): ProviderVisibility {
   if (seesAll(actor)) return { all: true }
   return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
 }
