@@ -41,6 +41,8 @@ export interface World {
     offering(state?: string): Promise<{ id: number; uuid: string; url: string }>
     /** An active payment profile of the consumer customer; returns its uuid. */
     paymentProfile(): Promise<string>
+    /** A usage component of the offering `offeringUuid`, created by staff; returns its uuid. */
+    component(offeringUuid: string): Promise<string>
     /** A cost policy on the provider's offering; returns its uuid. */
     costPolicy(): Promise<string>
     /** An order of the world offering in the consumer project: by the project manager it waits
@@ -122,6 +124,9 @@ function list(sees: Record<Caller, boolean>, endpoint: string, on: Target, query
   return { endpoint, setup: async (w) => ({ url: `${path}?${query}`, uuid: await on(w) }), sees }
 }
 
+/** The component the remove row's path just made (see that row). */
+let removable = ''
+
 const newUserBody = async (w: World) => ({ username: `m-${(await w.fresh.user()).uuid.slice(0, 8)}-x` })
 const memberGrant = async (w: World) => ({ user: (await w.fresh.user()).uuid, role: 'PROJECT.MEMBER' })
 
@@ -161,7 +166,17 @@ export const rows: Row[] = [
   row(e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200), 'PATCH /api/marketplace-provider-offerings/{uuid}/', { on: async (w) => (await w.fresh.offering()).uuid, body: { description: 'matrix' } }),
   row(e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200), 'POST /api/marketplace-provider-offerings/{uuid}/pause/', { on: async (w) => (await w.fresh.offering()).uuid }),
   row(e(401, 403, 403, 403, 403, 403, 201, 403, 403, 201), 'POST /api/marketplace-provider-offerings/{uuid}/add_user/', { on: async (w) => (await w.fresh.offering()).uuid, body: async (w) => ({ user: (await w.fresh.user()).uuid, role: 'OFFERING.MANAGER' }) }),
+  row(e(401, 403, 403, 403, 403, 403, 201, 201, 403, 201), 'POST /api/marketplace-provider-offerings/{uuid}/create_offering_component/', { on: async (w) => (await w.fresh.offering()).uuid, body: { billing_type: 'usage', type: 'cpu', name: 'CPU' } }),
+  row(e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200), 'POST /api/marketplace-provider-offerings/{uuid}/update_offering_component/', { on: (w) => w.offering.uuid, body: async (w) => ({ uuid: await w.fresh.component(w.offering.uuid), name: 'Matrix' }) }),
+  // The path is made before the body for each caller: the body names the component of the offering just made.
+  row(e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200), 'POST /api/marketplace-provider-offerings/{uuid}/remove_offering_component/', { on: async (w) => { const o = await w.fresh.offering(); removable = await w.fresh.component(o.uuid); return o.uuid }, body: () => ({ uuid: removable }) }),
+  row(e(401, 403, 403, 403, 403, 403, 400, 400, 403, 400), 'POST /api/marketplace-provider-offerings/{uuid}/remove_offering_component/ (offering with resources)', { on: (w) => w.offering.uuid, body: async (w) => ({ uuid: await w.fresh.component(w.offering.uuid) }) }),
   row(e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-plans/{uuid}/', { on: (w) => w.plan.uuid }),
+  row(e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200), 'POST /api/marketplace-plans/{uuid}/update_prices/', { on: (w) => w.plan.uuid, body: { prices: {} } }),
+  row(e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200), 'POST /api/marketplace-plans/{uuid}/update_quotas/', { on: (w) => w.plan.uuid, body: { quotas: {} } }),
+  row(e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200), 'POST /api/marketplace-plans/{uuid}/update_organization_groups/', { on: (w) => w.plan.uuid, body: { organization_groups: [] } }),
+  row(e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200), 'POST /api/marketplace-plans/{uuid}/delete_organization_groups/', { on: (w) => w.plan.uuid }),
+  row(e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-plan-components/'),
   row(e(401, 404, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-resources/{uuid}/', { on: (w) => w.resource.uuid }),
 
   // ---- payment profiles, support, cost policies ----

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict'
 import type { TestApp } from './support/app.js'
 import { sharedTestWorld } from './support/shared-world.js'
 import { call } from './support/client.js'
-import { grant, makeCustomer, makeProject, makeUser, roleUuid } from './support/fixtures.js'
+import { grant, makeCustomer, makeProject, makeUser, roleUuid, uniqueName } from './support/fixtures.js'
 import { makeOffering, makePlan, makeResource, type OfferingState } from './support/catalog-fixtures.js'
 import { CALLERS, lists, rows, type Caller, type World } from './permission-matrix.table.js'
 
@@ -237,6 +237,19 @@ async function buildWorld(t: TestApp): Promise<World> {
         })
         if (r.status !== 201) throw new Error(`router fixture: ${r.status} ${r.text}`)
         await ctx.jobs.drain()
+        return r.body.uuid as string
+      },
+      component: async (offeringUuid: string) => {
+        const r = await call(
+          t.app,
+          'POST',
+          `/api/marketplace-provider-offerings/${offeringUuid}/create_offering_component/`,
+          {
+            token: users.staff.token,
+            body: { billing_type: 'usage', type: uniqueName('matrix'), name: 'Matrix component' },
+          },
+        )
+        if (r.status !== 201) throw new Error(`component fixture: ${r.status} ${r.text}`)
         return r.body.uuid as string
       },
       costPolicy: async () => {

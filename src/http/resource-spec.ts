@@ -90,6 +90,8 @@ export interface ActionSpec<B extends TSchema = TSchema> {
   bodyOptional?: boolean
   /** Checked before the body is read. */
   permission?: (actor: Actor) => void
+  /** As a write's: the body's schema errors and the service's field rules answer in one 400. */
+  fieldErrors?: boolean
   /** No token needed (documented with no security requirement). */
   public?: boolean
   /** Default 200. */

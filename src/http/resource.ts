@@ -311,9 +311,14 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
       ),
     }
     const render = action.response === null ? 'none' : action.render === 'json' ? 'json' : 'object'
-    const handler = writeHandler(ctx, action.run, status, render)
+    const handler = writeHandler(ctx, action.run, status, render, action.fieldErrors)
     const hooks = permissionHook(action.permission, action.bodyOptional)
-    const extra = { errors: action.errors, public: action.public, ...hooks }
+    const extra = {
+      errors: action.errors,
+      public: action.public,
+      ...hooks,
+      ...(action.fieldErrors ? { attachValidation: true } : {}),
+    }
     // A GET on the collection answering records is a list (with its HEAD count); one answering
     // one object is a retrieve.
     if (method === 'GET' && !detail && isArraySchema(action.response)) {

@@ -10,6 +10,7 @@ import {
   type TLiteral,
   type TUnion,
 } from '@sinclair/typebox'
+import { PATTERN_MESSAGES } from './errors.js'
 
 export const UUID_PATTERN =
   '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$'
@@ -19,6 +20,7 @@ export const UuidInput = Type.String({
   pattern: UUID_PATTERN,
   description: 'uuid (hyphenated or 32 hex digits)',
 })
+PATTERN_MESSAGES.set(UUID_PATTERN, 'Must be a valid UUID.')
 /** A uuid in a response (always hyphenated). */
 export const Uuid = Type.String({ format: 'uuid' })
 export const DateTime = Type.String({ format: 'date-time' })

@@ -38,11 +38,58 @@ describe('offering creation', () => {
       type: 'Marketplace.Basic',
       plugin_options: { auto_approve_in_service_provider_projects: true },
       terms_of_service: 'Be nice',
-      plans: [{ name: 'Small', unit: 'month', unit_price: '10.5', fixed_price: 3, activation_price: '0' }],
+      components: [
+        {
+          billing_type: 'limit',
+          type: 'cpu',
+          name: 'CPU',
+          measured_unit: 'cores',
+          min_value: 1,
+          max_value: 64,
+        },
+        { billing_type: 'fixed', type: 'support', name: 'Support', measured_unit: 'hours' },
+      ],
+      plans: [
+        {
+          name: 'Small',
+          unit: 'month',
+          unit_price: '10.5',
+          fixed_price: 3,
+          activation_price: '0',
+          prices: { cpu: '0.5', support: 20 },
+          quotas: { support: 2 },
+        },
+      ],
     })
-    assert.equal(r.status, 201)
+    assert.equal(r.status, 201, r.text)
     const uuid = r.body.uuid as string
     const plan = r.body.plans[0]
+    const [cpu, support] = r.body.components as { uuid: string }[]
+    const component = (c: { uuid: string }, fields: Record<string, unknown>) => ({
+      uuid: c.uuid,
+      offering_uuid: uuid,
+      description: '',
+      unit_factor: 1,
+      limit_period: null,
+      limit_amount: null,
+      article_code: '',
+      max_value: null,
+      min_value: null,
+      max_available_limit: null,
+      is_boolean: false,
+      default_limit: null,
+      factor: null,
+      is_builtin: false,
+      is_prepaid: false,
+      overage_component: null,
+      min_prepaid_duration: null,
+      max_prepaid_duration: null,
+      prepaid_duration_step: null,
+      min_renewal_duration: null,
+      max_renewal_duration: null,
+      renewal_duration_step: null,
+      ...fields,
+    })
     assert.deepEqual(r.body, {
       url: `${BASE}${OFFERINGS}${uuid}/`,
       uuid,
@@ -68,6 +115,22 @@ describe('offering creation', () => {
       organization_groups: [],
       project: null,
       parent: null,
+      components: [
+        component(cpu!, {
+          billing_type: 'limit',
+          type: 'cpu',
+          name: 'CPU',
+          measured_unit: 'cores',
+          min_value: 1,
+          max_value: 64,
+        }),
+        component(support!, {
+          billing_type: 'fixed',
+          type: 'support',
+          name: 'Support',
+          measured_unit: 'hours',
+        }),
+      ],
       plans: [
         {
           url: `${BASE}/api/marketplace-plans/${plan.uuid}/`,
@@ -82,6 +145,38 @@ describe('offering creation', () => {
           fixed_price: '3.0000000',
           activation_price: '0.0000000',
           archived: false,
+          article_code: '',
+          max_amount: null,
+          backend_id: '',
+          is_active: true,
+          init_price: 0,
+          switch_price: 0,
+          organization_groups: [],
+          components: [
+            {
+              type: 'cpu',
+              name: 'CPU',
+              measured_unit: 'cores',
+              amount: 0,
+              price: '0.5000000000',
+              future_price: null,
+            },
+            {
+              type: 'support',
+              name: 'Support',
+              measured_unit: 'hours',
+              amount: 2,
+              price: '20.0000000000',
+              future_price: null,
+            },
+          ],
+          prices: { cpu: '0.5000000000', support: '20.0000000000' },
+          future_prices: {},
+          quotas: { cpu: 0, support: 2 },
+          resources_count: 0,
+          // Two billing types priced; at least one unit of CPU and the support hours of the plan.
+          plan_type: 'mixed',
+          minimal_price: '40.5000000000',
           created: '2026-01-15T10:00:00.000Z',
         },
       ],

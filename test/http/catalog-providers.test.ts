@@ -287,4 +287,31 @@ describe('demo data', () => {
       )
     }
   })
+
+  test('the demo HPC offering has no components until its provider loads them; seeding again keeps them', async () => {
+    const demo = (await seedDemo(t.ctx)) as {
+      tokens: Record<string, string>
+      offerings: { slurm: { offering: string; plan: string } }
+    }
+    const provider = client(t.app, demo.tokens['demo-provider'])
+    const path = `/api/marketplace-provider-offerings/${demo.offerings.slurm.offering}/`
+    assert.deepEqual((await provider.get(`${path}?field=components`)).body, { components: [] })
+    // What the site agent's waldur_site_load_components does for a configured cpu component.
+    const loaded = await provider.post(`${path}create_offering_component/`, {
+      billing_type: 'usage',
+      type: 'cpu',
+      name: 'CPU',
+      measured_unit: 'k-Hours',
+      limit_amount: 10,
+    })
+    assert.equal(loaded.status, 201, loaded.text)
+    await seedDemo(t.ctx)
+    const after = (await provider.get(`${path}?field=components`)).body.components
+    assert.deepEqual(
+      after.map((c: { type: string; uuid: string }) => [c.type, c.uuid]),
+      [['cpu', loaded.body.uuid]],
+    )
+    const plan = (await provider.get(`/api/marketplace-plans/${demo.offerings.slurm.plan}/`)).body
+    assert.deepEqual(plan.prices, { cpu: '0.0000000000' })
+  })
 })

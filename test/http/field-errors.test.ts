@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { makeCustomer, makeProject, withStaff } from '../support/fixtures.js'
-import { makeOffering, makePlan, providerGraph } from '../support/catalog-fixtures.js'
+import { makeComponent, makeOffering, makePlan, providerGraph } from '../support/catalog-fixtures.js'
 
 const ORDERS = '/api/marketplace-orders/'
 const PLANS = '/api/marketplace-plans/'
@@ -17,6 +17,7 @@ const t = sharedTestApp(async (t) => {
   const project = await makeProject(t.ctx, c)
   const { staff } = await withStaff(t)
   const offering = await makeOffering(t.ctx, c, { type: 'Marketplace.Basic' })
+  await makeComponent(t.ctx, offering, { type: 'cpu' })
   return { staff, project, offering }
 })
 

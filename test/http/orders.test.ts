@@ -12,7 +12,13 @@ import {
   type UserRef,
   uniqueName,
 } from '../support/fixtures.js'
-import { makeOffering, makePlan, makeResource, type OfferingRef } from '../support/catalog-fixtures.js'
+import {
+  makeComponent,
+  makeOffering,
+  makePlan,
+  makeResource,
+  type OfferingRef,
+} from '../support/catalog-fixtures.js'
 import { makeOrganizationGroup } from '../support/cost-policies-fixtures.js'
 import { ORDER_FIELDS } from '../../src/areas/orders/schema.js'
 import { OFFERING_TYPE_RULES } from '../../src/areas/catalog/offering-types.js'
@@ -59,6 +65,8 @@ before(async () => {
   await grant(t.ctx, users.provider, 'CUSTOMER.OWNER', { type: 'customer', id: provider.id })
   for (const type of ['Marketplace.Basic', 'Marketplace.Slurm', 'Support.OfferingTemplate']) {
     const offering = await makeOffering(t.ctx, provider, { type, name: `${type} offering` })
+    // The orders below ask for CPU limits: each offering bills CPU by limit.
+    await makeComponent(t.ctx, offering, { type: 'cpu' })
     const plan = await makePlan(t.ctx, offering, { unitPrice: '12.5' })
     offerings[type] = { offering, plan }
   }

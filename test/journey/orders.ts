@@ -39,6 +39,14 @@ export const orderJourneys: Journey[] = [
         user: providerOwner,
         offering,
       } = await providerOffering(w, 'CUSTOMER.OWNER', 'Marketplace.Slurm')
+      // The provider bills CPU by the limit ordered (setup outside the contract areas).
+      const component = await w.http(
+        'POST',
+        `/api/marketplace-provider-offerings/${offering.uuid}/create_offering_component/`,
+        providerOwner,
+        { billing_type: 'limit', type: 'cpu', name: 'CPU', measured_unit: 'cores' },
+      )
+      assert.equal(component.status, 201)
       const plan = await w.plan(offering, 12)
       const agent = await userWith(w, 'OFFERING.MANAGER', offering)
       /** The uuids of the orders `user` lists with `query`. */

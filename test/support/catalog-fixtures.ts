@@ -1,6 +1,7 @@
 // Catalog rows inserted directly, for tests of the catalog and of the areas built on it.
 import type { AppContext } from '../../src/context.js'
 import { toJson } from '../../src/db/values.js'
+import { insertBuiltinComponents } from '../../src/areas/catalog/service.js'
 import { grant, insertRef, makeCustomer, makeUser, type Ref, type UserRef } from './fixtures.js'
 
 let seq = 0
@@ -75,7 +76,61 @@ export async function makeOffering(
     service_settings_id: opts.serviceSettingsId ?? null,
     project_id: opts.projectId ?? null,
   })
+  // As an offering created through the API: with the built-in components of its type.
+  await insertBuiltinComponents(ctx, ctx.db, offering.id, opts.type ?? 'Marketplace.Basic')
   return { ...offering, name, customerId: customer.id }
+}
+
+/**
+ * A component of an offering, billed by limit unless told (`cpu` by default). Plans made before
+ * it have no price of it (the API's create_offering_component prices it 0 in each).
+ */
+export async function makeComponent(
+  ctx: AppContext,
+  offering: Ref,
+  opts: {
+    type?: string
+    name?: string
+    billingType?: 'usage' | 'limit' | 'fixed' | 'one' | 'few'
+    minValue?: number | null
+    maxValue?: number | null
+    maxAvailableLimit?: number | null
+    isPrepaid?: boolean
+    measuredUnit?: string
+  } = {},
+): Promise<{ id: number; uuid: string; type: string }> {
+  const type = opts.type ?? 'cpu'
+  const now = ctx.clock().toISOString()
+  const uuid = ctx.newUuid()
+  const row = await ctx.db
+    .insertInto('offering_components')
+    .values({
+      uuid,
+      offering_id: offering.id,
+      type,
+      name: opts.name ?? type.toUpperCase(),
+      measured_unit: opts.measuredUnit ?? '',
+      billing_type: opts.billingType ?? 'limit',
+      min_value: opts.minValue ?? null,
+      max_value: opts.maxValue ?? null,
+      max_available_limit: opts.maxAvailableLimit ?? null,
+      is_prepaid: opts.isPrepaid ? 1 : 0,
+      limit_period: null,
+      limit_amount: null,
+      default_limit: null,
+      overage_component_id: null,
+      min_prepaid_duration: null,
+      max_prepaid_duration: null,
+      prepaid_duration_step: null,
+      min_renewal_duration: null,
+      max_renewal_duration: null,
+      renewal_duration_step: null,
+      created: now,
+      modified: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { id: row.id, uuid, type }
 }
 
 export async function makePlan(

@@ -9,6 +9,20 @@ export const OFFERING_TYPES = [
 ] as const
 export type OfferingType = (typeof OFFERING_TYPES)[number]
 
+/**
+ * A component every offering of a type has from its creation (`is_builtin`): it cannot be created
+ * again nor removed, and its type, name and unit are fixed. `factor` divides a limit before its
+ * price applies (RAM is priced per GB, limited in MB).
+ */
+export interface BuiltinComponent {
+  type: string
+  name: string
+  measured_unit: string
+  billing_type: 'limit'
+  limit_period: 'month'
+  factor: number | null
+}
+
 export interface OfferingTypeRules {
   label: string
   description: string
@@ -22,7 +36,12 @@ export interface OfferingTypeRules {
   setStateDone: boolean
   /** The service settings kind a cloud offering's scope must be, if any. */
   scopeKind: 'cloudA' | 'cloudB' | null
+  /** Components its offerings are created with. */
+  components: readonly BuiltinComponent[]
 }
+
+const limitComponent = (type: string, name: string, measured_unit: string, factor: number | null) =>
+  ({ type, name, measured_unit, billing_type: 'limit', limit_period: 'month', factor }) as const
 
 export const OFFERING_TYPE_RULES: Record<OfferingType, OfferingTypeRules> = {
   'Marketplace.Basic': {
@@ -34,6 +53,7 @@ export const OFFERING_TYPE_RULES: Record<OfferingType, OfferingTypeRules> = {
     setStateExecuting: false,
     setStateDone: true,
     scopeKind: null,
+    components: [],
   },
   'Marketplace.Slurm': {
     label: 'Site agent (SLURM)',
@@ -45,6 +65,7 @@ export const OFFERING_TYPE_RULES: Record<OfferingType, OfferingTypeRules> = {
     setStateExecuting: true,
     setStateDone: true,
     scopeKind: null,
+    components: [],
   },
   'Support.OfferingTemplate': {
     label: 'Support request',
@@ -55,6 +76,7 @@ export const OFFERING_TYPE_RULES: Record<OfferingType, OfferingTypeRules> = {
     setStateExecuting: false,
     setStateDone: true,
     scopeKind: null,
+    components: [],
   },
   'CloudB.Tenant': {
     label: 'cloudB tenant',
@@ -66,9 +88,20 @@ export const OFFERING_TYPE_RULES: Record<OfferingType, OfferingTypeRules> = {
     setStateExecuting: false,
     setStateDone: false,
     scopeKind: 'cloudB',
+    // A tenant's quotas: cores, RAM and storage (both limited in MB, priced per GB).
+    components: [
+      limitComponent('cores', 'Cores', 'cores', null),
+      limitComponent('ram', 'RAM', 'GB', 1024),
+      limitComponent('storage', 'Storage', 'GB', 1024),
+    ],
   },
 }
 
 export function isOfferingType(v: unknown): v is OfferingType {
   return typeof v === 'string' && (OFFERING_TYPES as readonly string[]).includes(v)
+}
+
+/** The built-in components of an offering type (none for an unknown type). */
+export function builtinComponents(type: string): readonly BuiltinComponent[] {
+  return isOfferingType(type) ? OFFERING_TYPE_RULES[type].components : []
 }

@@ -21,7 +21,9 @@ import { GRANT_FIELDS, GrantBody, GrantListQuery, GrantSchema, RevokeBody } from
 import { resourceQueryMatches } from './repository-resources.js'
 import * as svc from './service.js'
 import * as offerings from './service-offerings.js'
+import * as components from './service-components.js'
 import * as plans from './service-plans.js'
+import * as planPrices from './service-plan-prices.js'
 import * as resources from './service-resources.js'
 import * as s from './schema.js'
 import type { OfferingAction } from './state-machine.js'
@@ -112,6 +114,30 @@ export const providerOfferings = defineResource({
     stateAction('unpause', 'Unpause an offering: orderable again'),
     stateAction('archive', 'Archive an offering'),
     defineAction({
+      name: 'create_offering_component',
+      summary: 'Add a component (a measured unit and how it is billed) to the offering',
+      body: s.OfferingComponentBody,
+      fieldErrors: true,
+      status: 201,
+      response: s.OfferingComponentSchema,
+      run: (c) => components.createOfferingComponent(c.ctx, c.actor, c.uuid, c.body, c.fieldErrors),
+    }),
+    defineAction({
+      name: 'update_offering_component',
+      summary: 'Change the fields given of the component the body names by its uuid',
+      body: s.UpdateOfferingComponentBody,
+      fieldErrors: true,
+      response: s.OfferingComponentSchema,
+      run: (c) => components.updateOfferingComponent(c.ctx, c.actor, c.uuid, c.body, c.fieldErrors),
+    }),
+    defineAction({
+      name: 'remove_offering_component',
+      summary: 'Remove the component the body names by its uuid (not once the offering has resources)',
+      body: s.RemoveOfferingComponentBody,
+      response: null,
+      run: (c) => components.removeOfferingComponent(c.ctx, c.actor, c.uuid, c.body),
+    }),
+    defineAction({
       name: 'add_user',
       summary: 'Grant OFFERING.MANAGER on the offering',
       body: GrantBody,
@@ -183,6 +209,60 @@ export const marketplacePlans = defineResource({
     summary: 'Delete a plan, or archive it while resources use it',
     run: (c) => plans.deletePlan(c.ctx, c.actor, c.uuid),
   },
+  actions: [
+    defineAction({
+      name: 'update_prices',
+      summary: "Set the plan's price of each component (those not named: 0)",
+      body: s.PricesUpdateBody,
+      response: null,
+      run: (c) => plans.updatePlanPricing(c.ctx, c.actor, c.uuid, { prices: c.body.prices }),
+    }),
+    defineAction({
+      name: 'update_quotas',
+      summary: "Set the plan's amount of each fixed component (those not named: 0)",
+      body: s.QuotasUpdateBody,
+      response: null,
+      run: (c) => plans.updatePlanPricing(c.ctx, c.actor, c.uuid, { quotas: c.body.quotas }),
+    }),
+    defineAction({
+      name: 'update_organization_groups',
+      summary: 'Restrict the plan to these organization groups (replaces the list)',
+      body: s.OrganizationGroupsBody,
+      bodyOptional: true,
+      response: null,
+      run: (c) => plans.setPlanGroups(c.ctx, c.actor, c.uuid, c.body.organization_groups ?? []),
+    }),
+    defineAction({
+      name: 'delete_organization_groups',
+      summary: 'Open the plan to every organization again',
+      response: null,
+      run: (c) => plans.setPlanGroups(c.ctx, c.actor, c.uuid, []),
+    }),
+  ],
+})
+
+export const planComponents = defineResource({
+  path: s.PATHS.planComponents,
+  noun: 'plan component',
+  record: s.PlanComponentSchema,
+  visibility: svc.catalogVisibility,
+  list: {
+    filters: {
+      offering_uuid: filter.uuid('offerings.uuid'),
+      plan_uuid: filter.uuid('plans.uuid'),
+      archived: filter.boolean('plans.archived'),
+      shared: filter.boolean('offerings.shared'),
+    },
+    // Fixed: by offering, plan and component name.
+    ordering: {
+      default: [
+        { column: 'offerings.name', desc: false },
+        { column: 'plans.name', desc: false },
+        { column: 'component.name', desc: false },
+      ],
+    },
+    run: (c) => planPrices.listPlanComponents(c.ctx, c.scope, c.listing, c.page),
+  },
 })
 
 export const marketplaceResources = defineResource({
@@ -230,6 +310,6 @@ function offeringTypesRoute(fastify: FastifyInstance): void {
 }
 
 export const catalogRoutes = resourceRoutes(
-  [serviceProviders, categories, providerOfferings, marketplacePlans, marketplaceResources],
+  [serviceProviders, categories, providerOfferings, marketplacePlans, planComponents, marketplaceResources],
   offeringTypesRoute,
 )

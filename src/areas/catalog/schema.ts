@@ -1,6 +1,7 @@
 // Catalog: service providers, categories, offerings, plans, offering types and (read-only)
 // marketplace resources. Records, request bodies, the area's paths and choices.
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { PATTERN_MESSAGES } from '../../http/errors.js'
 import {
   AnyValue,
   Body,
@@ -9,15 +10,19 @@ import {
   FreeObject,
   HttpUrlInput,
   Nullable,
+  OneOf,
   Url,
   Uuid,
+  UuidInput,
 } from '../../http/schemas.js'
+import { OrganizationGroupSchema } from '../directory/schema.js'
 
 export const PATHS = {
   providers: 'marketplace-service-providers',
   categories: 'marketplace-categories',
   offerings: 'marketplace-provider-offerings',
   plans: 'marketplace-plans',
+  planComponents: 'marketplace-plan-components',
   resources: 'marketplace-resources',
   serviceSettings: 'service-settings',
   customers: 'customers',
@@ -31,6 +36,21 @@ export type OfferingState = (typeof OFFERING_STATES)[number]
 export const PLAN_UNITS = ['month', 'half_month', 'day', 'hour', 'quantity'] as const
 export type PlanUnit = (typeof PLAN_UNITS)[number]
 
+/**
+ * How a component is billed: `usage` (as reported), `limit` (the limit a consumer asks for),
+ * `fixed` (the plan's amount each period), `one` (once, at activation), `few` (at activation and
+ * on every plan switch).
+ */
+export const BILLING_TYPES = ['usage', 'limit', 'fixed', 'one', 'few'] as const
+export type BillingType = (typeof BILLING_TYPES)[number]
+
+/** The period a component's `limit_amount` caps usage over. */
+export const LIMIT_PERIODS = ['month', 'quarterly', 'annual', 'total'] as const
+
+/** A component's type: letters, digits and `_ - / :` (the key of limits, prices and usages). */
+export const COMPONENT_TYPE_PATTERN = '^[a-zA-Z0-9_\\-\\/:]+$'
+PATTERN_MESSAGES.set(COMPONENT_TYPE_PATTERN, 'Enter a valid value.')
+
 export const RESOURCE_STATES = ['Creating', 'OK', 'Erred', 'Updating', 'Terminating', 'Terminated'] as const
 
 const Str = (maxLength: number) => Type.String({ maxLength })
@@ -38,6 +58,20 @@ const Str = (maxLength: number) => Type.String({ maxLength })
 const DecimalInput = Type.Union([Type.Number(), Type.String({ maxLength: 40 })], {
   description: 'decimal, as a number or a numeric string; not negative',
 })
+/** A plan's prices by component type (each component not named is priced 0). */
+const PricesInput = Type.Record(Type.String({ maxLength: 50 }), DecimalInput, {
+  maxProperties: 200,
+  description: 'component type → price per unit and billing period',
+})
+/** A plan's amounts of its fixed components by type (each one not named: 0). */
+const QuotasInput = Type.Record(
+  Type.String({ maxLength: 50 }),
+  Type.Integer({ minimum: 0, maximum: 2147483647 }),
+  {
+    maxProperties: 200,
+    description: 'fixed component type → amount',
+  },
+)
 
 // ---- service providers ----
 export const ServiceProviderSchema = Type.Object({
@@ -82,7 +116,97 @@ export const CategoryBody = Body({
 export const CategoryPatchBody = Type.Partial(CategoryBody, { additionalProperties: false })
 export type CategoryWrite = Partial<Static<typeof CategoryBody>>
 
+const Int32 = Type.Integer({ minimum: -2147483648, maximum: 2147483647 })
+const Count32 = Type.Integer({ minimum: 0, maximum: 2147483647 })
+/** A map of component types to values of `value`. */
+const ByComponent = <T extends TSchema>(value: T, description: string) =>
+  Type.Record(Type.String(), value, { description })
+
+// ---- offering components ----
+export const OfferingComponentSchema = Type.Object({
+  uuid: Uuid,
+  offering_uuid: Uuid,
+  billing_type: OneOf(BILLING_TYPES),
+  type: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  measured_unit: Type.String(),
+  unit_factor: Type.Integer(),
+  limit_period: Nullable(OneOf(LIMIT_PERIODS)),
+  limit_amount: Nullable(Type.Integer()),
+  article_code: Type.String(),
+  max_value: Nullable(Type.Integer()),
+  min_value: Nullable(Type.Integer()),
+  max_available_limit: Nullable(Type.Integer()),
+  is_boolean: Type.Boolean(),
+  default_limit: Nullable(Type.Integer()),
+  factor: Nullable(Type.Integer()),
+  is_builtin: Type.Boolean(),
+  is_prepaid: Type.Boolean(),
+  overage_component: Nullable(Uuid),
+  min_prepaid_duration: Nullable(Type.Integer()),
+  max_prepaid_duration: Nullable(Type.Integer()),
+  prepaid_duration_step: Nullable(Type.Integer()),
+  min_renewal_duration: Nullable(Type.Integer()),
+  max_renewal_duration: Nullable(Type.Integer()),
+  renewal_duration_step: Nullable(Type.Integer()),
+})
+export type OfferingComponent = Static<typeof OfferingComponentSchema>
+
+/** The fields of a component a provider writes (without the three every create needs). */
+const componentOptional = {
+  description: Type.Optional(Str(4096)),
+  measured_unit: Type.Optional(Str(30)),
+  unit_factor: Type.Optional(Int32),
+  limit_period: Type.Optional(
+    Nullable(Type.String({ maxLength: 10, description: `${LIMIT_PERIODS.join(', ')}, blank or null` })),
+  ),
+  limit_amount: Type.Optional(Nullable(Int32)),
+  article_code: Type.Optional(Str(30)),
+  max_value: Type.Optional(Nullable(Int32)),
+  min_value: Type.Optional(Nullable(Int32)),
+  max_available_limit: Type.Optional(Nullable(Int32)),
+  is_boolean: Type.Optional(Type.Boolean()),
+  default_limit: Type.Optional(Nullable(Int32)),
+  is_prepaid: Type.Optional(Type.Boolean()),
+  overage_component: Type.Optional(Nullable(UuidInput)),
+  min_prepaid_duration: Type.Optional(Nullable(Int32)),
+  max_prepaid_duration: Type.Optional(Nullable(Int32)),
+  prepaid_duration_step: Type.Optional(Nullable(Count32)),
+  min_renewal_duration: Type.Optional(Nullable(Count32)),
+  max_renewal_duration: Type.Optional(Nullable(Count32)),
+  renewal_duration_step: Type.Optional(Nullable(Count32)),
+}
+const componentKey = {
+  billing_type: Type.String({ maxLength: 10, description: BILLING_TYPES.join(', ') }),
+  type: Type.String({ minLength: 1, maxLength: 50, pattern: COMPONENT_TYPE_PATTERN }),
+  name: Type.String({ minLength: 1, maxLength: 150 }),
+}
+/** `create_offering_component`, and each of an offering's inline `components`. */
+export const OfferingComponentBody = Body({ ...componentKey, ...componentOptional })
+/** `update_offering_component`: the component's uuid and the fields to change. */
+export const UpdateOfferingComponentBody = Body({
+  uuid: UuidInput,
+  billing_type: Type.Optional(componentKey.billing_type),
+  type: Type.Optional(componentKey.type),
+  name: Type.Optional(componentKey.name),
+  ...componentOptional,
+})
+export const RemoveOfferingComponentBody = Body({ uuid: UuidInput })
+export type OfferingComponentWrite = Partial<Static<typeof UpdateOfferingComponentBody>>
+
 // ---- plans ----
+/** A plan's price and amount of one component (in the plan record). */
+export const NestedPlanComponentSchema = Type.Object({
+  type: Type.String(),
+  name: Type.String(),
+  measured_unit: Type.String(),
+  amount: Type.Integer(),
+  price: Type.String({ description: 'decimal: per unit and billing period' }),
+  future_price: Nullable(Type.String({ description: 'decimal: the price from the next month on' })),
+})
+export type NestedPlanComponent = Static<typeof NestedPlanComponentSchema>
+
 export const PlanSchema = Type.Object({
   url: Url,
   uuid: Uuid,
@@ -96,6 +220,20 @@ export const PlanSchema = Type.Object({
   fixed_price: Type.String({ description: 'decimal' }),
   activation_price: Type.String({ description: 'decimal' }),
   archived: Type.Boolean(),
+  article_code: Type.String(),
+  max_amount: Nullable(Type.Integer({ description: 'at most this many resources may use the plan' })),
+  backend_id: Type.String(),
+  is_active: Type.Boolean({ description: 'fewer than max_amount resources use it (or no maximum)' }),
+  init_price: Type.Number({ description: 'the one-time components: their prices times amounts' }),
+  switch_price: Type.Number({ description: 'the on-plan-switch components: prices times amounts' }),
+  organization_groups: Type.Array(OrganizationGroupSchema),
+  components: Type.Array(NestedPlanComponentSchema),
+  prices: ByComponent(Type.String(), 'decimal price per component type'),
+  future_prices: ByComponent(Type.String(), 'decimal price from the next month on, per component type'),
+  quotas: ByComponent(Type.Integer(), 'amount per component type'),
+  resources_count: Type.Integer({ description: 'resources using the plan, not terminated' }),
+  plan_type: Nullable(Type.String({ description: 'which billing types the priced components have' })),
+  minimal_price: Type.String({ description: 'decimal' }),
   created: DateTime,
 })
 export type Plan = Static<typeof PlanSchema>
@@ -106,6 +244,11 @@ const planWritable = {
   unit_price: Type.Optional(DecimalInput),
   fixed_price: Type.Optional(DecimalInput),
   activation_price: Type.Optional(DecimalInput),
+  article_code: Type.Optional(Str(30)),
+  max_amount: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 32767 }))),
+  backend_id: Type.Optional(Str(255)),
+  prices: Type.Optional(PricesInput),
+  quotas: Type.Optional(QuotasInput),
 }
 /** A plan given inline when an offering is created. */
 export const InlinePlanBody = Body(planWritable)
@@ -129,7 +272,33 @@ export interface PlanWrite {
   fixed_price?: number | string
   activation_price?: number | string
   archived?: boolean
+  article_code?: string
+  max_amount?: number | null
+  backend_id?: string
+  prices?: Record<string, number | string>
+  quotas?: Record<string, number>
 }
+export const PricesUpdateBody = Body({ prices: PricesInput })
+export const QuotasUpdateBody = Body({ quotas: QuotasInput })
+export const OrganizationGroupsBody = Body({
+  organization_groups: Type.Optional(Type.Array(Type.String(), { maxItems: 500 })),
+})
+
+/** A plan's component as `/api/marketplace-plan-components/` lists it. */
+export const PlanComponentSchema = Type.Object({
+  offering_uuid: Uuid,
+  offering_name: Type.String(),
+  plan_uuid: Uuid,
+  plan_name: Type.String(),
+  plan_unit: Type.String({ enum: [...PLAN_UNITS] }),
+  component_name: Type.String(),
+  measured_unit: Type.String(),
+  billing_type: OneOf(BILLING_TYPES),
+  amount: Type.Integer(),
+  price: Type.String({ description: 'decimal' }),
+  future_price: Nullable(Type.String({ description: 'decimal' })),
+})
+export type PlanComponent = Static<typeof PlanComponentSchema>
 
 // ---- offerings ----
 export const OfferingSchema = Type.Object({
@@ -157,6 +326,7 @@ export const OfferingSchema = Type.Object({
   organization_groups: Type.Array(Url),
   project: Nullable(Url),
   parent: Nullable(Url),
+  components: Type.Array(OfferingComponentSchema),
   plans: Type.Array(PlanSchema),
   created: DateTime,
   modified: DateTime,
@@ -182,6 +352,7 @@ export const OfferingCreateBody = Body({
   customer: Type.String({ description: 'URL of the provider customer' }),
   type: Type.String({ minLength: 1, maxLength: 100 }),
   ...offeringWritable,
+  components: Type.Optional(Type.Array(OfferingComponentBody, { maxItems: 100 })),
   plans: Type.Optional(Type.Array(InlinePlanBody, { maxItems: 100 })),
 })
 export const OfferingUpdateBody = Body({
@@ -208,6 +379,7 @@ export interface OfferingWrite {
   organization_groups?: string[]
   project?: string | null
   parent?: string | null
+  components?: (OfferingComponentWrite & { billing_type: string; type: string; name: string })[]
   plans?: PlanWrite[]
 }
 

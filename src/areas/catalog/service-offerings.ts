@@ -30,7 +30,7 @@ import {
 import { isOfferingType } from './offering-types.js'
 import { serviceProvidersRepository, type CatalogVisibility } from './repository.js'
 import { offeringsRepository, plansRepository } from './repository-offerings.js'
-import { PATHS, type Offering, type OfferingWrite, type Plan } from './schema.js'
+import { PATHS, type Offering, type OfferingComponent, type OfferingWrite, type Plan } from './schema.js'
 import {
   findVisible,
   resolveCategoryLink,
@@ -38,11 +38,21 @@ import {
   resolveScope,
   type OfferingRow,
 } from './service-links.js'
-import { inlinePlanValues, insertPlan, toPlan } from './service-plans.js'
+import {
+  checkInlineComponents,
+  componentsOf,
+  insertBuiltinComponents,
+  insertInlineComponents,
+} from './service-components.js'
+import { inlinePlanValues, insertInlinePlans, toPlans } from './service-plans.js'
 import { DELETABLE_OFFERING_STATES, offeringTransition, type OfferingAction } from './state-machine.js'
 
-/** An offering row with its organization groups' uuids and its plans' records. */
-type OfferingWithParts = OfferingRow & { group_uuids: string[]; plans: Plan[] }
+/** An offering row with its organization groups' uuids, its components and its plans' records. */
+type OfferingWithParts = OfferingRow & {
+  group_uuids: string[]
+  components: OfferingComponent[]
+  plans: Plan[]
+}
 
 const toOffering = recordRenderer<OfferingWithParts, Offering>({
   ...ownLink(PATHS.offerings),
@@ -64,6 +74,7 @@ const toOffering = recordRenderer<OfferingWithParts, Offering>({
   organization_groups: (r, base) => r.group_uuids.map((g) => urlOf(base, PATHS.organizationGroups, g)!),
   project: { link: PATHS.projects },
   parent: { link: PATHS.offerings },
+  components: 'copy',
   plans: 'copy',
   created: 'copy',
   modified: 'copy',
@@ -71,13 +82,21 @@ const toOffering = recordRenderer<OfferingWithParts, Offering>({
 
 async function toOfferings(ctx: AppContext, base: string, rows: OfferingRow[]): Promise<Offering[]> {
   const ids = rows.map((r) => r.id)
-  const groups = await offeringsRepository(ctx.db).groupUuids(ids)
+  const [groups, components, planRows] = await Promise.all([
+    offeringsRepository(ctx.db).groupUuids(ids),
+    componentsOf(ctx, ids),
+    plansRepository(ctx.db).listByOfferings(ids),
+  ])
+  const planRecords = await toPlans(ctx, base, planRows)
   const plans = new Map<number, Plan[]>()
-  for (const p of await plansRepository(ctx.db).listByOfferings(ids)) {
-    plans.set(p.offering_id, [...(plans.get(p.offering_id) ?? []), toPlan(base, p)])
-  }
+  planRows.forEach((p, i) => plans.set(p.offering_id, [...(plans.get(p.offering_id) ?? []), planRecords[i]!]))
   return rows.map((r) =>
-    toOffering(base, { ...r, group_uuids: groups.get(r.id) ?? [], plans: plans.get(r.id) ?? [] }),
+    toOffering(base, {
+      ...r,
+      group_uuids: groups.get(r.id) ?? [],
+      components: components.get(r.id) ?? [],
+      plans: plans.get(r.id) ?? [],
+    }),
   )
 }
 
@@ -149,8 +168,9 @@ async function offeringValues(
 }
 
 /**
- * Creates an offering in Draft. Staff or `OFFERING.CREATE` on the provider customer, which must be
- * a service provider. Plans may be given inline.
+ * Creates an offering in Draft, with the built-in components of its type. Staff or
+ * `OFFERING.CREATE` on the provider customer, which must be a service provider. Components and
+ * plans (with their prices) may be given inline.
  */
 export async function createOffering(
   ctx: AppContext,
@@ -170,6 +190,8 @@ export async function createOffering(
     id: null,
     scopeGiven: true,
   })
+  const components = body.components ?? []
+  checkInlineComponents(type, components)
   const plans = inlinePlanValues(body.plans ?? [])
   const t = isoNow(ctx.clock)
   const id = await ctx.db.transaction().execute(async (trx) => {
@@ -193,7 +215,9 @@ export async function createOffering(
       modified: t,
     })
     if (groupIds) await offeringsRepository(trx).setGroups(id, groupIds)
-    for (const p of plans) await insertPlan(ctx, trx, id, p)
+    await insertBuiltinComponents(ctx, trx, id, type)
+    await insertInlineComponents(ctx, trx, id, components)
+    await insertInlinePlans(ctx, trx, id, plans)
     return id
   })
   return offeringRecord(ctx, base, id)

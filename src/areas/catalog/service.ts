@@ -24,7 +24,8 @@ import {
 export { catalogVisibility } from './access.js'
 export { resolveOfferingLink, resolvePlanLink, type OfferingRow, type PlanRow } from './service-links.js'
 export { findOfferingById, findOfferingByUuid, offeringRecord } from './service-offerings.js'
-export { findPlanById } from './service-plans.js'
+export { findPlanById, planHasRoom } from './service-plans.js'
+export { checkLimits, insertBuiltinComponents } from './service-components.js'
 export { getResource, registerResourceScope, resourceRecord } from './service-resources.js'
 
 /** A new catalog row: a new uuid, created and modified now. */

@@ -68,6 +68,12 @@ export function organizationGroupsRepository(db: Db) {
     findByUuid(uuid: string) {
       return record(base()).where('organization_groups.uuid', '=', uuid).executeTakeFirst()
     },
+    findByIds(ids: readonly number[]) {
+      if (!ids.length) return Promise.resolve([])
+      return record(base())
+        .where('organization_groups.id', 'in', [...ids])
+        .execute()
+    },
     insert(values: {
       uuid: string
       name: string

@@ -78,6 +78,16 @@ export async function getOrganizationGroup(ctx: AppContext, _actor: Actor, uuid:
   return toGroup(base, await findGroup(ctx, uuid))
 }
 
+/** The records of organization groups by their ids (for records that embed their groups). */
+export async function organizationGroupsByIds(
+  ctx: AppContext,
+  base: string,
+  ids: readonly number[],
+): Promise<Map<number, OrganizationGroup>> {
+  const rows = await organizationGroupsRepository(ctx.db).findByIds([...new Set(ids)])
+  return new Map(rows.map((r) => [r.id, toGroup(base, r)]))
+}
+
 async function resolveGroupLink(ctx: AppContext, field: string, value: unknown): Promise<number> {
   const uuid = uuidFromLink(value, PATHS.organizationGroups)
   if (!uuid) throw fieldError(field, 'Invalid hyperlink - Incorrect URL match.')

@@ -7,7 +7,7 @@ import { FieldErrorSet, fieldError, nonFieldError } from '../../http/errors.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { slugify } from '../../http/slug.js'
 import { findCustomerById, resolveProjectLink } from '../directory/service.js'
-import { resolveOfferingLink, resolvePlanLink } from '../catalog/service.js'
+import { checkLimits, planHasRoom, resolveOfferingLink, resolvePlanLink } from '../catalog/service.js'
 import { assertNewResourceAllowed, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { callbackUrlProblem } from './callbacks.js'
 import { ordersRepository, resourcesWriteRepository } from './repository.js'
@@ -146,6 +146,7 @@ export async function createOrder(
     id: number
     offering_id: number
     archived: number
+    max_amount: number | null
     unit_price: unknown
     fixed_price: unknown
   } | null = planLink ?? null
@@ -153,11 +154,16 @@ export async function createOrder(
     if (plan.offering_id !== offering.id || toBool(plan.archived)) {
       throw fieldError('plan', 'This plan is not available for selected offering.')
     }
+    if (!(await planHasRoom(ctx, plan))) {
+      throw fieldError('plan', 'Plan is not available because limit has been reached.')
+    }
   } else {
     // No plan named: the offering's only available plan, else none (and no cost estimate).
     const plans = await ordersRepository(ctx.db).availablePlans(offering.id, 2)
     if (plans.length === 1) plan = plans[0]!
   }
+  // The limits name the offering's limit-based components, within their bounds.
+  await checkLimits(ctx, offering.id, body.limits ?? {})
   const customer = (await findCustomerById(ctx, project.customer_id))!
   checkCustomerAndProject(ctx, customer, project)
   if (!toBool(offering.shared) && offering.customer_id !== project.customer_id) {

@@ -5,7 +5,7 @@ import { parseJson, toBool, toJson } from '../../db/values.js'
 import { fieldError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
-import { resolvePlanLink } from '../catalog/service.js'
+import { checkLimits, resolvePlanLink } from '../catalog/service.js'
 import { isVisible, ordersRepository, resourcesWriteRepository } from './repository.js'
 import { initialState } from './state-machine.js'
 import { orderVisibility, planCost } from './order-rules.js'
@@ -29,6 +29,7 @@ async function resourceOrder(
   const orders = ordersRepository(ctx.db)
   if (await orders.hasOpenOrderForResource(resource.id))
     throw nonFieldError('Pending order for resource already exists.')
+  if (extra.limits) await checkLimits(ctx, resource.offering_id, extra.limits, { resourceId: resource.id })
   const planId = extra.planId ?? resource.plan_id
   const plan = planId ? await orders.planById(planId) : undefined
   const now = ctx.clock().toISOString()

@@ -80,8 +80,63 @@ export interface PlansTable {
   fixed_price: Generated<number | string>
   activation_price: Generated<number | string>
   archived: Generated<Bool>
+  article_code: Generated<string>
+  /** at most this many resources (not terminated) may use the plan; null: no limit */
+  max_amount: number | null
+  backend_id: Generated<string>
   created: string
   modified: string
+}
+
+export interface PlanOrganizationGroupsTable {
+  plan_id: number
+  organization_group_id: number
+}
+
+/** What an offering bills: one measured unit and how it is billed. */
+export interface OfferingComponentsTable {
+  id: Generated<number>
+  uuid: string
+  offering_id: number
+  /** unique per offering: the key of limits, prices, quotas and usages */
+  type: string
+  name: string
+  description: Generated<string>
+  measured_unit: Generated<string>
+  /** usage | limit | fixed | one | few */
+  billing_type: Generated<string>
+  unit_factor: Generated<number>
+  /** month | quarterly | annual | total, or null */
+  limit_period: string | null
+  limit_amount: number | null
+  article_code: Generated<string>
+  max_value: number | null
+  min_value: number | null
+  max_available_limit: number | null
+  is_boolean: Generated<Bool>
+  default_limit: number | null
+  is_prepaid: Generated<Bool>
+  overage_component_id: number | null
+  min_prepaid_duration: number | null
+  max_prepaid_duration: number | null
+  prepaid_duration_step: number | null
+  min_renewal_duration: number | null
+  max_renewal_duration: number | null
+  renewal_duration_step: number | null
+  created: string
+  modified: string
+}
+
+/** A plan's price and amount of one component of its offering. */
+export interface PlanComponentsTable {
+  id: Generated<number>
+  plan_id: number
+  component_id: number
+  amount: Generated<number>
+  price: Generated<number | string>
+  /** the price from `future_price_start_date` (a YYYY-MM-DD date) on */
+  future_price: number | string | null
+  future_price_start_date: string | null
 }
 
 export interface ResourcesTable {
@@ -112,5 +167,8 @@ export interface CatalogTables {
   offerings: OfferingsTable
   offering_organization_groups: OfferingOrganizationGroupsTable
   plans: PlansTable
+  plan_organization_groups: PlanOrganizationGroupsTable
+  offering_components: OfferingComponentsTable
+  plan_components: PlanComponentsTable
   resources: ResourcesTable
 }
