@@ -35,6 +35,7 @@ import { areas } from './areas/index.js'
 import { orderRecordCounters } from './areas/orders/service.js'
 import { finishDocument } from './http/openapi.js'
 import { installCompression, installDocsUi } from './http/docs-ui.js'
+import { installVersion } from './http/version.js'
 
 /** The product's name and version, as the OpenAPI document and the docs UI show them. */
 export const PRODUCT = {
@@ -219,6 +220,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   })
 
   if (config.benchRoutes) installBenchLimit(app)
+  installVersion(app, PRODUCT.version)
   for (const area of areas) await app.register(area, { ctx })
   await app.after()
   app.decorate('apiRoutes', new Map(routes))

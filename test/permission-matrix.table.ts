@@ -136,6 +136,7 @@ export const rows: Row[] = [
   // ---- directory ----
   row(e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/users/'),
   row(e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/users/me/'),
+  row(e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/version/'),
   row(e(401, 403, 403, 403, 403, 403, 403, 403, 403, 201), 'POST /api/users/', { body: newUserBody }),
   // Another user's pending e-mail: only staff confirm it (without a token); the user itself needs
   // the token sent to the address (test/http/email-confirmation.test.ts).
@@ -205,6 +206,7 @@ export const rows: Row[] = [
   row(e(401, 404, 404, 404, 404, 404, 201, 201, 403, 201), 'POST /api/marketplace-site-agent-services/{uuid}/register_processor/', { on: (w) => w.fresh.agentService(), body: { name: 'p', backend_type: 'SLURM' } }),
   row(e(401, 404, 404, 404, 404, 404, 204, 204, 403, 204), 'DELETE /api/marketplace-site-agent-services/{uuid}/', { on: (w) => w.fresh.agentService() }),
   row(e(401, 403, 403, 403, 403, 403, 403, 403, 403, 200), 'POST /api/marketplace-site-agent-services/cleanup_stale/', { body: { dry_run: true } }),
+  row(e(401, 403, 403, 403, 403, 403, 403, 403, 200, 200), 'GET /api/marketplace-site-agent-stats/'),
 
   // ---- backend resource requests: staff create; the offering's side acts; others 403 ----
   row(e(401, 403, 403, 403, 403, 403, 403, 403, 403, 201), 'POST /api/backend-resource-requests/', { body: (w) => ({ offering: w.offering.uuid }) }),

@@ -801,6 +801,80 @@ describe('a fired blocking policy refuses new Create orders', () => {
     assert.equal(allowed.status, 201, JSON.stringify(allowed.body))
   })
 
+  test('a canceled or rejected Create order terminates its resource: the estimate drops and the block lifts', async () => {
+    const s = await setup(100)
+    const buyer = await makeUser(t.ctx)
+    await grant(t.ctx, buyer, 'CUSTOMER.OWNER', { type: 'customer', id: s.consumer.id })
+    const created = await createPolicy(s.p.owner.token, {
+      scope: s.p.offering.url,
+      actions: 'block_creation_of_new_resources',
+      limit_cost: 250,
+    })
+    const uuid = created.body.uuid as string
+    const orderBody = { offering: s.p.offering.url, plan: s.plan.url, project: s.project.url }
+    const placed: { uuid: string; marketplace_resource_uuid: string }[] = []
+    for (let i = 0; i < 3; i++) {
+      const r = await client(t.app, buyer.token).post('/api/marketplace-orders/', orderBody)
+      assert.equal(r.status, 201, JSON.stringify(r.body))
+      assert.equal(r.body.state, 'pending-provider')
+      placed.push(r.body)
+    }
+    await t.ctx.jobs.drain()
+    let p = await policy(uuid)
+    assert.deepEqual([p.affected_resources_count, p.current_cost, p.has_fired], [3, 300, true])
+    assert.equal((await client(t.app, buyer.token).post('/api/marketplace-orders/', orderBody)).status, 400)
+    const resourceState = async (o: { marketplace_resource_uuid: string }) =>
+      (await client(t.app, buyer.token).get(`/api/marketplace-resources/${o.marketplace_resource_uuid}/`))
+        .body.state
+
+    // The consumer cancels the first while the provider has not looked at it yet.
+    const cancel = await client(t.app, buyer.token).post(`/api/marketplace-orders/${placed[0]!.uuid}/cancel/`)
+    assert.equal(cancel.status, 202, cancel.text)
+    assert.equal(await resourceState(placed[0]!), 'Terminated')
+    await t.ctx.jobs.drain()
+    p = await policy(uuid)
+    assert.deepEqual([p.affected_resources_count, p.current_cost, p.has_fired], [2, 200, false])
+
+    // The provider rejects the second.
+    const reject = await client(t.app, s.p.owner.token).post(
+      `/api/marketplace-orders/${placed[1]!.uuid}/reject_by_provider/`,
+    )
+    assert.equal(reject.status, 200, reject.text)
+    assert.equal(await resourceState(placed[1]!), 'Terminated')
+    await t.ctx.jobs.drain()
+    p = await policy(uuid)
+    assert.deepEqual([p.affected_resources_count, p.current_cost], [1, 100])
+
+    // The third is approved and canceled while executing, before it is processed: it is never
+    // provisioned, and its resource is terminated too.
+    const approve = await client(t.app, s.p.owner.token).post(
+      `/api/marketplace-orders/${placed[2]!.uuid}/approve_by_provider/`,
+    )
+    assert.equal(approve.status, 200, approve.text)
+    const order = async () =>
+      (await client(t.app, buyer.token).get(`/api/marketplace-orders/${placed[2]!.uuid}/`)).body.state
+    assert.equal(await order(), 'executing')
+    assert.equal(
+      (await client(t.app, buyer.token).post(`/api/marketplace-orders/${placed[2]!.uuid}/cancel/`)).status,
+      202,
+    )
+    await t.ctx.jobs.drain()
+    assert.equal(await order(), 'canceled')
+    assert.equal(await resourceState(placed[2]!), 'Terminated')
+    p = await policy(uuid)
+    assert.deepEqual([p.affected_resources_count, p.current_cost], [0, 0])
+
+    // New orders are taken again, and one that completes counts.
+    const next = await client(t.app, buyer.token).post('/api/marketplace-orders/', orderBody)
+    assert.equal(next.status, 201, JSON.stringify(next.body))
+    await client(t.app, s.p.owner.token).post(
+      `/api/marketplace-orders/${next.body.uuid}/approve_by_provider/`,
+    )
+    await t.ctx.jobs.drain()
+    assert.equal(await resourceState(next.body), 'OK')
+    assert.equal((await policy(uuid)).current_cost, 100)
+  })
+
   test('a policy made by the minimal request counts every customer and blocks any', async () => {
     const s = await setup(100)
     const created = await client(t.app, s.p.owner.token).post(BASE, {

@@ -502,6 +502,58 @@ describe('permission requests', () => {
     assert.equal((await client(t.app, t.staff.token).get(`${REQ}?state=draft2`)).status, 400)
   })
 
+  test('lists filter as the clients ask: invitation, customer, project, scope, creator, states; o orders', async () => {
+    const { c, owner, inv: customerInv } = await customerInvitation('CUSTOMER.SUPPORT')
+    const p = await makeProject(t.ctx, c)
+    const projectInv = await invite(owner, 'PROJECT.MEMBER', p)
+    const elsewhere = await pending()
+    const [u1, u2, u3] = [await makeUser(t.ctx), await makeUser(t.ctx), await makeUser(t.ctx)]
+    const submit = async (u: UserRef, inv: { uuid: string }) => {
+      t.clock.advance(60_000)
+      const r = await client(t.app, u.token).post(`${INV}${inv.uuid}/submit_request/`)
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      return r.body.uuid as string
+    }
+    const r1 = await submit(u1, customerInv)
+    const r2 = await submit(u2, projectInv)
+    const r3 = await submit(u3, customerInv)
+    t.clock.advance(60_000)
+    assert.equal((await client(t.app, owner.token).post(`${REQ}${r3}/reject/`)).status, 200)
+    const names = { [r1]: 'r1', [r2]: 'r2', [r3]: 'r3', [elsewhere.uuid]: 'elsewhere' }
+    const listed = async (who: UserRef, qs: string) => {
+      const r = await client(t.app, who.token).get(`${REQ}?${qs}`)
+      assert.equal(r.status, 200, `${qs}: ${JSON.stringify(r.body)}`)
+      assert.equal(Number(r.headers['x-result-count']), r.body.length, qs)
+      return r.body.map((x: { uuid: string }) => names[x.uuid] ?? 'other')
+    }
+    // The newest first by default; the owner sees the requests on its customer and its project.
+    assert.deepEqual(await listed(owner, ''), ['r3', 'r2', 'r1'])
+    assert.deepEqual(await listed(owner, 'o=created'), ['r1', 'r2', 'r3'])
+    assert.deepEqual(await listed(owner, 'o=state,-created'), ['r2', 'r1', 'r3'])
+    assert.deepEqual(await listed(owner, 'o=-state,created'), ['r3', 'r1', 'r2'])
+    assert.deepEqual(await listed(owner, `invitation=${customerInv.uuid.replaceAll('-', '')}`), ['r3', 'r1'])
+    assert.deepEqual(await listed(owner, `invitation=${projectInv.uuid}`), ['r2'])
+    assert.deepEqual(await listed(t.staff, `customer_uuid=${c.uuid}`), ['r3', 'r2', 'r1'])
+    assert.deepEqual(await listed(t.staff, `customer=${c.uuid}`), ['r3', 'r2', 'r1'])
+    assert.deepEqual(await listed(t.staff, `customer_uuid=${elsewhere.c.uuid}`), ['elsewhere'])
+    assert.deepEqual(await listed(t.staff, `project=${p.uuid}`), ['r2'])
+    assert.deepEqual(await listed(t.staff, `scope=${HOST}/api/customers/${c.uuid}/`), ['r3', 'r1'])
+    assert.deepEqual(await listed(t.staff, `scope=${HOST}/api/projects/${p.uuid}/`), ['r2'])
+    assert.deepEqual(await listed(t.staff, `scope=${HOST}/api/users/${u1.uuid}/`), [])
+    assert.deepEqual(await listed(t.staff, `created_by=${u2.uuid}`), ['r2'])
+    assert.deepEqual(await listed(owner, 'state=pending&state=rejected'), ['r3', 'r2', 'r1'])
+    assert.deepEqual(await listed(owner, 'state=rejected'), ['r3'])
+    assert.deepEqual(await listed(owner, 'state=draft'), [])
+    // The requester sees only its own, whatever it asks for.
+    assert.deepEqual(await listed(u1, `customer_uuid=${c.uuid}`), ['r1'])
+    for (const name of ['invitation', 'customer_uuid', 'customer', 'project', 'created_by']) {
+      const r = await client(t.app, owner.token).get(`${REQ}?${name}=zz`)
+      assert.equal(r.status, 400, name)
+      assert.deepEqual(r.body, { [name]: ['Enter a valid UUID.'] })
+    }
+    assert.equal((await client(t.app, owner.token).get(`${REQ}?o=reviewed_at`)).status, 400)
+  })
+
   test('two concurrent approvals: exactly one 200', async () => {
     const { c, owner, user, uuid } = await pending()
     const rs = await Promise.all([

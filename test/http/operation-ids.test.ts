@@ -19,9 +19,10 @@ type Doc = { paths: Record<string, Record<string, Op>>; components?: Record<stri
 
 /**
  * The paths declared with the kit: every area's, less the few routes written by hand (the
- * offering types, answered whole without pages; the site agents' statistics, one object).
+ * offering types, answered whole without pages; the site agents' statistics and the version, one
+ * object each).
  */
-const KIT_PATHS = /^\/api\/(?!marketplace-offering-types\/|marketplace-site-agent-stats\/)/
+const KIT_PATHS = /^\/api\/(?!marketplace-offering-types\/|marketplace-site-agent-stats\/|version\/)/
 
 const t = sharedTestApp(async (t) => {
   const doc: Doc = (await t.app.inject({ url: '/api/schema/' })).json()

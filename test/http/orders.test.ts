@@ -493,13 +493,20 @@ describe('transitions', () => {
     assert.equal((await as(users.provider).get(`${R}/${p.uuid}/`)).body.state, 'rejected')
   })
 
-  test('cancel changes only the order: its resource is left as it was', async () => {
+  test('a canceled Create order terminates its new resource', async () => {
     const o = await order(users.manager, 'Support.OfferingTemplate')
     const resourceUrl = `/api/marketplace-resources/${o.body.marketplace_resource_uuid}/`
     assert.equal((await as(users.manager).get(resourceUrl)).body.state, 'Creating')
     assert.equal((await as(users.manager).post(`${R}/${o.uuid}/cancel/`)).status, 202)
     assert.equal((await as(users.manager).get(`${R}/${o.uuid}/`)).body.state, 'canceled')
-    assert.equal((await as(users.manager).get(resourceUrl)).body.state, 'Creating')
+    assert.equal((await as(users.manager).get(resourceUrl)).body.state, 'Terminated')
+    // A canceled Terminate order changes only the order: the resource stays as it was.
+    const { offering, plan } = offerings['Marketplace.Basic']!
+    const res = await makeResource(t.ctx, offering, project, { planId: plan.id, state: 'OK' })
+    const term = await as(users.owner).post(`/api/marketplace-resources/${res.uuid}/terminate/`, {})
+    assert.equal(term.status, 200, term.text)
+    assert.equal((await as(users.owner).post(`${R}/${term.body.order_uuid}/cancel/`)).status, 202)
+    assert.equal((await as(users.owner).get(`/api/marketplace-resources/${res.uuid}/`)).body.state, 'OK')
   })
 
   test('consumer approval checks the organization and project before the order state', async () => {

@@ -82,14 +82,18 @@ describe('agent identities', () => {
       uuid: r.body.uuid,
       url: `${HOST}${IDS}${r.body.uuid}/`,
       name: 'agent-a',
-      offering: s.offering.url,
+      offering: s.offering.uuid,
       offering_uuid: s.offering.uuid,
       offering_name: 'Cluster',
       version: '0.7.1',
+      dependencies: [],
+      config_file_path: null,
+      config_file_content: null,
+      last_restarted: '2026-01-15T10:00:00.000Z',
       last_polled_at: '2026-01-15T09:00:00.000Z',
       created: '2026-01-15T10:00:00.000Z',
       modified: '2026-01-15T10:00:00.000Z',
-      created_by: owner.url,
+      created_by: owner.uuid,
       services: [],
     })
     const got = await client(s.t.app, owner.token).get(`${IDS}${r.body.uuid}/`)
@@ -489,9 +493,9 @@ describe('agents as the newest clients drive them', () => {
       const agent = client(s.t.app, owner.token)
       const r = await agent.post(IDS, { name: 'agent-u', offering: s.offering.uuid })
       assert.equal(r.status, 201, JSON.stringify(r.body))
-      assert.equal(r.body.offering, s.offering.url)
+      assert.equal(r.body.offering, s.offering.uuid)
       assert.equal(r.body.offering_uuid, s.offering.uuid)
-      assert.equal(r.body.created_by, owner.url)
+      assert.equal(r.body.created_by, owner.uuid)
       assert.deepEqual(r.body.services, [])
       // PUT takes the uuid too (hyphenless as well); an unknown uuid is 400 on offering.
       const put = await agent.put(`${IDS}${r.body.uuid}/`, {
@@ -565,14 +569,248 @@ describe('agents as the newest clients drive them', () => {
       assert.deepEqual(st.body, {
         identities: {
           total: 1,
-          by_offering: [{ offering_uuid: s.offering.uuid, offering_name: 'Cluster', count: 1 }],
+          by_offering: [{ offering__uuid: s.offering.uuid, offering__name: 'Cluster', count: 1 }],
         },
-        services: { total: 2, active: 2, idle: 0, error: 0, stale: 0 },
-        processors: { total: 3, by_backend_type: { LDAP: 1, SLURM: 2 }, stale: 2 },
+        services: { total: 2, by_state: { active: 2, idle: 0, error: 0 }, stale_count: 0 },
+        processors: {
+          total: 3,
+          by_backend_type: [
+            { backend_type: 'LDAP', count: 1 },
+            { backend_type: 'SLURM', count: 2 },
+          ],
+          stale_count: 2,
+        },
       })
       s.t.clock.advanceHours(25)
       const later = await client(s.t.app, s.staff.token).get(STATS)
-      assert.equal(later.body.services.stale, 2)
-      assert.equal(later.body.processors.stale, 3)
+      assert.equal(later.body.services.stale_count, 2)
+      assert.equal(later.body.processors.stale_count, 3)
+    }))
+})
+
+describe('the site agent registering as its client does', () => {
+  const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+  test('create then PUT with the whole body: every field is kept and read back', () =>
+    onFreshApp(async (s) => {
+      const owner = await s.provider.owner()
+      const agent = client(s.t.app, owner.token)
+      const name = `agent-${s.offering.uuid}`
+      const deps = [
+        { package: 'waldur-site-agent-slurm', version: '1.0.6rc17' },
+        { package: 'waldur-api-client', version: '8.1.0rc19' },
+      ]
+      const first = await agent.post(IDS, {
+        offering: s.offering.uuid.replaceAll('-', ''),
+        name,
+        version: '1.0.6rc17',
+        dependencies: deps,
+        config_file_path: '',
+        config_file_content: '',
+        last_restarted: '2026-01-15T09:59:30.123456+00:00',
+      })
+      assert.equal(first.status, 201, JSON.stringify(first.body))
+      const r = first.body
+      assert.match(r.offering, UUID_RE)
+      assert.equal(r.offering, s.offering.uuid)
+      assert.match(r.created_by, UUID_RE)
+      assert.equal(r.created_by, owner.uuid)
+      assert.deepEqual(r.dependencies, deps)
+      assert.equal(r.config_file_path, '')
+      assert.equal(r.config_file_content, '')
+      assert.equal(r.last_restarted, '2026-01-15T09:59:30.123Z')
+      assert.equal(r.version, '1.0.6rc17')
+
+      // The next start: the agent finds its identity by name and PUTs the whole body again.
+      s.t.clock.advanceHours(1)
+      const found = await agent.get(`${IDS}?name=${name}`)
+      assert.deepEqual(
+        found.body.map((i: { uuid: string }) => i.uuid),
+        [r.uuid],
+      )
+      const put = await agent.put(`${IDS}${r.uuid}/`, {
+        offering: s.offering.uuid,
+        name,
+        version: '1.0.7',
+        dependencies: [deps[1]],
+        config_file_path: '/etc/waldur/agent.yaml',
+        config_file_content: 'offerings: []\n',
+        last_restarted: '2026-01-15T10:59:00Z',
+      })
+      assert.equal(put.status, 200, JSON.stringify(put.body))
+      const got = (await agent.get(`${IDS}${r.uuid}/`)).body
+      assert.deepEqual(got, put.body)
+      assert.equal(got.version, '1.0.7')
+      assert.deepEqual(got.dependencies, [deps[1]])
+      assert.equal(got.config_file_path, '/etc/waldur/agent.yaml')
+      assert.equal(got.config_file_content, 'offerings: []\n')
+      assert.equal(got.last_restarted, '2026-01-15T10:59:00.000Z')
+      assert.equal(got.created, r.created)
+      assert.equal(got.modified, s.t.clock.now().toISOString())
+      assert.equal(got.created_by, owner.uuid, 'the creator stays the one who registered it')
+
+      // A PATCH leaves what it does not name.
+      const patched = await agent.patch(`${IDS}${r.uuid}/`, { config_file_content: null })
+      assert.equal(patched.status, 200, JSON.stringify(patched.body))
+      assert.equal(patched.body.config_file_content, null)
+      assert.deepEqual(patched.body.dependencies, [deps[1]])
+      assert.equal(patched.body.last_restarted, '2026-01-15T10:59:00.000Z')
+      assert.equal(patched.body.config_file_path, '/etc/waldur/agent.yaml')
+    }))
+
+  test('a bad path, date-time or dependency list is 400 naming each field; nothing is written', () =>
+    onFreshApp(async (s) => {
+      const owner = await s.provider.owner()
+      const agent = client(s.t.app, owner.token)
+      const bad = await agent.post(IDS, {
+        offering: s.offering.uuid,
+        name: 'agent-bad',
+        config_file_path: 'etc/agent.yaml',
+        last_restarted: 'yesterday',
+        last_polled_at: 'soon',
+      })
+      assert.equal(bad.status, 400)
+      assert.deepEqual(bad.body, {
+        config_file_path: ['Path should be absolute (start with /).'],
+        last_restarted: ['Datetime has wrong format. Use ISO 8601.'],
+        last_polled_at: ['Datetime has wrong format. Use ISO 8601.'],
+      })
+      const traversal = await agent.post(IDS, {
+        offering: s.offering.uuid,
+        name: 'agent-bad',
+        config_file_path: '/etc/../root/agent.yaml',
+      })
+      assert.equal(traversal.status, 400)
+      assert.deepEqual(traversal.body, { config_file_path: ['Path contains invalid directory traversal.'] })
+      for (const dependencies of [
+        { package: 'x', version: '1' },
+        [{ package: 'x' }],
+        ['x'],
+        [{ package: 1, version: '1' }],
+      ]) {
+        const r = await agent.post(IDS, { offering: s.offering.uuid, name: 'agent-bad', dependencies })
+        assert.equal(r.status, 400, JSON.stringify(dependencies))
+        assert.ok(r.body.dependencies, JSON.stringify(r.body))
+      }
+      const nulled = await agent.post(IDS, {
+        offering: s.offering.uuid,
+        name: 'agent-bad',
+        last_restarted: null,
+      })
+      assert.equal(nulled.status, 400)
+      assert.ok(nulled.body.last_restarted, JSON.stringify(nulled.body))
+      assert.deepEqual((await agent.get(`${IDS}?name=agent-bad`)).body, [])
+      // An update checks the same rules and keeps the stored values.
+      const ok = await agent.post(IDS, {
+        offering: s.offering.uuid,
+        name: 'agent-ok',
+        config_file_path: '/a',
+      })
+      assert.equal(ok.status, 201)
+      const put = await agent.patch(`${IDS}${ok.body.uuid}/`, { config_file_path: 'relative' })
+      assert.equal(put.status, 400)
+      assert.equal((await agent.get(`${IDS}${ok.body.uuid}/`)).body.config_file_path, '/a')
+    }))
+
+  test('identities filter by name, version, last restart and having no services', () =>
+    onFreshApp(async (s) => {
+      const as = client(s.t.app, s.staff.token)
+      const make = async (name: string, version: string, lastRestarted: string) => {
+        const r = await as.post(IDS, {
+          offering: s.offering.uuid,
+          name,
+          version,
+          last_restarted: lastRestarted,
+        })
+        assert.equal(r.status, 201, JSON.stringify(r.body))
+        return r.body
+      }
+      const a = await make('agent-f1', '1.0', '2026-01-10T00:00:00Z')
+      await make('agent-f2', '2.0', '2026-01-14T00:00:00Z')
+      await service(s.t, s.staff, a, 'orders')
+      const names = async (qs: string) => {
+        const r = await as.get(`${IDS}?${qs}`)
+        assert.equal(r.status, 200, JSON.stringify(r.body))
+        return r.body.map((i: { name: string }) => i.name)
+      }
+      assert.deepEqual(await names('version=2.0'), ['agent-f2'])
+      assert.deepEqual(await names('last_restarted=2026-01-12T00:00:00Z'), ['agent-f2'])
+      assert.deepEqual(await names('orphaned=true'), ['agent-f2'])
+      assert.deepEqual(await names('orphaned=false'), ['agent-f1'])
+      assert.deepEqual(await names('name=agent-f1&orphaned=false'), ['agent-f1'])
+      assert.equal((await as.get(`${IDS}?last_restarted=soon`)).status, 400)
+    }))
+
+  test('processors filter by backend type and version and by last run', () =>
+    onFreshApp(async (s) => {
+      const as = client(s.t.app, s.staff.token)
+      const ident = await identity(s.t, s.staff, s.offering, 'agent-pf')
+      const svc = await service(s.t, s.staff, ident, 'orders')
+      const register = async (name: string, backend_type: string, backend_version?: string) => {
+        const r = await as.post(`${SVC}${svc.uuid}/register_processor/`, {
+          name,
+          backend_type,
+          backend_version,
+        })
+        assert.equal(r.status, 201, JSON.stringify(r.body))
+      }
+      await register('early', 'SLURM', '23.02')
+      s.t.clock.advanceHours(2)
+      await register('late', 'SLURM', '24.05')
+      await register('ldap', 'LDAP')
+      const names = async (qs: string) =>
+        (await as.get(`${PROCS}?${qs}`)).body.map((p: { name: string }) => p.name)
+      assert.deepEqual(await names('backend_type=SLURM'), ['early', 'late'])
+      assert.deepEqual(await names('backend_version=24.05'), ['late'])
+      const hourAgo = new Date(s.t.clock.now().getTime() - 3600_000).toISOString()
+      assert.deepEqual(await names(`last_run=${hourAgo}`), ['late', 'ldap'])
+      assert.deepEqual(await names(`last_run_before=${hourAgo}`), ['early'])
+      assert.equal((await as.get(`${PROCS}?last_run_before=x`)).status, 400)
+    }))
+
+  test('stats count services by state, stale services and processors; support reads, others 403', () =>
+    onFreshApp(async (s) => {
+      const as = client(s.t.app, s.staff.token)
+      const other = await makeOffering(s.t.ctx, await s.provider.customer(), {
+        name: 'Archive',
+        type: 'Marketplace.Basic',
+      })
+      const a = await identity(s.t, s.staff, s.offering, 'agent-s1')
+      const b = await identity(s.t, s.staff, s.offering, 'agent-s2')
+      await identity(s.t, s.staff, other, 'agent-s3')
+      const idle = await service(s.t, s.staff, a, 'idle')
+      const erred = await service(s.t, s.staff, a, 'erred')
+      await service(s.t, s.staff, b, 'active')
+      await s.t.ctx.db
+        .updateTable('site_agent_services')
+        .set({ state: 2 })
+        .where('uuid', '=', idle.uuid)
+        .execute()
+      await s.t.ctx.db
+        .updateTable('site_agent_services')
+        .set({ state: 3 })
+        .where('uuid', '=', erred.uuid)
+        .execute()
+      await as.post(`${SVC}${idle.uuid}/register_processor/`, { name: 'p', backend_type: 'SLURM' })
+      s.t.clock.advanceHours(25)
+      await service(s.t, s.staff, b, 'fresh')
+      const st = await as.get(STATS)
+      assert.equal(st.status, 200, JSON.stringify(st.body))
+      assert.deepEqual(st.body, {
+        identities: {
+          total: 3,
+          by_offering: [
+            { offering__uuid: other.uuid, offering__name: 'Archive', count: 1 },
+            { offering__uuid: s.offering.uuid, offering__name: 'Cluster', count: 2 },
+          ],
+        },
+        services: { total: 4, by_state: { active: 2, idle: 1, error: 1 }, stale_count: 3 },
+        processors: { total: 1, by_backend_type: [{ backend_type: 'SLURM', count: 1 }], stale_count: 1 },
+      })
+      const support = await makeUser(s.t.ctx, { support: true })
+      assert.deepEqual((await client(s.t.app, support.token).get(STATS)).body, st.body)
+      const manager = await makeOfferingManager(s.t.ctx, s.offering)
+      assert.equal((await client(s.t.app, manager.token).get(STATS)).status, 403)
+      assert.equal((await client(s.t.app).get(STATS)).status, 401)
     }))
 })

@@ -1,6 +1,14 @@
 // All SQL of invitations and permission requests: the rows with their scope (customer or
 // project), role and people; who sees which; the state changes as conditional UPDATEs.
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely'
+import {
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type Insertable,
+  type Kysely,
+  type SqlBool,
+  type Transaction,
+} from 'kysely'
 import { countRows, pageRows, scopedList } from '../../db/listing.js'
 import { firstWhere, insertRow, onlyWhere } from '../../db/rows.js'
 import { joined } from '../../db/joins.js'
@@ -261,6 +269,23 @@ function visibleRequests(db: Db, scope: RequestScope) {
 export type ReqRow = NonNullable<Awaited<ReturnType<typeof visibleRequest>>>
 export function visibleRequest(db: Db, scope: RequestScope, uuid: string) {
   return firstWhere(visibleRequests(db, scope).select(reqColumns), 'user_permission_requests.uuid', uuid)
+}
+
+/** A customer or a project, as a `scope` filter names it. */
+export interface InvitationScopeRef {
+  type: 'customer' | 'project'
+  uuid: string
+}
+
+/** The requests whose invitation is for exactly that customer or project. */
+export function requestsOfScope(
+  eb: ExpressionBuilder<any, any>,
+  scope: InvitationScopeRef,
+): Expression<SqlBool> {
+  return eb.and([
+    eb('i.scope_type', '=', scope.type),
+    eb(scope.type === 'customer' ? 'c.uuid' : 'p.uuid', '=', scope.uuid),
+  ])
 }
 
 /** The requests a scope sees, for the kit's listing; the newest id first among equals. */

@@ -4,10 +4,12 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../../context.js'
 import { filter } from '../../http/filters.js'
+import { uuidFromLink } from '../../http/links.js'
 import { pager, single } from '../../http/query.js'
 import { defineAction, defineResource, resourceRoutes, columnsOf, orderedBy } from '../../http/resource.js'
 import { errors, UuidParams } from '../../http/schemas.js'
 import * as requests from './requests.js'
+import { requestsOfScope, type InvitationScopeRef } from './repository.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
@@ -20,6 +22,14 @@ const scopeType = filter.custom(
   },
   'user_group_invitations.scope_type',
 )
+
+/** A `scope` filter's value: a customer's or a project's URL (another URL matches nothing). */
+function scopeOfLink(url: string): InvitationScopeRef | null {
+  const customer = uuidFromLink(url, 'customers')
+  if (customer) return { type: 'customer', uuid: customer }
+  const project = uuidFromLink(url, 'projects')
+  return project ? { type: 'project', uuid: project } : null
+}
 
 export const invitations = defineResource({
   path: s.PATH,
@@ -74,11 +84,23 @@ export const permissionRequests = defineResource({
   visibility: requests.requestVisibility,
   list: {
     filters: {
-      state: filter.choice(s.REQUEST_STATES, 'user_permission_requests.state'),
+      state: filter.choice(s.REQUEST_FILTER_STATES, 'user_permission_requests.state'),
       invitation_uuid: filter.uuid('i.uuid'),
+      invitation: filter.uuid('i.uuid', { description: 'uuid of the invitation' }),
+      customer_uuid: filter.uuid('c.uuid', { description: "uuid of the invitation's customer" }),
+      customer: filter.uuid('c.uuid', { description: "uuid of the invitation's customer (older name)" }),
+      project: filter.uuid('p.uuid', { description: "uuid of the invitation's project" }),
+      created_by: filter.uuid('ru.uuid', { description: 'uuid of the user who made the request' }),
+      scope: filter.custom(
+        Type.String({ format: 'uri', description: "URL of the invitation's customer or project" }),
+        (q, name) => {
+          const v = single(q, name)
+          return v === undefined ? undefined : scopeOfLink(v)
+        },
+        requestsOfScope,
+      ),
     },
-    // A fixed order: the newest first.
-    ordering: { default: [{ column: 'user_permission_requests.created', desc: true }] },
+    ordering: orderedBy(columnsOf('user_permission_requests', 'created', 'state'), '-created'),
     run: (c) => requests.listRequests(c.ctx, c.scope, c.listing, c.base, c.page),
   },
   retrieve: { run: (c) => requests.getRequest(c.ctx, c.scope, c.uuid, c.base) },

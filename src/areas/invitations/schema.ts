@@ -7,6 +7,9 @@ export const REQUEST_PATH = 'user-permission-requests'
 
 export const SCOPE_TYPES = ['customer', 'project'] as const
 export const REQUEST_STATES = ['pending', 'approved', 'rejected', 'canceled'] as const
+/** The states a list may be filtered by: the reference's clients also send `draft`, a state no
+ * request here is ever in. */
+export const REQUEST_FILTER_STATES = ['draft', ...REQUEST_STATES] as const
 
 export const InvitationSchema = Type.Object({
   scope_uuid: Uuid,

@@ -16,9 +16,13 @@ export interface OrderFilters {
   canApproveAsConsumer?: { projectIds: number[]; customerIds: number[] } | 'all' | 'state-only'
   canApproveAsProvider?: { customerIds: number[]; offeringIds: number[] } | 'all' | 'state-only'
   category_uuid?: string
-  created?: string
+  /** Lower bounds of `created` (each one applies). */
+  created_after?: string[]
+  created_before?: string
   customer_uuid?: string
-  modified?: string
+  /** Lower bounds of `modified` (each one applies). */
+  modified_after?: string[]
+  modified_before?: string
   offering_uuids?: string[]
   offering_slugs?: string[]
   offering_types?: string[]
@@ -30,8 +34,11 @@ export interface OrderFilters {
   resource_uuid?: string
   resource_name?: string
   service_manager_uuid?: string
+  slug?: string
   states?: string[]
   types?: string[]
+  /** Whether the order was placed without waiting for the consumer's review (`auto_approved`). */
+  was_auto_approved?: boolean
   /** A filter that can match nothing (a URL filter of the wrong kind). */
   none?: boolean
 }
@@ -289,8 +296,24 @@ export function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): Order
     add(`states:${f.states.length}`, f.states, (q, s) => q.where('orders.state', 'in', s), true)
   }
   if (f.types?.length) add(`types:${f.types.length}`, f.types, (q, s) => q.where('orders.type', 'in', s))
-  if (f.created) add('created', [f.created], (q, [s]) => q.where('orders.created', '>=', s))
-  if (f.modified) add('modified', [f.modified], (q, [s]) => q.where('orders.modified', '>=', s))
+  // Time bounds, each a range of its (created, id) or (modified) index.
+  for (const [i, bound] of (f.created_after ?? []).entries()) {
+    add(`created-after:${i}`, [bound], (q, [s]) => q.where('orders.created', '>=', s))
+  }
+  if (f.created_before) {
+    add('created-before', [f.created_before], (q, [s]) => q.where('orders.created', '<=', s))
+  }
+  for (const [i, bound] of (f.modified_after ?? []).entries()) {
+    add(`modified-after:${i}`, [bound], (q, [s]) => q.where('orders.modified', '>=', s))
+  }
+  if (f.modified_before) {
+    add('modified-before', [f.modified_before], (q, [s]) => q.where('orders.modified', '<=', s))
+  }
+  if (f.slug !== undefined) add('slug', [f.slug], (q, [s]) => q.where('orders.slug', '=', s))
+  if (f.was_auto_approved !== undefined) {
+    // A flag compares with a parameter (1 or 0), which both dialects take for their flag type.
+    add('auto-approved', [f.was_auto_approved ? 1 : 0], (q, [s]) => q.where('orders.auto_approved', '=', s))
+  }
   return out
 }
 

@@ -1,16 +1,22 @@
 // The order list's filters, from the values the route's declaration parsed to the repository's
 // filters: the approval filters (scoped to what the caller may approve), the offering by URL or
-// uuid (given both, they must agree), the resource by URL and the text query.
+// uuid (given both, they must agree), the resource by URL, the text query, and the time bounds
+// (`created` and `created_after` are one bound each, as are `modified` and `modified_after`).
 import { scopesWith, type Actor } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import type { OrderFilters } from './repository.js'
 
 /** The list's parameters by the kind of their parsed value. */
-type FlagFilter = 'can_approve_as_consumer' | 'can_approve_as_provider'
+type FlagFilter = 'can_approve_as_consumer' | 'can_approve_as_provider' | 'was_auto_approved'
 type ListFilter = 'offering_slug' | 'offering_type' | 'state' | 'type'
 type TextFilter =
   | 'category_uuid'
   | 'created'
+  | 'created_after'
+  | 'created_before'
+  | 'modified_after'
+  | 'modified_before'
+  | 'slug'
   | 'customer_uuid'
   | 'modified'
   | 'parent_offering_uuid'
@@ -68,9 +74,11 @@ export function orderFilters(actor: Actor, v: OrderFilterValues): OrderFilters {
   const f: OrderFilters = {
     ...approvalFilters(actor, v.can_approve_as_consumer ?? undefined, v.can_approve_as_provider ?? undefined),
     category_uuid: v.category_uuid ?? undefined,
-    created: v.created ?? undefined,
+    created_after: [v.created, v.created_after].filter((x): x is string => !!x),
+    created_before: v.created_before ?? undefined,
     customer_uuid: v.customer_uuid ?? undefined,
-    modified: v.modified ?? undefined,
+    modified_after: [v.modified, v.modified_after].filter((x): x is string => !!x),
+    modified_before: v.modified_before ?? undefined,
     offering_slugs: v.offering_slug ?? [],
     offering_types: v.offering_type ?? [],
     parent_offering_uuid: v.parent_offering_uuid ?? undefined,
@@ -79,8 +87,10 @@ export function orderFilters(actor: Actor, v: OrderFilterValues): OrderFilters {
     resource_uuid: v.resource_uuid ?? undefined,
     resource_name: v.resource_name ?? undefined,
     service_manager_uuid: v.service_manager_uuid ?? undefined,
+    slug: v.slug ?? undefined,
     states: v.state ?? [],
     types: v.type ?? [],
+    was_auto_approved: v.was_auto_approved ?? undefined,
   }
   if (v.offering === null) f.none = true
   f.offering_uuids = [v.offering_uuid, v.offering].filter((x): x is string => !!x)

@@ -194,7 +194,8 @@ export function ordersRepository(db: Db) {
   return {
     async count(vis: OrderVisibility, f: OrderFilters): Promise<number> {
       // Everything, unfiltered: the trigger-kept total instead of a scan of the table.
-      if (vis.all && Object.values(f).every((v) => !v || (Array.isArray(v) && v.length === 0))) {
+      // (A filter's value may be false, `was_auto_approved=false`: only an absent one is no filter.)
+      if (vis.all && Object.values(f).every((v) => v === undefined || (Array.isArray(v) && v.length === 0))) {
         const total = (await ordersTotal(db, [], [])).rows[0]
         if (total) return Number(total.n)
       }

@@ -131,6 +131,17 @@ export const orders = defineResource({
       query: filter.exact(undefined, {
         description: 'the order uuid or slug, or its project or resource name',
       }),
+      // Read after the older ones, so a request that was answered before still is.
+      created_before: filter.before(undefined, { description: 'created at or before (date-time)' }),
+      modified_before: filter.before(undefined, { description: 'modified at or before (date-time)' }),
+      created_after: filter.after(undefined, { description: 'created at or after (date-time), as created' }),
+      modified_after: filter.after(undefined, {
+        description: 'modified at or after (date-time), as modified',
+      }),
+      slug: filter.exact(undefined, { description: 'the order slug' }),
+      was_auto_approved: filter.boolean(undefined, {
+        description: "true: orders placed without waiting for the consumer's review; false: the others",
+      }),
     },
     ordering: orderedBy(columnsOf('orders', 'created', 'consumer_reviewed_at', 'cost', 'state'), 'created'),
     render: 'json',

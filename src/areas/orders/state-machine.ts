@@ -104,8 +104,10 @@ export function resourceStateAfter(type: OrderType, state: OrderState): string |
       return type === 'Terminate' ? 'OK' : 'Erred'
     case 'rejected':
       return type === 'Create' ? 'Terminated' : 'OK'
-    // Canceling changes only the order: its resource stays as it is.
+    // A canceled Create order leaves no live resource behind (nor one a cost policy counts);
+    // canceling an Update or Terminate order changes only the order.
     case 'canceled':
+      return type === 'Create' ? 'Terminated' : null
     case 'pending-consumer':
     case 'pending-provider':
     case 'pending-project':

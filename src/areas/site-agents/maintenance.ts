@@ -35,22 +35,20 @@ export async function stats(ctx: AppContext, actor: Actor): Promise<Stats> {
     identities: {
       total: byOffering.reduce((t, r) => t + Number(r.n), 0),
       by_offering: byOffering.map((r) => ({
-        offering_uuid: r.offering_uuid,
-        offering_name: r.offering_name,
+        offering__uuid: r.offering_uuid,
+        offering__name: r.offering_name,
         count: Number(r.n),
       })),
     },
     services: {
       total: byState.reduce((t, r) => t + Number(r.n), 0),
-      active: inState(1),
-      idle: inState(2),
-      error: inState(3),
-      stale: staleServices,
+      by_state: { active: inState(1), idle: inState(2), error: inState(3) },
+      stale_count: staleServices,
     },
     processors: {
       total: byType.reduce((t, r) => t + Number(r.n), 0),
-      by_backend_type: Object.fromEntries(byType.map((r) => [r.backend_type, Number(r.n)])),
-      stale: staleProcessors,
+      by_backend_type: byType.map((r) => ({ backend_type: r.backend_type, count: Number(r.n) })),
+      stale_count: staleProcessors,
     },
   }
 }

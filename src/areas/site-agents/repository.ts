@@ -1,7 +1,14 @@
 // All SQL of site agents: identities, their services and the services' processors, each read
 // with its offering (the offering decides who sees and manages it). The services' list, the hot
 // path of the agents' polling, is in `repository-service-list.ts`.
-import { sql, type Kysely, type Transaction } from 'kysely'
+import {
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type SqlBool,
+  type Transaction,
+} from 'kysely'
 import { insertReturningId, reusable, slot } from '../../db/compiled.js'
 import { scopedList } from '../../db/listing.js'
 import { firstWhere, onlyWhere, updateRow } from '../../db/rows.js'
@@ -31,6 +38,10 @@ const identityColumns = [
   'site_agent_identities.name',
   'site_agent_identities.version',
   'site_agent_identities.last_polled_at',
+  'site_agent_identities.dependencies',
+  'site_agent_identities.config_file_path',
+  'site_agent_identities.config_file_content',
+  'site_agent_identities.last_restarted_at',
   'site_agent_identities.created',
   'site_agent_identities.modified',
   'site_agent_identities.offering_id',
@@ -76,6 +87,15 @@ export function identityList(db: Db) {
   )
 }
 
+/** The `orphaned` filter's condition: true, identities without services; false, those with some. */
+export function orphaned(eb: ExpressionBuilder<any, any>, value: boolean): Expression<SqlBool> {
+  const services = eb
+    .selectFrom('site_agent_services')
+    .select('site_agent_services.id')
+    .whereRef('site_agent_services.identity_id', '=', 'site_agent_identities.id')
+  return value ? eb.not(eb.exists(services)) : eb.exists(services)
+}
+
 /** The offering an identity would serve: who owns it and its type. */
 export function offeringOf(db: Db, id: number) {
   return onlyWhere(db.selectFrom('offerings').select(['id', 'customer_id', 'type']), 'id', id)
@@ -88,6 +108,10 @@ export async function insertIdentity(
     name: string
     offering_id: number
     version: string | null
+    dependencies: string
+    config_file_path: string | null
+    config_file_content: string | null
+    last_restarted_at: string
     last_polled_at: string | null
     created_by_id: number
     created: string

@@ -16,6 +16,7 @@ import {
 } from '../../http/resource.js'
 import { errors } from '../../http/schemas.js'
 import * as maintenance from './maintenance.js'
+import * as repo from './repository.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 
@@ -50,6 +51,11 @@ export const identities = defineResource({
     filters: {
       offering_uuid: filter.uuid('offerings.uuid'),
       name: filter.exact('site_agent_identities.name'),
+      version: filter.exact('site_agent_identities.version'),
+      last_restarted: filter.after('site_agent_identities.last_restarted_at', {
+        description: 'last restarted at or after (date-time)',
+      }),
+      orphaned: filter.boolean(repo.orphaned, { description: 'true: identities without services' }),
     },
     ordering: { default: [{ column: 'site_agent_identities.created', desc: false }] },
     run: (c) => svc.listIdentities(c.ctx, c.scope, c.listing, c.base, c.page),
@@ -153,6 +159,14 @@ export const processors = defineResource({
       service_uuid: filter.uuid('site_agent_services.uuid', { description: 'uuid of the service' }),
       offering_uuid: filter.uuid('offerings.uuid', {
         description: "uuid of the service's identity's offering",
+      }),
+      backend_type: filter.exact('site_agent_processors.backend_type'),
+      backend_version: filter.exact('site_agent_processors.backend_version'),
+      last_run: filter.after('site_agent_processors.last_run', {
+        description: 'last run at or after (date-time)',
+      }),
+      last_run_before: filter.before('site_agent_processors.last_run', {
+        description: 'last run at or before (date-time)',
       }),
     },
     ordering: { default: [{ column: 'site_agent_processors.created', desc: false }] },

@@ -29,28 +29,51 @@ export function stateLabel(code: number): string {
 /** Offering types a site agent may serve (reference §3.1: the site-agent type, basic, cloudB tenant). */
 export const AGENT_OFFERING_TYPES = ['Marketplace.Slurm', 'Marketplace.Basic', 'CloudB.Tenant']
 
+/** One package an agent runs, as it reports it. */
+export const DependencySchema = Type.Object({ package: Type.String(), version: Type.String() })
+export type Dependency = Static<typeof DependencySchema>
+
 const identityWritable = {
-  name: Type.String({ minLength: 1, maxLength: 255 }),
-  offering: Type.String({ description: 'the offering: its URL or its uuid' }),
+  name: Type.String({ minLength: 1, maxLength: 150 }),
+  offering: Type.String({ description: 'the offering: its uuid (hyphenated or 32 hex digits) or its URL' }),
   version: Nullable(Type.String({ maxLength: 100 })),
+  dependencies: Type.Array(DependencySchema, {
+    description: 'the packages the agent runs: [{"package": ..., "version": ...}]',
+  }),
+  config_file_path: Nullable(
+    Type.String({ maxLength: 150, description: "absolute path of the agent's configuration file, or empty" }),
+  ),
+  config_file_content: Nullable(Type.String()),
+  last_restarted: Type.String({ description: 'date-time' }),
   last_polled_at: Nullable(Type.String({ description: 'date-time' })),
+}
+/** The fields a create or PUT may leave out (a PATCH may leave out all). */
+const optionalFields = {
+  version: Type.Optional(identityWritable.version),
+  dependencies: Type.Optional(identityWritable.dependencies),
+  config_file_path: Type.Optional(identityWritable.config_file_path),
+  config_file_content: Type.Optional(identityWritable.config_file_content),
+  last_restarted: Type.Optional(identityWritable.last_restarted),
+  last_polled_at: Type.Optional(identityWritable.last_polled_at),
 }
 export const IdentityCreateBody = Body({
   name: identityWritable.name,
   offering: identityWritable.offering,
-  version: Type.Optional(identityWritable.version),
-  last_polled_at: Type.Optional(identityWritable.last_polled_at),
+  ...optionalFields,
 })
 export const IdentityPatchBody = Body({
   name: Type.Optional(identityWritable.name),
   offering: Type.Optional(identityWritable.offering),
-  version: Type.Optional(identityWritable.version),
-  last_polled_at: Type.Optional(identityWritable.last_polled_at),
+  ...optionalFields,
 })
 export interface IdentityWrite {
   name?: string
   offering?: string
   version?: string | null
+  dependencies?: Dependency[]
+  config_file_path?: string | null
+  config_file_content?: string | null
+  last_restarted?: string
   last_polled_at?: string | null
 }
 
@@ -86,14 +109,18 @@ export const IdentitySchema = Type.Object({
   uuid: Uuid,
   url: Url,
   name: Type.String(),
-  offering: Url,
+  offering: Uuid,
   offering_uuid: Uuid,
   offering_name: Type.String(),
   version: Nullable(Type.String()),
+  dependencies: Type.Array(DependencySchema),
+  config_file_path: Nullable(Type.String()),
+  config_file_content: Nullable(Type.String()),
+  last_restarted: DateTime,
   last_polled_at: Nullable(DateTime),
   created: DateTime,
   modified: DateTime,
-  created_by: Nullable(Url, { description: 'the user who registered the identity' }),
+  created_by: Nullable(Uuid, { description: 'uuid of the user who registered the identity' }),
   services: Type.Array(ServiceSchema, { description: 'the services of this identity, oldest first' }),
 })
 export type Identity = Static<typeof IdentitySchema>
@@ -108,26 +135,27 @@ export const ProcessorSchema = Type.Object({
 export type Processor = Static<typeof ProcessorSchema>
 
 const Count = Type.Integer({ minimum: 0 })
-/** GET marketplace-site-agent-stats/: what the agents of the platform are doing. */
+/** GET marketplace-site-agent-stats/: what the agents of the platform are doing (the shape the
+ * reference's clients read: `AgentStatsResponse`). */
 export const StatsSchema = Type.Object({
   identities: Type.Object({
     total: Count,
     by_offering: Type.Array(
-      Type.Object({ offering_uuid: Uuid, offering_name: Type.String(), count: Count }),
+      Type.Object({ offering__uuid: Uuid, offering__name: Type.String(), count: Count }),
       { description: 'offerings with at least one identity, by name' },
     ),
   }),
   services: Type.Object({
     total: Count,
-    active: Count,
-    idle: Count,
-    error: Count,
-    stale: Type.Integer({ minimum: 0, description: 'not modified for more than 24 hours' }),
+    by_state: Type.Object({ active: Count, idle: Count, error: Count }),
+    stale_count: Type.Integer({ minimum: 0, description: 'not modified for more than 24 hours' }),
   }),
   processors: Type.Object({
     total: Count,
-    by_backend_type: Type.Record(Type.String(), Count),
-    stale: Type.Integer({ minimum: 0, description: 'last run more than an hour ago, or never' }),
+    by_backend_type: Type.Array(Type.Object({ backend_type: Nullable(Type.String()), count: Count }), {
+      description: 'backend types with at least one processor, by type',
+    }),
+    stale_count: Type.Integer({ minimum: 0, description: 'last run more than an hour ago, or never' }),
   }),
 })
 export type Stats = Static<typeof StatsSchema>

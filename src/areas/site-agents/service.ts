@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import type { Listing } from '../../db/listing.js'
 import { toJson } from '../../db/values.js'
-import { fieldError, forbidden } from '../../http/errors.js'
+import { fieldError, FieldErrorSet, forbidden } from '../../http/errors.js'
 import { resolveLink, resolveUuid } from '../../http/links.js'
 import { can, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
 import { parseDateTime } from '../../http/query.js'
@@ -115,23 +115,70 @@ async function resolveOffering(ctx: AppContext, actor: Actor, value: unknown) {
   return o
 }
 
-function checkPolledAt(v: string | null | undefined): string | null | undefined {
+const WRONG_DATETIME = 'Datetime has wrong format. Use ISO 8601.'
+
+/** A date-time of the body, normalized (null and undefined pass through); 400 on the field otherwise. */
+function dateTime(errors: FieldErrorSet, field: string, v: string | null | undefined) {
   if (v === undefined || v === null) return v
   const p = parseDateTime(v)
-  if (!p) throw fieldError('last_polled_at', 'Datetime has wrong format. Use ISO 8601.')
-  return p
+  if (!p) errors.add(field, WRONG_DATETIME)
+  return p ?? undefined
+}
+
+/**
+ * The configuration file's path: empty (the agent's default) or an absolute Unix path without `..`
+ * steps (the reference's rules; its length is capped by the schema, and a NUL character in any body
+ * is refused before this).
+ */
+export function configPathProblem(path: string): string | null {
+  if (path === '' || path.trim() === '') return null
+  if (!path.startsWith('/')) return 'Path should be absolute (start with /).'
+  if (path.split('/').includes('..')) return 'Path contains invalid directory traversal.'
+  return null
+}
+
+/** The identity's columns a create or update writes, from the body's fields it was given. */
+function identityColumns(body: IdentityWrite): Record<string, unknown> {
+  const errors = new FieldErrorSet()
+  const set: Record<string, unknown> = {}
+  if (body.name !== undefined) set.name = body.name
+  if (body.version !== undefined) set.version = body.version
+  if (body.dependencies !== undefined) {
+    set.dependencies = toJson(body.dependencies.map((d) => ({ package: d.package, version: d.version })))
+  }
+  if (body.config_file_path !== undefined) {
+    const problem = body.config_file_path === null ? null : configPathProblem(body.config_file_path)
+    if (problem) errors.add('config_file_path', problem)
+    set.config_file_path = body.config_file_path
+  }
+  if (body.config_file_content !== undefined) set.config_file_content = body.config_file_content
+  if (body.last_restarted !== undefined) {
+    set.last_restarted_at = dateTime(errors, 'last_restarted', body.last_restarted)
+  }
+  if (body.last_polled_at !== undefined) {
+    set.last_polled_at = dateTime(errors, 'last_polled_at', body.last_polled_at)
+  }
+  errors.throwIfAny()
+  return set
 }
 
 export async function createIdentity(ctx: AppContext, actor: Actor, body: IdentityWrite, b: string) {
   const o = await resolveOffering(ctx, actor, body.offering)
+  const set = identityColumns(body)
+  const now = ctx.clock().toISOString()
   const id = await repo.insertIdentity(ctx.db, {
     uuid: ctx.newUuid(),
     name: body.name!,
     offering_id: o.id,
     version: body.version ?? null,
-    last_polled_at: checkPolledAt(body.last_polled_at) ?? null,
+    dependencies: (set.dependencies as string | undefined) ?? '[]',
+    config_file_path: body.config_file_path ?? null,
+    config_file_content: body.config_file_content ?? null,
+    // An agent registering tells when it started; without it, the registration is the start.
+    last_restarted_at: (set.last_restarted_at as string | undefined) ?? now,
+    last_polled_at: (set.last_polled_at as string | null | undefined) ?? null,
     created_by_id: actor.id,
-    created: ctx.clock().toISOString(),
+    created: now,
   })
   return identityRecord(ctx, b, id)
 }
@@ -144,11 +191,10 @@ export async function updateIdentity(
   b: string,
 ) {
   const row = await managedIdentity(ctx, actor, uuid)
-  const set: Record<string, unknown> = { modified: ctx.clock().toISOString() }
-  if (body.offering !== undefined) set.offering_id = (await resolveOffering(ctx, actor, body.offering)).id
-  if (body.name !== undefined) set.name = body.name
-  if (body.version !== undefined) set.version = body.version
-  if (body.last_polled_at !== undefined) set.last_polled_at = checkPolledAt(body.last_polled_at)
+  const offeringId =
+    body.offering === undefined ? undefined : (await resolveOffering(ctx, actor, body.offering)).id
+  const set: Record<string, unknown> = { ...identityColumns(body), modified: ctx.clock().toISOString() }
+  if (offeringId !== undefined) set.offering_id = offeringId
   await repo.updateIdentity(ctx.db, row.id, set)
   return identityRecord(ctx, b, row.id)
 }

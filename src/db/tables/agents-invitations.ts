@@ -25,6 +25,11 @@ export interface SiteAgentIdentitiesTable {
   version: string | null
   last_polled_at: string | null
   created_by_id: number | null
+  /** [{package, version}, ...] as the agent reported them */
+  dependencies: Generated<Json>
+  config_file_path: string | null
+  config_file_content: string | null
+  last_restarted_at: string | null
   created: string
   modified: string
 }
