@@ -9,6 +9,7 @@ import { cloudARoutes } from './cloud-a/routes.js'
 import { costPoliciesRoutes } from './cost-policies/routes.js'
 import { directoryRoutes } from './directory/routes.js'
 import { invitationsRoutes } from './invitations/routes.js'
+import { offeringUsersRoutes } from './offering-users/routes.js'
 import { ordersRoutes } from './orders/routes.js'
 import { paymentProfilesRoutes } from './payment-profiles/routes.js'
 import { siteAgentsRoutes } from './site-agents/routes.js'
@@ -26,6 +27,7 @@ export const areas: Area[] = [
   backendRequestsRoutes,
   siteAgentsRoutes,
   invitationsRoutes,
+  offeringUsersRoutes,
   cloudRoutes,
   cloudBRoutes,
   cloudARoutes,

@@ -319,9 +319,28 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
     if (method === 'GET' && !detail && isArraySchema(action.response)) {
       addCollectionGet(url, action.name, action.summary, schema, handler, extra)
     } else {
-      const suffix = method === 'GET' ? (isArraySchema(action.response) ? 'list' : 'retrieve') : null
-      add(method, url, suffix, action.summary, schema, handler, extra)
+      add(method, url, actionSuffix(method, action.response), action.summary, schema, handler, extra)
     }
+  }
+}
+
+/**
+ * The operationId suffix of an action, as the reference's generator gives it: none after a POST
+ * action's name; `list` or `retrieve` for a GET; `update`, `partial_update`, `destroy` for PUT,
+ * PATCH and DELETE (`..._update_user_attribute_config_partial_update`).
+ */
+function actionSuffix(method: string, response: TSchema | null): string | null {
+  switch (method) {
+    case 'GET':
+      return isArraySchema(response) ? 'list' : 'retrieve'
+    case 'PUT':
+      return 'update'
+    case 'PATCH':
+      return 'partial_update'
+    case 'DELETE':
+      return 'destroy'
+    default:
+      return null
   }
 }
 
