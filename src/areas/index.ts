@@ -13,6 +13,7 @@ import { offeringUsersRoutes } from './offering-users/routes.js'
 import { ordersRoutes } from './orders/routes.js'
 import { paymentProfilesRoutes } from './payment-profiles/routes.js'
 import { siteAgentsRoutes } from './site-agents/routes.js'
+import { sshKeysRoutes } from './ssh-keys/routes.js'
 import { supportRoutes } from './support/routes.js'
 
 export type Area = (app: FastifyInstance, opts: { ctx: AppContext }) => Promise<void>
@@ -28,6 +29,7 @@ export const areas: Area[] = [
   siteAgentsRoutes,
   invitationsRoutes,
   offeringUsersRoutes,
+  sshKeysRoutes,
   cloudRoutes,
   cloudBRoutes,
   cloudARoutes,

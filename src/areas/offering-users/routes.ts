@@ -3,11 +3,20 @@
 // offering), and per-user component limits (/api/component-user-usage-limits/).
 import { Type } from '@sinclair/typebox'
 import { filter } from '../../http/filters.js'
-import { defineAction, defineResource, orderedBy, resourceRoutes } from '../../http/resource.js'
-import { single } from '../../http/query.js'
+import {
+  actionList,
+  columnsOf,
+  defineAction,
+  defineResource,
+  orderedBy,
+  resourceRoutes,
+} from '../../http/resource.js'
+import { pager, single } from '../../http/query.js'
 import { icontainsAny } from '../../db/sql.js'
 import * as svc from './service.js'
 import * as config from './attribute-config.js'
+import * as accounts from './accounts.js'
+import * as limits from './usage-limits.js'
 import * as s from './schema.js'
 import { hasTermsOfService, usernameIs } from './repository.js'
 import type { OfferingUserAction } from './state-machine.js'
@@ -127,7 +136,6 @@ export const offeringUsers = defineResource({
   ],
 })
 
-/** The provider offering's user attribute config: its own operations on the offering's path. */
 const configUpdate = (method: 'POST' | 'PUT' | 'PATCH') =>
   defineAction({
     name: 'update-user-attribute-config',
@@ -142,11 +150,106 @@ const configUpdate = (method: 'POST' | 'PUT' | 'PATCH') =>
     run: (c) => config.updateAttributeConfig(c.ctx, c.actor, c.uuid, c.body, method === 'PATCH'),
   })
 
+// ---- project service accounts and course accounts ----
+
+const PSA = 'project_service_accounts'
+const serviceAccountList = {
+  filters: {
+    project: filter.link(s.PATHS.projects, 'projects.uuid'),
+    project_uuid: filter.uuid('projects.uuid'),
+    username: filter.contains(`${PSA}.username`),
+    email: filter.contains(`${PSA}.email`),
+    state: filter.choice(s.SERVICE_ACCOUNT_STATES, `${PSA}.state`),
+  },
+  ordering: orderedBy(columnsOf(PSA, 'created', 'modified', 'username', 'state'), 'created'),
+}
+
+export const projectServiceAccounts = defineResource({
+  path: s.PATHS.projectServiceAccounts,
+  noun: 'project service account',
+  record: s.ProjectServiceAccountSchema,
+  visibility: accounts.visibility,
+  list: {
+    ...serviceAccountList,
+    run: (c) => accounts.listServiceAccounts(c.ctx, c.scope, c.listing, c.base, c.page),
+  },
+  retrieve: { run: (c) => accounts.getServiceAccount(c.ctx, c.actor, c.uuid, c.base) },
+})
+
+const CA = 'course_accounts'
+const courseAccountList = {
+  filters: {
+    project_uuid: filter.uuid('projects.uuid'),
+    username: filter.contains(`${CA}.username`),
+    email: filter.contains(`${CA}.email`),
+    state: filter.choice(s.COURSE_ACCOUNT_STATES, `${CA}.state`),
+  },
+  ordering: orderedBy(
+    {
+      ...columnsOf(CA, 'created', 'modified', 'username', 'email', 'state'),
+      project_name: 'projects.name',
+      project_start_date: 'projects.start_date',
+      project_end_date: 'projects.end_date',
+    },
+    'created',
+  ),
+}
+
+export const courseAccounts = defineResource({
+  path: s.PATHS.courseAccounts,
+  noun: 'course account',
+  record: s.CourseAccountSchema,
+  visibility: accounts.visibility,
+  list: {
+    ...courseAccountList,
+    run: (c) => accounts.listCourseAccounts(c.ctx, c.scope, c.listing, c.base, c.page),
+  },
+  retrieve: { run: (c) => accounts.getCourseAccount(c.ctx, c.actor, c.uuid, c.base) },
+})
+
+const serviceAccountFields = Object.keys(s.ProjectServiceAccountSchema.properties)
+const courseAccountFields = Object.keys(s.CourseAccountSchema.properties)
+const offeringServiceAccounts = actionList({ fields: serviceAccountFields, ...serviceAccountList })
+const offeringCourseAccounts = actionList({ fields: courseAccountFields, ...courseAccountList })
+
+/** The provider offering's user attribute config and accounts: their operations on the offering's path. */
 export const offeringAttributeConfigs = defineResource({
   path: s.PATHS.offerings,
   noun: 'offering',
   record: s.AttributeConfigSchema,
   actions: [
+    defineAction({
+      name: 'list_project_service_accounts',
+      method: 'GET',
+      summary: 'List the service accounts of the projects with a live resource of the offering',
+      query: offeringServiceAccounts.query,
+      response: Type.Array(Type.Partial(s.ProjectServiceAccountSchema)),
+      run: (c) =>
+        accounts.listOfferingServiceAccounts(
+          c.ctx,
+          c.actor,
+          c.uuid,
+          offeringServiceAccounts.listing(c.request),
+          c.base,
+          pager(c.request, c.reply, serviceAccountFields),
+        ),
+    }),
+    defineAction({
+      name: 'list_course_accounts',
+      method: 'GET',
+      summary: 'List the course accounts of the projects with a live resource of the offering',
+      query: offeringCourseAccounts.query,
+      response: Type.Array(Type.Partial(s.CourseAccountSchema)),
+      run: (c) =>
+        accounts.listOfferingCourseAccounts(
+          c.ctx,
+          c.actor,
+          c.uuid,
+          offeringCourseAccounts.listing(c.request),
+          c.base,
+          pager(c.request, c.reply, courseAccountFields),
+        ),
+    }),
     defineAction({
       name: 'user-attribute-config',
       method: 'GET',
@@ -168,4 +271,42 @@ export const offeringAttributeConfigs = defineResource({
   ],
 })
 
-export const offeringUsersRoutes = resourceRoutes([offeringUsers, offeringAttributeConfigs])
+// ---- per-user component limits ----
+
+const L = 'component_user_usage_limits'
+export const usageLimits = defineResource({
+  path: s.PATHS.usageLimits,
+  noun: 'component user usage limit',
+  record: s.UsageLimitSchema,
+  visibility: limits.visibility,
+  list: {
+    filters: {
+      resource: filter.link(s.PATHS.resources, 'resources.uuid'),
+      resource_uuid: filter.uuid('resources.uuid'),
+      offering_uuid: filter.uuid('offerings.uuid'),
+      component_type: filter.exact(`${L}.component_type`),
+      username: filter.exact('offering_users.username', { description: "the account's username" }),
+    },
+    ordering: orderedBy(columnsOf(L, 'created', 'component_type'), 'created'),
+    run: (c) => limits.listUsageLimits(c.ctx, c.scope, c.listing, c.base, c.page),
+  },
+  retrieve: { run: (c) => limits.getUsageLimit(c.ctx, c.actor, c.uuid, c.base) },
+  create: {
+    body: s.UsageLimitCreateBody,
+    run: (c) => limits.createUsageLimit(c.ctx, c.actor, c.body, c.base),
+  },
+  update: {
+    body: s.UsageLimitCreateBody,
+    patch: s.UsageLimitPatchBody,
+    run: (c) => limits.updateUsageLimit(c.ctx, c.actor, c.uuid, c.body, c.base),
+  },
+  destroy: { run: (c) => limits.deleteUsageLimit(c.ctx, c.actor, c.uuid) },
+})
+
+export const offeringUsersRoutes = resourceRoutes([
+  offeringUsers,
+  offeringAttributeConfigs,
+  projectServiceAccounts,
+  courseAccounts,
+  usageLimits,
+])
