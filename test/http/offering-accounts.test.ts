@@ -140,7 +140,7 @@ describe('per-user component limits', () => {
     const r = await client(t.app, t.staff.token).post('/api/marketplace-offering-users/', {
       offering_uuid: t.offering.uuid,
       user_uuid: user.uuid,
-      username: `acct-${user.uuid.slice(0, 8)}`,
+      username: `acct-${user.uuid.slice(-12)}`,
     })
     assert.equal(r.status, 201, r.text)
     return r.body as { url: string; uuid: string; username: string }
