@@ -90,7 +90,7 @@ describe('project service accounts and course accounts', () => {
         email: 'robot1@robots.example.org',
         expires_at: '2027-01-01T00:00:00.000Z',
         preferred_identifier: '',
-        project: t.project.url,
+        project: t.project.uuid,
         project_uuid: t.project.uuid,
         project_name: t.project.name,
         customer_uuid: t.consumer.uuid,

@@ -43,7 +43,8 @@ const toServiceAccount = recordRenderer<ProjectServiceAccountRow, ProjectService
   email: 'copy',
   expires_at: 'copy',
   preferred_identifier: 'copy',
-  project: { link: PATHS.projects },
+  // The project as its uuid, as the reference's clients read it.
+  project: (r) => r.project_uuid,
   project_uuid: 'copy',
   project_name: 'copy',
   customer_uuid: 'copy',
@@ -55,7 +56,8 @@ const toCourseAccount = recordRenderer<CourseAccountRow, CourseAccount>({
   ...ownLink(PATHS.courseAccounts),
   created: 'copy',
   modified: 'copy',
-  project: { link: PATHS.projects },
+  // The project as its uuid, as the reference's clients read it.
+  project: (r) => r.project_uuid,
   project_uuid: 'copy',
   project_name: 'copy',
   project_slug: 'copy',
