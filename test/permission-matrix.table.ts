@@ -5,7 +5,7 @@
 // of the consumer customer; provider = CUSTOMER.OWNER of the provider customer; offeringManager =
 // OFFERING.MANAGER of the provider's offering; support = global support; staff = staff.
 import type { TestApp } from './support/app.js'
-import type { Method } from './support/client.js'
+import { call, type Method } from './support/client.js'
 import { roleUuid, type Ref, type UserRef } from './support/fixtures.js'
 
 export const CALLERS = [
@@ -130,6 +130,106 @@ let removable = ''
 const newUserBody = async (w: World) => ({ username: `m-${(await w.fresh.user()).uuid.slice(0, 8)}-x` })
 const memberGrant = async (w: World) => ({ user: (await w.fresh.user()).uuid, role: 'PROJECT.MEMBER' })
 
+// ---- offering users, keys, accounts and per-user limits: their targets ----
+const KEEPS = JSON.stringify({ service_provider_can_create_offering_user: true })
+
+/** A fresh offering of the provider (managed by offeringManager) that keeps user accounts. */
+async function keepingOffering(w: World) {
+  const o = await w.fresh.offering()
+  await w.t.ctx.db.updateTable('offerings').set({ plugin_options: KEEPS }).where('id', '=', o.id).execute()
+  return o
+}
+
+/** An account (Requested) of the member on a fresh offering of the provider; its uuid. */
+async function memberAccount(w: World): Promise<string> {
+  const o = await keepingOffering(w)
+  const r = await call(w.t.app, 'POST', '/api/marketplace-offering-users/', {
+    token: w.users.staff.token,
+    body: { offering: o.url, user_uuid: w.users.member.uuid },
+  })
+  if (r.status !== 201) throw new Error(`offering user fixture: ${r.status} ${r.text}`)
+  return r.body.uuid as string
+}
+
+/** An account of a fresh user on the world offering: its URL. */
+async function worldAccount(w: World): Promise<string> {
+  const now = w.t.ctx.clock().toISOString()
+  const user = await w.fresh.user()
+  const uuid = w.t.ctx.newUuid()
+  await w.t.ctx.db
+    .insertInto('offering_users')
+    .values({
+      uuid,
+      offering_id: w.offering.id,
+      user_id: user.id,
+      username: `acct-${uuid.slice(-12)}`,
+      state: 'OK',
+      created: now,
+      modified: now,
+    })
+    .execute()
+  return `http://localhost:80/api/marketplace-offering-users/${uuid}/`
+}
+
+let limitSeq = 0
+/** A body of a new per-user limit on the world resource. */
+const limitBody = async (w: World) => ({
+  resource: `/api/marketplace-resources/${w.resource.uuid}/`,
+  component: `c${++limitSeq}`,
+  user: await worldAccount(w),
+  limit: '10',
+})
+
+/** A per-user limit on the world resource, made by staff; its uuid. */
+async function worldLimit(w: World): Promise<string> {
+  const r = await call(w.t.app, 'POST', '/api/component-user-usage-limits/', {
+    token: w.users.staff.token,
+    body: await limitBody(w),
+  })
+  if (r.status !== 201) throw new Error(`limit fixture: ${r.status} ${r.text}`)
+  return r.body.uuid as string
+}
+
+/** A key of the member; its uuid. */
+async function memberKey(w: World): Promise<string> {
+  const k = ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDXdfpu1exevZTxz/b4+ECblTgZGandW7yStuEctNvhT m']
+  const r = await call(w.t.app, 'POST', '/api/keys/', {
+    token: w.users.member.token,
+    body: { name: `k-${w.t.ctx.newUuid()}`, public_key: k[0] },
+  })
+  if (r.status !== 201) throw new Error(`key fixture: ${r.status} ${r.text}`)
+  return r.body.uuid as string
+}
+
+/** The service provider of the provider organization (made on first use); its uuid. */
+async function serviceProvider(w: World): Promise<string> {
+  const db = w.t.ctx.db
+  const found = await db
+    .selectFrom('service_providers')
+    .select('uuid')
+    .where('customer_id', '=', w.provider.id)
+    .executeTakeFirst()
+  if (found) return found.uuid
+  const now = w.t.ctx.clock().toISOString()
+  const uuid = w.t.ctx.newUuid()
+  await db
+    .insertInto('service_providers')
+    .values({ uuid, customer_id: w.provider.id, image: null, created: now, modified: now })
+    .execute()
+  return uuid
+}
+
+/** A project service account of the consumer project; its uuid. */
+async function serviceAccount(w: World): Promise<string> {
+  const now = w.t.ctx.clock().toISOString()
+  const uuid = w.t.ctx.newUuid()
+  await w.t.ctx.db
+    .insertInto('project_service_accounts')
+    .values({ uuid, project_id: w.project.id, username: 'robot', created: now, modified: now })
+    .execute()
+  return uuid
+}
+
 //      anon outs memb mngr admn ownr prov ofmg supp staf
 // prettier-ignore
 export const rows: Row[] = [
@@ -242,6 +342,36 @@ export const rows: Row[] = [
   row(e(401, 404, 403, 200, 200, 200, 404, 404, 403, 200), 'POST /api/cloudB-floating-ips/{uuid}/update_description/', { on: (w) => w.fresh.floatingIp(), body: { description: 'matrix' } }),
   row(e(401, 400, 201, 201, 201, 201, 400, 400, 201, 201), 'POST /api/cloudB-routers/', { body: async (w) => ({ tenant: await w.fresh.tenant(), name: 'matrix-router' }) }),
   row(e(401, 404, 200, 200, 200, 200, 404, 404, 200, 200), 'POST /api/cloudB-routers/{uuid}/set_routes/', { on: (w) => w.fresh.router(), body: { routes: [] } }),
+
+  // ---- offering users: the user sees its own account; the provider side (customer roles of the
+  // offering's organization, offering managers) sees and manages it; support reads ----
+  row(e(401, 404, 200, 404, 404, 404, 200, 200, 200, 200), 'GET /api/marketplace-offering-users/{uuid}/', { on: memberAccount }),
+  row(e(401, 403, 403, 403, 403, 403, 201, 201, 403, 201), 'POST /api/marketplace-offering-users/', { body: async (w) => ({ offering: (await keepingOffering(w)).url, user_uuid: (await w.fresh.user()).uuid }) }),
+  row(e(401, 404, 403, 404, 404, 404, 200, 200, 403, 200), 'PATCH /api/marketplace-offering-users/{uuid}/', { on: memberAccount, body: { username: 'matrix' } }),
+  row(e(401, 404, 403, 404, 404, 404, 204, 204, 403, 204), 'DELETE /api/marketplace-offering-users/{uuid}/', { on: memberAccount }),
+  row(e(401, 404, 403, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-offering-users/{uuid}/begin_creating/', { on: memberAccount }),
+  row(e(401, 404, 403, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-offering-users/{uuid}/set_error_creating/', { on: memberAccount }),
+  row(e(401, 404, 403, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-offering-users/{uuid}/update_restricted/', { on: memberAccount, body: { is_restricted: true } }),
+  row(e(401, 404, 403, 404, 404, 404, 200, 200, 403, 200), 'PATCH /api/marketplace-offering-users/{uuid}/update_comments/', { on: memberAccount, body: { service_provider_comment: 'm' } }),
+  row(e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-provider-offerings/{uuid}/user-attribute-config/', { on: (w) => w.offering.uuid }),
+  row(e(401, 403, 403, 403, 403, 403, 200, 200, 403, 200), 'POST /api/marketplace-provider-offerings/{uuid}/update-user-attribute-config/', { on: async (w) => (await w.fresh.offering()).uuid, body: { expose_email: false } }),
+  row(e(401, 403, 403, 403, 403, 403, 204, 204, 403, 204), 'DELETE /api/marketplace-provider-offerings/{uuid}/delete-user-attribute-config/', { on: async (w) => (await w.fresh.offering()).uuid }),
+  row(e(401, 403, 403, 403, 403, 403, 200, 200, 200, 200), 'GET /api/marketplace-provider-offerings/{uuid}/list_project_service_accounts/', { on: (w) => w.offering.uuid }),
+  row(e(401, 403, 403, 403, 403, 403, 200, 200, 200, 200), 'GET /api/marketplace-provider-offerings/{uuid}/list_course_accounts/', { on: (w) => w.offering.uuid }),
+  row(e(401, 404, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-project-service-accounts/{uuid}/', { on: serviceAccount }),
+
+  // ---- SSH keys: each user its own; the provider side reads its resources' users' keys ----
+  row(e(401, 201, 201, 201, 201, 201, 201, 201, 201, 201), 'POST /api/keys/', { body: (w) => ({ name: `m-${w.t.ctx.newUuid().slice(0, 8)}`, public_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDXdfpu1exevZTxz/b4+ECblTgZGandW7yStuEctNvhT m' }) }),
+  row(e(401, 404, 200, 404, 404, 404, 404, 404, 200, 200), 'GET /api/keys/{uuid}/', { on: memberKey }),
+  row(e(401, 404, 204, 404, 404, 404, 404, 404, 403, 204), 'DELETE /api/keys/{uuid}/', { on: memberKey }),
+  row(e(401, 403, 403, 403, 403, 403, 200, 200, 200, 200), 'GET /api/marketplace-service-providers/{uuid}/keys/', { on: serviceProvider }),
+
+  // ---- per-user component limits: the resource's sides see them; project managers, owners of
+  // the consumer or of the provider set them ----
+  row(e(401, 404, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/component-user-usage-limits/{uuid}/', { on: worldLimit }),
+  row(e(401, 400, 403, 201, 403, 201, 201, 403, 403, 201), 'POST /api/component-user-usage-limits/', { body: limitBody }),
+  row(e(401, 404, 403, 200, 403, 200, 200, 403, 403, 200), 'PATCH /api/component-user-usage-limits/{uuid}/', { on: worldLimit, body: { limit: '5' } }),
+  row(e(401, 404, 403, 204, 403, 204, 204, 403, 403, 204), 'DELETE /api/component-user-usage-limits/{uuid}/', { on: worldLimit }),
 ]
 
 // v(...) columns: anon outs memb mngr admn ownr prov ofmg supp staf
@@ -262,4 +392,8 @@ export const lists: ListRow[] = [
   list(v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1), 'GET /api/cloudA-public-ips/', (w) => w.fresh.publicIp()),
   list(v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1), 'GET /api/cloudB-floating-ips/', (w) => w.fresh.floatingIp()),
   list(v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1), 'GET /api/cloudB-routers/', (w) => w.fresh.router()),
+  list(v(0, 0, 1, 0, 0, 0, 1, 1, 1, 1), 'GET /api/marketplace-offering-users/', memberAccount),
+  list(v(0, 0, 1, 0, 0, 0, 0, 0, 1, 1), 'GET /api/keys/', memberKey),
+  list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/component-user-usage-limits/', worldLimit),
+  list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/marketplace-project-service-accounts/', serviceAccount),
 ]

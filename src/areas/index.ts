@@ -9,9 +9,11 @@ import { cloudARoutes } from './cloud-a/routes.js'
 import { costPoliciesRoutes } from './cost-policies/routes.js'
 import { directoryRoutes } from './directory/routes.js'
 import { invitationsRoutes } from './invitations/routes.js'
+import { offeringUsersRoutes } from './offering-users/routes.js'
 import { ordersRoutes } from './orders/routes.js'
 import { paymentProfilesRoutes } from './payment-profiles/routes.js'
 import { siteAgentsRoutes } from './site-agents/routes.js'
+import { sshKeysRoutes } from './ssh-keys/routes.js'
 import { supportRoutes } from './support/routes.js'
 
 export type Area = (app: FastifyInstance, opts: { ctx: AppContext }) => Promise<void>
@@ -26,6 +28,8 @@ export const areas: Area[] = [
   backendRequestsRoutes,
   siteAgentsRoutes,
   invitationsRoutes,
+  offeringUsersRoutes,
+  sshKeysRoutes,
   cloudRoutes,
   cloudBRoutes,
   cloudARoutes,

@@ -5,6 +5,7 @@ import type { AgentsInvitationsTables } from './tables/agents-invitations.js'
 import type { CatalogTables } from './tables/catalog.js'
 import type { CloudBTables } from './tables/cloud-b.js'
 import type { CloudATables, CloudCommonTables } from './tables/cloud.js'
+import type { OfferingUsersTables } from './tables/offering-users.js'
 import type { OrderTables } from './tables/orders.js'
 import type { PlatformTables } from './tables/platform.js'
 import type { PoliciesTables } from './tables/policies.js'
@@ -17,6 +18,7 @@ export type * from './tables/orders.js'
 export type * from './tables/agents-invitations.js'
 export type * from './tables/cloud.js'
 export type * from './tables/cloud-b.js'
+export type * from './tables/offering-users.js'
 
 // ---- the database: one interface per area, joined here ----
 export interface DB
@@ -28,4 +30,5 @@ export interface DB
     AgentsInvitationsTables,
     CloudCommonTables,
     CloudATables,
-    CloudBTables {}
+    CloudBTables,
+    OfferingUsersTables {}

@@ -50,10 +50,25 @@ export const PERMISSIONS = [
   'OFFERING.UPDATE',
   'OFFERING.MANAGE_BACKEND_RESOURCES',
   'OFFERING.MANAGE_POLICIES',
+  // offering users: a user's account on an offering, and its per-user component limits
+  'OFFERING.CREATE_USER',
+  'OFFERING.UPDATE_USER',
+  'OFFERING.DELETE_USER',
+  'OFFERINGUSER.UPDATE_RESTRICTION',
   // cloud resources
   'RESOURCE.MANAGE',
+  // per-user limits of a resource's components
+  'RESOURCE.CONSUMPTION_LIMITATION',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
+
+/** The provider side's care of its offerings' user accounts. */
+const OFFERING_USER_CARE: readonly Permission[] = [
+  'OFFERING.CREATE_USER',
+  'OFFERING.UPDATE_USER',
+  'OFFERING.DELETE_USER',
+  'OFFERINGUSER.UPDATE_RESTRICTION',
+]
 
 /** The project admin: grants project roles, orders and manages the project's resources. */
 const PROJECT_ADMIN: readonly Permission[] = [
@@ -76,11 +91,12 @@ export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
     'OFFERING.CREATE',
     'OFFERING.UPDATE',
     'OFFERING.MANAGE_BACKEND_RESOURCES',
+    ...OFFERING_USER_CARE,
   ],
   'CUSTOMER.SUPPORT': ['ORDER.LIST'],
   'PROJECT.ADMIN': PROJECT_ADMIN,
   // The project manager: what the project admin may do, and update the project.
-  'PROJECT.MANAGER': ['PROJECT.UPDATE', ...PROJECT_ADMIN],
+  'PROJECT.MANAGER': ['PROJECT.UPDATE', ...PROJECT_ADMIN, 'RESOURCE.CONSUMPTION_LIMITATION'],
   'PROJECT.MEMBER': ['ORDER.LIST', 'ORDER.CREATE'],
   'OFFERING.MANAGER': [
     'ORDER.LIST',
@@ -89,6 +105,7 @@ export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
     'OFFERING.UPDATE',
     'OFFERING.MANAGE_BACKEND_RESOURCES',
     'OFFERING.MANAGE_POLICIES',
+    ...OFFERING_USER_CARE,
   ],
 }
 

@@ -14,10 +14,10 @@ import type {
   RouteOptions,
 } from 'fastify'
 import type { AppContext } from '../context.js'
-import type { OrderBy } from '../db/listing.js'
+import type { Listing, OrderBy } from '../db/listing.js'
 import { actorOf } from './auth.js'
 import { AppError } from './errors.js'
-import { compileFilters } from './filters.js'
+import { compileFilters, type FilterSet } from './filters.js'
 import type { Actor } from './permissions.js'
 import type { Resource, WriteOptions } from './resource-spec.js'
 import { parseOrdering, sendJson, sendRendered, withFields, type Query } from './query.js'
@@ -78,6 +78,47 @@ function rejectRepeated(q: Query, names: readonly string[]): void {
     if (Array.isArray(v) && v.length > 1) (body ??= {})[name] = ['Not a valid string.']
   }
   if (body) throw new AppError('invalid', body)
+}
+
+/**
+ * A GET action that answers a page of records filtered and ordered as a list is (an offering's
+ * accounts, a provider's users' keys): its documented query (`query` of the action), and for each
+ * request the `Listing` its filters and `o` give (the first malformed filter answers 400). The
+ * action pages with `pager(c.request, c.reply, fields)`.
+ */
+export function actionList(spec: {
+  fields: readonly string[]
+  filters: FilterSet
+  ordering: { fields: Readonly<Record<string, string>>; default: readonly OrderBy[] }
+}) {
+  const parse = compileFilters(spec.filters)
+  const docs = Object.fromEntries(Object.entries(spec.filters).map(([n, f]) => [n, Type.Optional(f.doc)]))
+  const singles = [
+    'page',
+    'page_size',
+    ...Object.keys(spec.filters).filter((n) => !spec.filters[n]!.repeatable),
+  ]
+  const query = parsedByHandler(
+    Type.Object(
+      {
+        page: Type.Optional(PAGE),
+        page_size: Type.Optional(PAGE_SIZE),
+        field: fieldParam(spec.fields),
+        o: orderParam(spec.ordering.fields),
+        ...docs,
+      },
+      { additionalProperties: true },
+    ),
+  )
+  return {
+    query,
+    listing(request: FastifyRequest): Listing {
+      const q = request.query as Query
+      rejectRepeated(q, singles)
+      const order = parseOrdering(q, spec.ordering.fields, [...spec.ordering.default])
+      return { where: parse(q).where, order }
+    },
+  }
 }
 
 /** Registers every operation the resource declares. */
@@ -324,9 +365,28 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
     if (method === 'GET' && !detail && isArraySchema(action.response)) {
       addCollectionGet(url, action.name, action.summary, schema, handler, extra)
     } else {
-      const suffix = method === 'GET' ? (isArraySchema(action.response) ? 'list' : 'retrieve') : null
-      add(method, url, suffix, action.summary, schema, handler, extra)
+      add(method, url, actionSuffix(method, action.response), action.summary, schema, handler, extra)
     }
+  }
+}
+
+/**
+ * The operationId suffix of an action, as the reference's generator gives it: none after a POST
+ * action's name; `list` or `retrieve` for a GET; `update`, `partial_update`, `destroy` for PUT,
+ * PATCH and DELETE (`..._update_user_attribute_config_partial_update`).
+ */
+function actionSuffix(method: string, response: TSchema | null): string | null {
+  switch (method) {
+    case 'GET':
+      return isArraySchema(response) ? 'list' : 'retrieve'
+    case 'PUT':
+      return 'update'
+    case 'PATCH':
+      return 'partial_update'
+    case 'DELETE':
+      return 'destroy'
+    default:
+      return null
   }
 }
 

@@ -110,7 +110,8 @@ export function listOfferings(
   return pageOfRows(page, offeringsRepository(ctx.db), vis, listing, (rows) => toOfferings(ctx, base, rows))
 }
 
-function findVisibleOffering(ctx: AppContext, actor: Actor, uuid: string): Promise<OfferingRow> {
+/** The offering of a path's uuid among those the actor may see (404 otherwise); other areas' offering actions start here. */
+export function findVisibleOffering(ctx: AppContext, actor: Actor, uuid: string): Promise<OfferingRow> {
   return findVisible(offeringsRepository(ctx.db), actor, uuid, 'Offering')
 }
 

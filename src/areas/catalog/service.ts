@@ -23,7 +23,12 @@ import {
 
 export { catalogVisibility } from './access.js'
 export { resolveOfferingLink, resolvePlanLink, type OfferingRow, type PlanRow } from './service-links.js'
-export { findOfferingById, findOfferingByUuid, offeringRecord } from './service-offerings.js'
+export {
+  findOfferingById,
+  findOfferingByUuid,
+  findVisibleOffering,
+  offeringRecord,
+} from './service-offerings.js'
 export { findPlanById, planHasRoom } from './service-plans.js'
 export { checkLimits, insertBuiltinComponents } from './service-components.js'
 export { getResource, registerResourceScope, resourceRecord } from './service-resources.js'

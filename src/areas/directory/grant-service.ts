@@ -17,6 +17,7 @@ import {
 import { parseDateTime } from '../../http/query.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { normalizeUuid } from '../../http/uuid.js'
+import { ensureOfferingUsersForMember, releaseOfferingUsersOf } from '../offering-users/provisioning.js'
 import { findVisibleCustomer } from './customer-service.js'
 import { findVisibleProject } from './project-service.js'
 import {
@@ -118,7 +119,11 @@ export async function grantRole(
     created_by_id: g.createdById,
     created: ctx.clock().toISOString(),
   })
-  if (inserted) ctx.actorsChanged()
+  if (inserted) {
+    // A project's member gets an account on the offerings of the project's live resources.
+    if (g.scope.type === 'project') await ensureOfferingUsersForMember(ctx, db, g.userId, g.scope.id)
+    ctx.actorsChanged()
+  }
   return inserted
 }
 
@@ -177,13 +182,16 @@ export async function addUser(
   const { user, role } = await grantTarget(ctx, body, scope)
   const expiration = parseExpiration(ctx, body.expiration_time)
   const repo = grantsRepository(ctx.db)
-  const granted = await grantRole(ctx, ctx.db, {
-    userId: user.id,
-    roleId: role.id,
-    scope,
-    createdById: actor.id,
-    expiration,
-  })
+  // The grant and what it brings (offering accounts) in one transaction.
+  const granted = await ctx.db.transaction().execute((trx) =>
+    grantRole(ctx, trx, {
+      userId: user.id,
+      roleId: role.id,
+      scope,
+      createdById: actor.id,
+      expiration,
+    }),
+  )
   // Also the answer for every loser of a race: the database keeps one active grant per triple.
   if (!granted) throw nonFieldError('User already has this role in this scope.')
   const rows = await repo.list(scope.type, scope.id, { roleId: role.id, user_uuid: user.uuid }, 1, 0)
@@ -197,13 +205,17 @@ export async function deleteUserGrant(
   body: { user: string; role: string },
 ) {
   const { user, role } = await grantTarget(ctx, body, scope)
-  const repo = grantsRepository(ctx.db)
-  // Every active grant of the triple ends (rows from before the one-grant rule included).
-  const ended = await repo.deactivateAll({
-    userId: user.id,
-    roleId: role.id,
-    scopeType: scope.type,
-    scopeId: scope.id,
+  // Every active grant of the triple ends (rows from before the one-grant rule included); the
+  // user's offering accounts that no resource needs any more are asked to go, in one transaction.
+  const ended = await ctx.db.transaction().execute(async (trx) => {
+    const n = await grantsRepository(trx).deactivateAll({
+      userId: user.id,
+      roleId: role.id,
+      scopeType: scope.type,
+      scopeId: scope.id,
+    })
+    if (n && scope.type === 'project') await releaseOfferingUsersOf(ctx, trx, user.id)
+    return n
   })
   if (!ended) throw nonFieldError('User does not have this role in this scope.')
   ctx.actorsChanged()

@@ -8,6 +8,10 @@ import type { CallbackPayload } from './callbacks.js'
 import { ordersRepository, resourcesWriteRepository, type OrderRow } from './repository.js'
 import { resourceStateAfter, type ApprovalContext, type OrderState, type OrderType } from './state-machine.js'
 import { rulesOf, today, type Trx } from './order-rules.js'
+import { ensureOfferingUsersForProject } from '../offering-users/provisioning.js'
+
+/** The states of a Create order in which its resource's offering gives the project's members accounts. */
+const ACCOUNT_GIVING_STATES: ReadonlySet<OrderState> = new Set(['pending-provider', 'executing', 'done'])
 
 export const JOBS = {
   process: 'order.process',
@@ -80,6 +84,9 @@ export async function afterStateChange(
     await resourcesWriteRepository(trx).update(o.resource_id, values)
     await scheduleCostPolicyEvaluation(ctx, trx, o.offering_id)
   }
+  // A new resource the provider takes on gives the project's members accounts on its offering.
+  if (type === 'Create' && ACCOUNT_GIVING_STATES.has(state))
+    await ensureOfferingUsersForProject(ctx, trx, o.project_id)
   const rules = rulesOf(o.offering_type)
   if (state === 'executing' && rules?.processedBy === 'server') {
     await ctx.jobs.enqueue(trx, JOBS.process, { orderId })

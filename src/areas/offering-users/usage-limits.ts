@@ -1,0 +1,199 @@
+// Per-user limits of a resource's components: how much of a component (by its type) one account
+// of the resource's offering may use. Seen by the resource's consumer and provider sides; set by
+// holders of RESOURCE.CONSUMPTION_LIMITATION on the resource's project or organization (project
+// managers, organization owners), or on the provider's organization (its owners), and staff.
+//
+// A limit names its component by type. Records show the component as a uuid derived from the
+// offering's uuid and the type (`componentUuid`), so clients that read it as a uuid can, and a
+// write may name the component by that uuid or by its type.
+import { createHash } from 'node:crypto'
+import Big from 'big.js'
+import type { AppContext } from '../../context.js'
+import { parseJson } from '../../db/values.js'
+import { fieldError, forbidden, nonFieldError } from '../../http/errors.js'
+import { invalidHyperlink, linkedUuid, ownLink, recordRenderer } from '../../http/links.js'
+import { can, customerIds, offeringIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
+import { normalizeUuid } from '../../http/uuid.js'
+import { eachRow, visibleRecords } from '../../http/visible-records.js'
+import { usageLimitsRepository, type LimitScope, type UsageLimitRow } from './repository-limits.js'
+import { PATHS, type UsageLimit, type UsageLimitCreate, type UsageLimitPatch } from './schema.js'
+
+/** The namespace of component uuids (RFC 9562 name-based, SHA-1). */
+const COMPONENT_NAMESPACE = Buffer.from('6f3c2a1e8b4d4c7e9a5f0d2b7c1e4a90', 'hex')
+
+/** The uuid a component of an offering shows: derived from the offering's uuid and the type. */
+export function componentUuid(offeringUuid: string, type: string): string {
+  const hash = createHash('sha1').update(COMPONENT_NAMESPACE).update(`${offeringUuid}/${type}`).digest()
+  hash[6] = (hash[6]! & 0x0f) | 0x50
+  hash[8] = (hash[8]! & 0x3f) | 0x80
+  const h = hash.subarray(0, 16).toString('hex')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
+
+const COMPONENT_TYPE = /^[A-Za-z0-9_.-]{1,50}$/
+
+export function visibility(actor: Actor): LimitScope {
+  if (seesAll(actor)) return { all: true }
+  return {
+    all: false,
+    projectIds: projectIds(actor),
+    customerIds: customerIds(actor),
+    offeringIds: offeringIds(actor),
+  }
+}
+
+const toRecord = recordRenderer<UsageLimitRow, UsageLimit>({
+  ...ownLink(PATHS.usageLimits),
+  resource: { link: PATHS.resources, from: 'resource_uuid' },
+  component: (r) => componentUuid(r.offering_uuid, r.component_type),
+  component_type: 'copy',
+  user: (r) => r.user_username ?? '',
+  limit: (r) => new Big(r.usage_limit).toFixed(2),
+})
+
+const limits = visibleRecords({
+  rows: usageLimitsRepository,
+  visibility,
+  model: 'ComponentUserUsageLimit',
+  render: eachRow(toRecord),
+})
+export const listUsageLimits = limits.list
+export const getUsageLimit = limits.get
+
+interface ResourceRef {
+  id: number
+  project_id: number
+  offering_id: number
+  customer_id: number
+  offering_customer_id: number
+  offering_uuid: string
+  limits: unknown
+}
+
+function sees(actor: Actor, r: ResourceRef): boolean {
+  const scope = visibility(actor)
+  return (
+    scope.all ||
+    scope.projectIds.includes(r.project_id) ||
+    scope.customerIds.includes(r.customer_id) ||
+    scope.customerIds.includes(r.offering_customer_id) ||
+    scope.offeringIds.includes(r.offering_id)
+  )
+}
+
+function mayLimit(actor: Actor, r: ResourceRef): boolean {
+  return (
+    can(actor, 'RESOURCE.CONSUMPTION_LIMITATION', { customerId: r.customer_id, projectId: r.project_id }) ||
+    can(actor, 'RESOURCE.CONSUMPTION_LIMITATION', { customerId: r.offering_customer_id })
+  )
+}
+
+/** The resource a body names, among those the caller sees (400 otherwise). */
+async function linkedResource(ctx: AppContext, actor: Actor, value: unknown): Promise<ResourceRef> {
+  const uuid = linkedUuid('resource', value, PATHS.resources)
+  const r = await usageLimitsRepository(ctx.db).resourceByUuid(uuid)
+  if (!r || !sees(actor, r)) throw invalidHyperlink('resource')
+  return r
+}
+
+/** The component type a body names: the type itself, or the uuid of one of the resource's limits. */
+function componentType(resource: ResourceRef, value: string): string {
+  const uuid = normalizeUuid(value)
+  if (uuid) {
+    const types = Object.keys(parseJson<Record<string, unknown>>(resource.limits, {}))
+    const type = types.find((t) => componentUuid(resource.offering_uuid, t) === uuid)
+    if (!type) throw fieldError('component', `Object with uuid=${uuid} does not exist.`)
+    return type
+  }
+  if (!COMPONENT_TYPE.test(value)) throw fieldError('component', 'Enter a component uuid or type.')
+  return value
+}
+
+/** The account a body names: an offering user of the resource's offering. */
+async function linkedAccount(ctx: AppContext, resource: ResourceRef, value: unknown): Promise<number> {
+  const uuid = linkedUuid('user', value, PATHS.offeringUsers)
+  const u = await usageLimitsRepository(ctx.db).offeringUserByUuid(uuid)
+  if (!u) throw invalidHyperlink('user')
+  if (u.offering_id !== resource.offering_id)
+    throw fieldError('user', "The offering user is not an account of the resource's offering.")
+  return u.id
+}
+
+function limitValue(v: string | number): string {
+  let n: Big
+  try {
+    n = new Big(typeof v === 'number' ? String(v) : v.trim())
+  } catch {
+    throw fieldError('limit', 'A valid number is required.')
+  }
+  if (n.lt(0)) throw fieldError('limit', 'Ensure this value is greater than or equal to 0.')
+  if (n.round(2).cmp(n) !== 0)
+    throw fieldError('limit', 'Ensure that there are no more than 2 decimal places.')
+  if (n.gte('1e18')) throw fieldError('limit', 'Ensure that there are no more than 20 digits in total.')
+  return n.toFixed(2)
+}
+
+const UNIQUE = 'The fields resource, component, user must make a unique set.'
+
+export async function createUsageLimit(
+  ctx: AppContext,
+  actor: Actor,
+  body: UsageLimitCreate,
+  base: string,
+): Promise<UsageLimit> {
+  const resource = await linkedResource(ctx, actor, body.resource)
+  if (!mayLimit(actor, resource)) throw forbidden()
+  const type = componentType(resource, body.component)
+  const accountId = await linkedAccount(ctx, resource, body.user)
+  const limit = body.limit === undefined ? '0.00' : limitValue(body.limit)
+  const repo = usageLimitsRepository(ctx.db)
+  const now = ctx.clock().toISOString()
+  // One limit per resource, component and account: a second (or a racing one) is refused.
+  const id = await repo.insertIfAbsent({
+    uuid: ctx.newUuid(),
+    resource_id: resource.id,
+    component_type: type,
+    offering_user_id: accountId,
+    usage_limit: limit,
+    created: now,
+    modified: now,
+  })
+  if (id === undefined) throw nonFieldError(UNIQUE)
+  return limits.record(ctx, id, base)
+}
+
+/** PUT and PATCH: the limit, and (given again) its resource, component or account. */
+export async function updateUsageLimit(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: UsageLimitPatch,
+  base: string,
+): Promise<UsageLimit> {
+  const row = await limits.find(ctx, actor, uuid)
+  const current = (await usageLimitsRepository(ctx.db).resourceByUuid(row.resource_uuid))!
+  if (!mayLimit(actor, current)) throw forbidden()
+  const resource = body.resource === undefined ? current : await linkedResource(ctx, actor, body.resource)
+  if (resource.id !== current.id && !mayLimit(actor, resource)) throw forbidden()
+  const set: Record<string, unknown> = { modified: ctx.clock().toISOString() }
+  const type = body.component === undefined ? row.component_type : componentType(resource, body.component)
+  const accountId =
+    body.user === undefined ? row.offering_user_id : await linkedAccount(ctx, resource, body.user)
+  if (body.limit !== undefined) set.usage_limit = limitValue(body.limit)
+  const repo = usageLimitsRepository(ctx.db)
+  if (await repo.exists(resource.id, type, accountId, row.id)) throw nonFieldError(UNIQUE)
+  await repo.update(row.id, {
+    ...set,
+    resource_id: resource.id,
+    component_type: type,
+    offering_user_id: accountId,
+  })
+  return limits.record(ctx, row.id, base)
+}
+
+export async function deleteUsageLimit(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
+  const row = await limits.find(ctx, actor, uuid)
+  const resource = (await usageLimitsRepository(ctx.db).resourceByUuid(row.resource_uuid))!
+  if (!mayLimit(actor, resource)) throw forbidden()
+  await usageLimitsRepository(ctx.db).delete(row.id)
+}
