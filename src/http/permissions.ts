@@ -52,8 +52,21 @@ export const PERMISSIONS = [
   'OFFERING.MANAGE_POLICIES',
   // cloud resources
   'RESOURCE.MANAGE',
+  // marketplace resources, provider side
+  'RESOURCE.SET_BACKEND_ID',
+  'RESOURCE.SET_STATE',
+  'RESOURCE.SET_BACKEND_METADATA',
+  'RESOURCE.SET_END_DATE',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
+
+/** What the provider side reports on its offerings' resources (the site agent's calls). */
+const RESOURCE_PROVIDER: readonly Permission[] = [
+  'RESOURCE.SET_BACKEND_ID',
+  'RESOURCE.SET_STATE',
+  'RESOURCE.SET_BACKEND_METADATA',
+  'RESOURCE.SET_END_DATE',
+]
 
 /** The project admin: grants project roles, orders and manages the project's resources. */
 const PROJECT_ADMIN: readonly Permission[] = [
@@ -76,6 +89,7 @@ export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
     'OFFERING.CREATE',
     'OFFERING.UPDATE',
     'OFFERING.MANAGE_BACKEND_RESOURCES',
+    ...RESOURCE_PROVIDER,
   ],
   'CUSTOMER.SUPPORT': ['ORDER.LIST'],
   'PROJECT.ADMIN': PROJECT_ADMIN,
@@ -89,6 +103,7 @@ export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
     'OFFERING.UPDATE',
     'OFFERING.MANAGE_BACKEND_RESOURCES',
     'OFFERING.MANAGE_POLICIES',
+    ...RESOURCE_PROVIDER,
   ],
 }
 

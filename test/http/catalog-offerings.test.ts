@@ -38,6 +38,7 @@ describe('offering creation', () => {
       type: 'Marketplace.Basic',
       plugin_options: { auto_approve_in_service_provider_projects: true },
       terms_of_service: 'Be nice',
+      backend_id: 'vps-cluster',
       plans: [{ name: 'Small', unit: 'month', unit_price: '10.5', fixed_price: 3, activation_price: '0' }],
     })
     assert.equal(r.status, 201)
@@ -65,6 +66,7 @@ describe('offering creation', () => {
       thumbnail: null,
       scope: null,
       scope_uuid: null,
+      backend_id: 'vps-cluster',
       organization_groups: [],
       project: null,
       parent: null,
