@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { createIndexes, types, withId } from './_helpers.js'
+import { createIndexes, isPostgres, types, withId } from './_helpers.js'
 import { clearedWith, ownedBy } from './_columns.js'
 
 // The whole marketplace resource record, as the reference's clients (its site agent among them)
@@ -131,12 +131,14 @@ export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('resource_endpoints').ifExists().execute()
   await db.schema.dropTable('slug_counters').ifExists().execute()
   await db.schema.dropIndex('resources_slug_idx').ifExists().execute()
+  // SQLite cannot drop a column that references another table: it stays there, unused.
+  const referencing = isPostgres(db) ? ['end_date_requested_by_id'] : []
   for (const name of [
     'usage_limit_restriction',
     'report',
     'current_usages',
     'options',
-    'end_date_requested_by_id',
+    ...referencing,
     'end_date_updated_at',
     'last_sync',
     'error_traceback',
