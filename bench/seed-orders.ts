@@ -87,6 +87,9 @@ export async function seedOrders(
         id: resourceId,
         uuid: randomUUID(),
         name: `resource-${i}`,
+        // Unique, as the server's own are (`<name>-<n>`).
+        slug: `resource-${i}-1`,
+        last_sync: created,
         offering_id: offering.id,
         plan_id: plan.id,
         project_id: project.id,

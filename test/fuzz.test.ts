@@ -10,6 +10,7 @@ import { sql } from 'kysely'
 import { sharedTestApp } from './support/app.js'
 import { BASE } from './support/client.js'
 import { makeCustomer, makeProject, makeUser, grant, withStaff } from './support/fixtures.js'
+import { makeOffering, makeResource } from './support/catalog-fixtures.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 15)
 
@@ -46,6 +47,12 @@ const t = sharedTestApp(async (t) => {
   const c = await makeCustomer(t.ctx)
   const p = await makeProject(t.ctx, c)
   await grant(t.ctx, user, 'PROJECT.ADMIN', { type: 'project', id: p.id })
+  // A resource of an offering, so that the resources' actions meet a real one (the staff caller
+  // sees it as provider; the offering takes membership sync reports).
+  const offering = await makeOffering(t.ctx, await makeCustomer(t.ctx), {
+    pluginOptions: { enable_membership_sync_status: true },
+  })
+  await makeResource(t.ctx, offering, p, { state: 'Erred' })
   pool.push(c.uuid, p.uuid, staff.uuid, user.uuid)
   // Every row with a uuid becomes a candidate for path parameters and hyperlinks.
   const tables = ['roles', 'organization_groups', 'offerings', 'plans', 'resources', 'service_settings']

@@ -52,6 +52,8 @@ export interface World {
     agentIdentity(): Promise<string>
     /** A service registered under a fresh identity; returns its uuid. */
     agentService(): Promise<string>
+    /** A marketplace resource of the world offering in the consumer project (state OK). */
+    resource(state?: string): Promise<string>
     /** A backend resource request for the world offering, created by staff (state Sent). */
     backendRequest(state?: 'Sent' | 'Processing'): Promise<string>
     /** An active invitation to the consumer customer (or project) created by staff. */
@@ -280,6 +282,28 @@ export const rows: Row[] = [
   row(e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-plan-components/'),
   row(e(401, 404, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-resources/{uuid}/', { on: (w) => w.resource.uuid }),
 
+  // ---- the provider's view of resources: the provider organization's people and the offering's
+  // managers act (support only reads); consumers do not see it; flags and slug are staff's ----
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 200, 200), 'GET /api/marketplace-provider-resources/{uuid}/', { on: (w) => w.resource.uuid }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 200, 200), 'GET /api/marketplace-provider-resources/{uuid}/team/', { on: (w) => w.resource.uuid }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_backend_id/', { on: (w) => w.fresh.resource(), body: (w) => ({ backend_id: `matrix-${w.t.ctx.newUuid()}` }) }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_effective_id/', { on: (w) => w.fresh.resource(), body: { effective_id: 'matrix-1' } }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_limits/', { on: (w) => w.fresh.resource(), body: { limits: { cpu: 1 } } }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_backend_metadata/', { on: (w) => w.fresh.resource(), body: { backend_metadata: { qos: 'normal' } } }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_endpoints/', { on: (w) => w.fresh.resource(), body: { endpoints: [] } }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/submit_report/', { on: (w) => w.fresh.resource(), body: { report: [] } }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/refresh_last_sync/', { on: (w) => w.fresh.resource() }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_as_ok/', { on: (w) => w.fresh.resource('Erred') }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_state_ok/', { on: (w) => w.fresh.resource('Creating') }),
+  row(e(401, 404, 404, 404, 404, 404, 409, 409, 403, 409), 'POST /api/marketplace-provider-resources/{uuid}/set_state_ok/ (already OK)', { on: (w) => w.fresh.resource() }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_as_erred/', { on: (w) => w.fresh.resource(), body: { error_message: 'down' } }),
+  row(e(401, 404, 404, 404, 404, 404, 409, 409, 403, 409), 'POST /api/marketplace-provider-resources/{uuid}/set_membership_sync_statuses/ (offering not opted in)', { on: (w) => w.fresh.resource(), body: { statuses: [] } }),
+  row(e(401, 404, 404, 404, 404, 404, 200, 200, 200, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_end_date_by_provider/', { on: (w) => w.fresh.resource(), body: { end_date: null } }),
+  row(e(401, 403, 403, 403, 403, 403, 403, 403, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_paused/', { on: (w) => w.fresh.resource(), body: { paused: true } }),
+  row(e(401, 403, 403, 403, 403, 403, 403, 403, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_downscaled/', { on: (w) => w.fresh.resource(), body: { downscaled: true } }),
+  row(e(401, 403, 403, 403, 403, 403, 403, 403, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_restrict_member_access/', { on: (w) => w.fresh.resource(), body: { restrict_member_access: true } }),
+  row(e(401, 403, 403, 403, 403, 403, 403, 403, 403, 200), 'POST /api/marketplace-provider-resources/{uuid}/set_slug/', { on: (w) => w.fresh.resource(), body: { slug: `matrix-slug` } }),
+
   // ---- payment profiles, support, cost policies ----
   row(e(401, 403, 403, 403, 403, 403, 403, 403, 403, 201), 'POST /api/payment-profiles/', { body: (w) => ({ name: 'Matrix profile', organization: w.customer.url, payment_type: 'invoices' }) }),
   row(e(401, 404, 404, 404, 404, 200, 404, 404, 200, 200), 'GET /api/payment-profiles/{uuid}/ (active)', { on: (w) => w.fresh.paymentProfile() }),
@@ -380,6 +404,7 @@ export const lists: ListRow[] = [
   list(v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1), 'GET /api/customers/', (w) => w.customer.uuid, 'name=Matrix consumer'),
   list(v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1), 'GET /api/projects/', (w) => w.project.uuid, 'name=Matrix project'),
   list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/marketplace-resources/', (w) => w.resource.uuid),
+  list(v(0, 0, 0, 0, 0, 0, 1, 1, 1, 1), 'GET /api/marketplace-provider-resources/', (w) => w.resource.uuid),
   list(v(0, 0, 0, 0, 0, 0, 1, 1, 1, 1), 'GET /api/marketplace-provider-offerings/ (draft)', async (w) => (await w.fresh.offering('Draft')).uuid),
   list(v(0, 0, 0, 0, 0, 1, 0, 0, 1, 1), 'GET /api/payment-profiles/', (w) => w.fresh.paymentProfile()),
   list(v(0, 0, 0, 0, 0, 0, 1, 1, 1, 1), 'GET /api/marketplace-offering-estimated-cost-policies/', (w) => w.fresh.costPolicy()),

@@ -116,6 +116,8 @@ async function buildWorld(t: TestApp): Promise<World> {
         if (s.status !== 201) throw new Error(`service fixture: ${s.status} ${s.text}`)
         return s.body.uuid as string
       },
+      resource: async (state = 'OK') =>
+        (await makeResource(ctx, off, project, { planId: plan.id, state, attributes: {} })).uuid,
       backendRequest: async (state = 'Sent') => {
         const r = await call(t.app, 'POST', '/api/backend-resource-requests/', {
           token: users.staff.token,

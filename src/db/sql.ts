@@ -104,3 +104,9 @@ export function jsonSql(pg: boolean) {
     },
   }
 }
+
+/** A unique index refused the row (SQLite and PostgreSQL error shapes). */
+export function isUniqueViolation(e: unknown): boolean {
+  const err = e as { code?: unknown }
+  return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE'
+}

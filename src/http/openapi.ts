@@ -4,7 +4,7 @@
 // body becomes a named component referenced by `$ref`, with `required` listing its fields; query
 // parameters are typed from the record they filter; responses are described. Only the document
 // changes: validation and serialization use the routes' own schemas, untouched.
-import { operationId } from './resource-docs.js'
+import { operationId, RECORD_REQUIRED } from './resource-docs.js'
 
 type Json = Record<string, any>
 
@@ -215,10 +215,15 @@ function typeProperties(schema: Json): void {
     if (Array.isArray(schema[key])) for (const member of schema[key] as Json[]) typeProperties(member)
 }
 
-/** A response record: its open properties typed and every property listed as required. */
+/**
+ * A response record: its open properties typed and every property listed as required, except
+ * those its declaration makes optional (a kit resource's record notes its required ones).
+ */
 function finishRecord(record: Json): Json {
   typeProperties(record)
-  if (!record.required) record.required = Object.keys(record.properties)
+  const declared = record[RECORD_REQUIRED] as string[] | undefined
+  delete record[RECORD_REQUIRED]
+  if (!record.required) record.required = declared ?? Object.keys(record.properties)
   return record
 }
 

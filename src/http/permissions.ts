@@ -59,6 +59,11 @@ export const PERMISSIONS = [
   'RESOURCE.MANAGE',
   // per-user limits of a resource's components
   'RESOURCE.CONSUMPTION_LIMITATION',
+  // marketplace resources, provider side
+  'RESOURCE.SET_BACKEND_ID',
+  'RESOURCE.SET_STATE',
+  'RESOURCE.SET_BACKEND_METADATA',
+  'RESOURCE.SET_END_DATE',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
@@ -68,6 +73,14 @@ const OFFERING_USER_CARE: readonly Permission[] = [
   'OFFERING.UPDATE_USER',
   'OFFERING.DELETE_USER',
   'OFFERINGUSER.UPDATE_RESTRICTION',
+]
+
+/** What the provider side reports on its offerings' resources (the site agent's calls). */
+const RESOURCE_PROVIDER: readonly Permission[] = [
+  'RESOURCE.SET_BACKEND_ID',
+  'RESOURCE.SET_STATE',
+  'RESOURCE.SET_BACKEND_METADATA',
+  'RESOURCE.SET_END_DATE',
 ]
 
 /** The project admin: grants project roles, orders and manages the project's resources. */
@@ -92,6 +105,7 @@ export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
     'OFFERING.UPDATE',
     'OFFERING.MANAGE_BACKEND_RESOURCES',
     ...OFFERING_USER_CARE,
+    ...RESOURCE_PROVIDER,
   ],
   'CUSTOMER.SUPPORT': ['ORDER.LIST'],
   'PROJECT.ADMIN': PROJECT_ADMIN,
@@ -106,6 +120,7 @@ export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
     'OFFERING.MANAGE_BACKEND_RESOURCES',
     'OFFERING.MANAGE_POLICIES',
     ...OFFERING_USER_CARE,
+    ...RESOURCE_PROVIDER,
   ],
 }
 

@@ -2,6 +2,9 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { PARSED_BY_HANDLER } from './plumbing.js'
 
+/** Where a response schema keeps its record's required fields for the document (`finishRecord`). */
+export const RECORD_REQUIRED = 'x-record-required'
+
 /**
  * The operationId of an operation, named as the reference's schema generator names it: the path's
  * segments after `/api/`, without its parameters, `-` replaced by `_`, joined with `_`, then the

@@ -31,6 +31,7 @@ import {
   PAGE,
   PAGE_SIZE,
   parsedByHandler,
+  RECORD_REQUIRED,
 } from './resource-docs.js'
 import { errors as standardErrors, NoContent, UuidParams } from './schemas.js'
 
@@ -129,7 +130,9 @@ export function registerResource(app: FastifyInstance, ctx: AppContext, spec: Re
   const fields = spec.fields ?? Object.keys(spec.record.properties)
   const one = `${article(spec.noun)} ${spec.noun}`
   const many = spec.plural ?? `${spec.noun}s`
-  const partial = Type.Partial(spec.record)
+  // Any field may be left out (`field=` selects some); the document still lists which a whole
+  // record always has: all but those the record declares optional (see `finishRecord`).
+  const partial = Type.Partial(spec.record, { [RECORD_REQUIRED]: spec.record.required ?? [] })
   const visibility = spec.visibility
 
   const add = (

@@ -38,6 +38,7 @@ describe('offering creation', () => {
       type: 'Marketplace.Basic',
       plugin_options: { auto_approve_in_service_provider_projects: true },
       terms_of_service: 'Be nice',
+      backend_id: 'vps-cluster',
       components: [
         {
           billing_type: 'limit',
@@ -112,6 +113,7 @@ describe('offering creation', () => {
       thumbnail: null,
       scope: null,
       scope_uuid: null,
+      backend_id: 'vps-cluster',
       organization_groups: [],
       project: null,
       parent: null,

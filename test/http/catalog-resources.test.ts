@@ -23,8 +23,23 @@ describe('marketplace resources', () => {
     const p = providerGraph(t.ctx)
     const g = roleGraph(t.ctx)
     const provider = await p.customer()
+    // The provider graph's organization is a service provider already.
+    await t.ctx.db
+      .updateTable('service_providers')
+      .set({ description: 'We run clusters.' })
+      .where('customer_id', '=', provider.id)
+      .execute()
     const cat = await makeCategory(t.ctx, 'Resources cat')
-    const o = await makeOffering(t.ctx, provider, { name: 'Res offering', categoryId: cat.id })
+    const o = await makeOffering(t.ctx, provider, {
+      name: 'Res offering',
+      categoryId: cat.id,
+      pluginOptions: { account_name_generation_policy: 'project_slug' },
+    })
+    await t.ctx.db
+      .updateTable('offerings')
+      .set({ backend_id: 'cluster-1', description: 'An HPC cluster' })
+      .where('id', '=', o.id)
+      .execute()
     const plan = await makePlan(t.ctx, o, { name: 'Res plan' })
     const project = await g.project()
     const customer = await g.customer()
@@ -34,42 +49,145 @@ describe('marketplace resources', () => {
       backendId: 'vm-1',
       attributes: { name: 'my-vm', size: 2 },
       limits: { cpu: 4 },
+      slug: 'my-vm-1',
     })
     const res = await client(t.app, (await g.owner()).token).get(`${RESOURCES}${r.uuid}/`)
     assert.equal(res.status, 200)
+    const projectRow = await t.ctx.db
+      .selectFrom('projects')
+      .select(['slug'])
+      .where('id', '=', project.id)
+      .executeTakeFirstOrThrow()
+    const slugs = await t.ctx.db
+      .selectFrom('customers')
+      .select(['id', 'slug'])
+      .where('id', 'in', [customer.id, provider.id])
+      .execute()
+    const slugOf = (id: number) => slugs.find((x) => x.id === id)!.slug
+    const created = '2026-01-15T10:00:00.000Z'
     assert.deepEqual(res.body, {
       url: `${BASE}${RESOURCES}${r.uuid}/`,
       uuid: r.uuid,
       name: 'my-vm',
+      slug: 'my-vm-1',
+      description: '',
       offering: `${BASE}/api/marketplace-provider-offerings/${o.uuid}/`,
       offering_uuid: o.uuid,
       offering_name: 'Res offering',
       offering_type: 'Marketplace.Basic',
+      offering_description: 'An HPC cluster',
+      offering_slug: 'res-offering',
+      offering_image: null,
+      offering_thumbnail: null,
+      offering_shared: true,
+      offering_billable: true,
+      offering_plugin_options: { account_name_generation_policy: 'project_slug' },
+      offering_backend_id: 'cluster-1',
+      offering_state: 'Active',
+      offering_components: [],
       plan: `${BASE}/api/marketplace-plans/${plan.uuid}/`,
       plan_uuid: plan.uuid,
       plan_name: 'Res plan',
+      plan_unit: 'month',
+      plan_description: '',
       project: `${BASE}/api/projects/${project.uuid}/`,
       project_uuid: project.uuid,
       project_name: project.name,
+      project_slug: projectRow.slug,
+      project_description: '',
+      project_end_date: null,
+      project_end_date_requested_by: null,
+      project_effective_end_date: null,
+      project_is_in_grace_period: false,
       customer: `${BASE}/api/customers/${customer.uuid}/`,
       customer_uuid: customer.uuid,
       customer_name: customer.name,
+      customer_slug: slugOf(customer.id),
       provider_uuid: provider.uuid,
       provider_name: provider.name,
+      provider_slug: slugOf(provider.id),
+      provider_description: 'We run clusters.',
       category_uuid: cat.uuid,
       category_title: 'Resources cat',
+      category_icon: null,
       state: 'OK',
       attributes: { name: 'my-vm', size: 2 },
       limits: { cpu: 4 },
       backend_id: 'vm-1',
+      effective_id: '',
+      backend_metadata: {},
       resource_type: '',
-      end_date: null,
-      created: '2026-01-15T10:00:00.000Z',
-      modified: '2026-01-15T10:00:00.000Z',
       scope: null,
       resource_uuid: null,
+      end_date: null,
+      end_date_requested_by: null,
+      end_date_updated_at: null,
+      resource_effective_end_date: null,
+      renewal_date: null,
+      paused: false,
+      downscaled: false,
+      restrict_member_access: false,
+      usage_limit_restriction: '',
+      is_usage_based: false,
+      is_limit_based: false,
+      current_usages: {},
+      limit_usage: {},
+      report: [],
+      endpoints: [],
+      error_message: '',
+      error_traceback: '',
+      options: null,
+      available_actions: ['terminate', 'switch_plan', 'update_limits'],
+      can_terminate: true,
+      username: null,
+      user_requires_reconsent: false,
+      has_api_keys: false,
+      last_sync: created,
+      order_in_progress: null,
+      creation_order: null,
+      created,
+      modified: created,
     })
-    assert.deepEqual(await resourceRecord(t.ctx, BASE, r.id), res.body)
+    // A list shows the same record, without the orders.
+    const listed = await client(t.app, (await g.owner()).token).get(`${RESOURCES}?uuid=${r.uuid}`)
+    const { order_in_progress: _o, creation_order: _c, ...rest } = res.body
+    assert.deepEqual(listed.body, [rest])
+    // As a write answers it (no caller): nothing to terminate with.
+    assert.deepEqual(await resourceRecord(t.ctx, BASE, r.id), { ...rest, can_terminate: false })
+  })
+
+  test('fields without a value are left out: no category, no parent offering, no service settings', async () => {
+    const staff = await makeUser(t.ctx, { staff: true })
+    const o = await makeOffering(t.ctx, await makeCustomer(t.ctx))
+    const r = await makeResource(t.ctx, o, await makeProject(t.ctx, await makeCustomer(t.ctx)))
+    const body = (await client(t.app, staff.token).get(`${RESOURCES}${r.uuid}/`)).body
+    for (const absent of [
+      'category_uuid',
+      'category_title',
+      'category_icon',
+      'parent_offering_uuid',
+      'parent_offering_name',
+      'parent_offering_slug',
+      'service_settings_uuid',
+      'parent_uuid',
+      'parent_name',
+    ]) {
+      assert.equal(absent in body, false, absent)
+    }
+    assert.equal(body.plan, null)
+    assert.equal(body.plan_unit, null)
+    const parent = await makeOffering(t.ctx, await makeCustomer(t.ctx), { name: 'Parent offering' })
+    const settings = await makeServiceSettings(t.ctx)
+    await t.ctx.db
+      .updateTable('offerings')
+      .set({ parent_id: parent.id, service_settings_id: settings.id })
+      .where('id', '=', o.id)
+      .execute()
+    const linked = (await client(t.app, staff.token).get(`${RESOURCES}${r.uuid}/`)).body
+    assert.equal(linked.parent_offering_uuid, parent.uuid)
+    assert.equal(linked.parent_offering_name, 'Parent offering')
+    assert.equal(linked.parent_offering_slug, 'parent-offering')
+    assert.equal(linked.service_settings_uuid, settings.uuid)
   })
 
   test('consumers, provider people, offering managers, staff and support see a resource; others do not', async () => {

@@ -2,6 +2,7 @@
 import type { AppContext } from '../../src/context.js'
 import { toJson } from '../../src/db/values.js'
 import { insertBuiltinComponents } from '../../src/areas/catalog/service.js'
+import { slugify } from '../../src/http/slug.js'
 import { grant, insertRef, makeCustomer, makeUser, type Ref, type UserRef } from './fixtures.js'
 
 let seq = 0
@@ -171,6 +172,7 @@ export async function makeResource(
     limits?: Record<string, number>
     /** When it was created, if not at the clock's time. */
     created?: string
+    slug?: string
   } = {},
 ): Promise<Ref> {
   const name = opts.name ?? `Resource ${++seq}`
@@ -185,6 +187,9 @@ export async function makeResource(
     ).customer_id
   const resource = await insertRef(ctx, 'resources', 'marketplace-resources', {
     name,
+    // Not of the form `<name>-<n>`, so never one the server generates.
+    slug: opts.slug ?? `${slugify(name, 'resource')}-f${++seq}`,
+    last_sync: opts.created ?? ctx.clock().toISOString(),
     offering_id: offering.id,
     plan_id: opts.planId ?? null,
     project_id: project.id,

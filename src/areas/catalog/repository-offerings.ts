@@ -46,6 +46,7 @@ export const offeringsRepository = perDatabase((db: Db) => {
     'offerings.thumbnail',
     'offerings.service_settings_id',
     'offerings.project_id',
+    'offerings.backend_id',
     'offerings.created',
     'offerings.modified',
     'provider.uuid as customer_uuid',

@@ -1,6 +1,6 @@
 // HTTP for the catalog: the declarations of service providers, categories, offerings (with their
-// state actions and managers), plans and the read side of marketplace resources; and the table
-// of offering types.
+// state actions and managers) and plans; and the table of offering types. Marketplace resources
+// are declared in routes-resources.ts.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -18,13 +18,12 @@ import {
 } from '../../http/resource.js'
 import { errors, StatusBody } from '../../http/schemas.js'
 import { GRANT_FIELDS, GrantBody, GrantListQuery, GrantSchema, RevokeBody } from '../directory/schema.js'
-import { resourceQueryMatches } from './repository-resources.js'
 import * as svc from './service.js'
 import * as offerings from './service-offerings.js'
 import * as components from './service-components.js'
 import * as plans from './service-plans.js'
 import * as planPrices from './service-plan-prices.js'
-import * as resources from './service-resources.js'
+import { marketplaceResources, providerResources } from './routes-resources.js'
 import * as s from './schema.js'
 import type { OfferingAction } from './state-machine.js'
 
@@ -265,33 +264,6 @@ export const planComponents = defineResource({
   },
 })
 
-export const marketplaceResources = defineResource({
-  path: s.PATHS.resources,
-  noun: 'resource',
-  record: s.ResourceSchema,
-  visibility: svc.catalogVisibility,
-  list: {
-    filters: {
-      project_uuid: filter.uuid('projects.uuid'),
-      customer_uuid: filter.uuid('customers.uuid'),
-      offering_uuid: filter.uuid('offerings.uuid'),
-      provider_uuid: filter.uuid('provider.uuid'),
-      category_uuid: filter.uuid('categories.uuid'),
-      state: filter.choice(s.RESOURCE_STATES, 'resources.state'),
-      name: filter.contains('resources.name'),
-      query: filter.custom(
-        Type.String({ description: 'name contains, or the exact uuid' }),
-        single,
-        resourceQueryMatches,
-      ),
-      backend_id: filter.exact('resources.backend_id'),
-    },
-    ordering: orderedBy(columnsOf('resources', 'name', 'created', 'state'), '-created'),
-    run: (c) => resources.listResources(c.ctx, c.scope, c.listing, c.base, c.page),
-  },
-  retrieve: { run: (c) => resources.getResource(c.ctx, c.actor, c.uuid, c.base) },
-})
-
 /** The offering types: one fixed table, answered whole (no pages). */
 function offeringTypesRoute(fastify: FastifyInstance): void {
   fastify.withTypeProvider<TypeBoxTypeProvider>().get(
@@ -310,6 +282,14 @@ function offeringTypesRoute(fastify: FastifyInstance): void {
 }
 
 export const catalogRoutes = resourceRoutes(
-  [serviceProviders, categories, providerOfferings, marketplacePlans, planComponents, marketplaceResources],
+  [
+    serviceProviders,
+    categories,
+    providerOfferings,
+    marketplacePlans,
+    planComponents,
+    marketplaceResources,
+    providerResources,
+  ],
   offeringTypesRoute,
 )

@@ -1,5 +1,5 @@
-// Catalog: service providers, categories, offerings, plans, offering types and (read-only)
-// marketplace resources. Records, request bodies, the area's paths and choices.
+// Catalog: service providers, categories, offerings, plans, offering types and marketplace
+// resources. Records, request bodies, the area's paths and choices.
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { PATTERN_MESSAGES } from '../../http/errors.js'
 import {
@@ -7,6 +7,7 @@ import {
   Body,
   DateOnly,
   DateTime,
+  DescribedObject,
   FreeObject,
   HttpUrlInput,
   Nullable,
@@ -24,6 +25,8 @@ export const PATHS = {
   plans: 'marketplace-plans',
   planComponents: 'marketplace-plan-components',
   resources: 'marketplace-resources',
+  providerResources: 'marketplace-provider-resources',
+  users: 'users',
   serviceSettings: 'service-settings',
   customers: 'customers',
   projects: 'projects',
@@ -323,6 +326,7 @@ export const OfferingSchema = Type.Object({
   thumbnail: Nullable(Type.String()),
   scope: Nullable(Url),
   scope_uuid: Nullable(Uuid),
+  backend_id: Type.String({ description: "the provider's identifier of the offering on its backend" }),
   organization_groups: Type.Array(Url),
   project: Nullable(Url),
   parent: Nullable(Url),
@@ -343,6 +347,7 @@ const offeringWritable = {
   image: Type.Optional(Nullable(HttpUrlInput(500))),
   thumbnail: Type.Optional(Nullable(HttpUrlInput(500))),
   scope: Type.Optional(Nullable(Type.String())),
+  backend_id: Type.Optional(Type.String({ maxLength: 255 })),
   organization_groups: Type.Optional(Type.Array(Type.String(), { maxItems: 500 })),
   project: Type.Optional(Nullable(Type.String())),
   parent: Type.Optional(Nullable(Type.String())),
@@ -376,6 +381,7 @@ export interface OfferingWrite {
   image?: string | null
   thumbnail?: string | null
   scope?: string | null
+  backend_id?: string
   organization_groups?: string[]
   project?: string | null
   parent?: string | null
@@ -395,36 +401,173 @@ export const OfferingTypeSchema = Type.Object({
 export type OfferingTypeRecord = Static<typeof OfferingTypeSchema>
 
 // ---- marketplace resources ----
+const Str255 = Type.String({ maxLength: 255 })
+
+/** An access endpoint of a resource: a name and its URL. */
+export const EndpointSchema = Type.Object({ uuid: Uuid, name: Type.String(), url: Type.String() })
+
+/**
+ * The marketplace resource record, the same in the consumer's view (`/api/marketplace-resources/`)
+ * and the provider's (`/api/marketplace-provider-resources/`). Fields the reference leaves out
+ * when they have no value (a UUID its clients could not parse as null) are optional here:
+ * `category_*` without a category, `parent_offering_*` without a parent offering,
+ * `service_settings_uuid` without service settings, `parent_*` (resources have no parent
+ * resource here) and `order_in_progress`/`creation_order` (shown by retrieve, not by lists).
+ */
 export const ResourceSchema = Type.Object({
   url: Url,
   uuid: Uuid,
   name: Type.String(),
+  slug: Type.String({ description: 'unique; generated from the name (`<name>-<n>`); staff may change it' }),
+  description: Type.String(),
   offering: Url,
   offering_uuid: Uuid,
   offering_name: Type.String(),
   offering_type: Type.String(),
+  offering_description: Type.String(),
+  offering_slug: Type.String(),
+  offering_image: Nullable(Type.String()),
+  offering_thumbnail: Nullable(Type.String()),
+  offering_shared: Type.Boolean(),
+  offering_billable: Type.Boolean(),
+  offering_plugin_options: FreeObject,
+  offering_backend_id: Type.String(),
+  offering_state: Type.String({ enum: [...OFFERING_STATES] }),
+  offering_components: Type.Array(FreeObject),
+  parent_offering_uuid: Type.Optional(Uuid),
+  parent_offering_name: Type.Optional(Type.String()),
+  parent_offering_slug: Type.Optional(Type.String()),
   plan: Nullable(Url),
   plan_uuid: Nullable(Uuid),
   plan_name: Nullable(Type.String()),
+  plan_unit: Nullable(OneOf(PLAN_UNITS)),
+  plan_description: Nullable(Type.String()),
   project: Url,
   project_uuid: Uuid,
   project_name: Type.String(),
+  project_slug: Type.String(),
+  project_description: Type.String(),
+  project_end_date: Nullable(DateOnly),
+  project_end_date_requested_by: Nullable(Url, { description: 'null: projects do not record who set it' }),
+  project_effective_end_date: Nullable(DateOnly),
+  project_is_in_grace_period: Type.Boolean(),
   customer: Url,
   customer_uuid: Uuid,
   customer_name: Type.String(),
+  customer_slug: Type.String(),
   provider_uuid: Uuid,
   provider_name: Type.String(),
-  category_uuid: Nullable(Uuid),
-  category_title: Nullable(Type.String()),
-  state: Type.String(),
+  provider_slug: Type.String(),
+  provider_description: Type.String(),
+  category_uuid: Type.Optional(Uuid),
+  category_title: Type.Optional(Type.String()),
+  category_icon: Type.Optional(Nullable(Type.String())),
+  service_settings_uuid: Type.Optional(Uuid),
+  state: Type.String({ enum: [...RESOURCE_STATES] }),
   attributes: AnyValue,
   limits: FreeObject,
   backend_id: Type.String(),
+  effective_id: Type.String(),
+  backend_metadata: FreeObject,
   resource_type: Type.String(),
-  end_date: Nullable(DateOnly),
-  created: DateTime,
-  modified: DateTime,
   scope: Nullable(Url),
   resource_uuid: Nullable(Uuid),
+  parent_uuid: Type.Optional(Uuid),
+  parent_name: Type.Optional(Type.String()),
+  end_date: Nullable(DateOnly),
+  end_date_requested_by: Nullable(Url),
+  end_date_updated_at: Nullable(DateTime),
+  resource_effective_end_date: Nullable(DateOnly),
+  renewal_date: Nullable(FreeObject),
+  paused: Type.Boolean(),
+  downscaled: Type.Boolean(),
+  restrict_member_access: Type.Boolean(),
+  usage_limit_restriction: Type.String({ enum: ['', 'paused', 'downscaled'] }),
+  is_usage_based: Type.Boolean(),
+  is_limit_based: Type.Boolean(),
+  current_usages: FreeObject,
+  limit_usage: FreeObject,
+  report: Type.Array(FreeObject),
+  endpoints: Type.Array(EndpointSchema),
+  error_message: Type.String(),
+  error_traceback: Type.String(),
+  options: Nullable(FreeObject),
+  available_actions: Type.Array(Type.String()),
+  can_terminate: Type.Boolean(),
+  username: Nullable(Type.String()),
+  user_requires_reconsent: Type.Boolean(),
+  has_api_keys: Type.Boolean(),
+  last_sync: DateTime,
+  order_in_progress: Type.Optional(Nullable(FreeObject)),
+  creation_order: Type.Optional(Nullable(FreeObject)),
+  created: DateTime,
+  modified: DateTime,
 })
 export type Resource = Static<typeof ResourceSchema>
+
+/** A user of a resource's project, as the provider sees the resource's team. */
+export const ProjectUserSchema = Type.Object({
+  url: Url,
+  uuid: Uuid,
+  username: Type.String(),
+  full_name: Type.String(),
+  email: Type.String(),
+  role: Type.String({ description: 'the project role, e.g. PROJECT.MANAGER' }),
+  expiration_time: Nullable(DateTime),
+  offering_user_username: Nullable(Type.String()),
+  offering_user_state: Nullable(Type.String()),
+})
+export type ProjectUser = Static<typeof ProjectUserSchema>
+
+export const TeamQuery = Type.Object(
+  { has_consent: Type.Optional(Type.String({ description: 'accepted; every member is shown' })) },
+  { additionalProperties: true },
+)
+
+// The provider's actions' bodies. Required fields are required (the reference's clients send them).
+export const SetBackendIdBody = Body({ backend_id: Str255 })
+export const SetEffectiveIdBody = Body({ effective_id: Str255 })
+export const SetSlugBody = Body({
+  slug: Type.String({ minLength: 1, maxLength: 50, pattern: '^[-a-zA-Z0-9_]+$' }),
+})
+export const SetLimitsBody = Body({
+  limits: DescribedObject('component type → limit, each a whole number not below 0'),
+})
+export const SetBackendMetadataBody = Body({ backend_metadata: FreeObject })
+export const SetEndpointsBody = Body({
+  endpoints: Type.Array(Body({ name: Str255, url: HttpUrlInput(2048) }), { maxItems: 100 }),
+})
+export const SetErredBody = Body({
+  error_message: Type.Optional(Type.String({ maxLength: 100000 })),
+  error_traceback: Type.Optional(Type.String({ maxLength: 100000 })),
+})
+export const SetPausedBody = Body({ paused: Type.Boolean() })
+export const SetDownscaledBody = Body({ downscaled: Type.Boolean() })
+export const SetRestrictMemberAccessBody = Body({ restrict_member_access: Type.Boolean() })
+export const SetEndDateBody = Body({ end_date: Type.Optional(Nullable(Type.String({ format: 'date' }))) })
+export const SubmitReportBody = Body({
+  report: Type.Array(Body({ header: Type.String({ minLength: 1 }), body: Type.String({ minLength: 1 }) }), {
+    maxItems: 100,
+  }),
+})
+
+export const MEMBER_SYNC_SCOPES = ['resource', 'resource_project'] as const
+export const MEMBER_SYNC_STATES = ['synced', 'pending', 'error', 'missing_in_idp'] as const
+export const MemberSyncStatusesBody = Body({
+  statuses: Type.Array(
+    Body({
+      scope_type: Type.String({ enum: [...MEMBER_SYNC_SCOPES] }),
+      role_name: Type.String({ minLength: 1, maxLength: 150 }),
+      state: Type.String({ enum: [...MEMBER_SYNC_STATES] }),
+      username: Type.Optional(Type.String({ maxLength: 150 })),
+      user_uuid: Type.Optional(UuidInput),
+      resource_project_uuid: Type.Optional(UuidInput),
+      message: Type.Optional(Type.String({ maxLength: 10000 })),
+    }),
+    { maxItems: 10000 },
+  ),
+})
+export const MemberSyncStatusesResult = Type.Object({
+  stored: Type.Integer(),
+  skipped: Type.Array(Type.String()),
+})

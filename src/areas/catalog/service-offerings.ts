@@ -71,6 +71,7 @@ const toOffering = recordRenderer<OfferingWithParts, Offering>({
   thumbnail: 'copy',
   scope: { link: PATHS.serviceSettings },
   scope_uuid: 'copy',
+  backend_id: 'copy',
   organization_groups: (r, base) => r.group_uuids.map((g) => urlOf(base, PATHS.organizationGroups, g)!),
   project: { link: PATHS.projects },
   parent: { link: PATHS.offerings },
@@ -139,7 +140,15 @@ async function offeringValues(
   current: { type: string; customerId: number; id: number | null; scopeGiven: boolean },
 ): Promise<{ values: Record<string, unknown>; groupIds: number[] | undefined }> {
   const values: Record<string, unknown> = {}
-  for (const k of ['name', 'description', 'terms_of_service', 'image', 'thumbnail', 'slug'] as const) {
+  for (const k of [
+    'name',
+    'description',
+    'terms_of_service',
+    'image',
+    'thumbnail',
+    'slug',
+    'backend_id',
+  ] as const) {
     if (body[k] !== undefined) values[k] = body[k]
   }
   if (body.shared !== undefined) values.shared = fromBool(body.shared)

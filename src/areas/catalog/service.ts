@@ -1,5 +1,5 @@
 // Catalog use cases: service providers, categories and the offering types. Offerings, plans and
-// the read side of marketplace resources have their own files; this module also gathers what
+// marketplace resources have their own files; this module also gathers what
 // other areas (orders, cloud, policies) call instead of touching the catalog's tables.
 import type { AppContext } from '../../context.js'
 import { isoNow } from '../../db/values.js'
@@ -31,7 +31,15 @@ export {
 } from './service-offerings.js'
 export { findPlanById, planHasRoom } from './service-plans.js'
 export { checkLimits, insertBuiltinComponents } from './service-components.js'
-export { getResource, registerResourceScope, resourceRecord } from './service-resources.js'
+export {
+  getResource,
+  insertResource,
+  moveResource,
+  registerResourceOrderRecord,
+  registerResourceScope,
+  resourceRecord,
+} from './service-resources.js'
+export type { ResourceState } from './state-machine.js'
 
 /** A new catalog row: a new uuid, created and modified now. */
 function stamped<V extends object>(ctx: AppContext, values: V) {

@@ -7,10 +7,16 @@ import { FieldErrorSet, fieldError, nonFieldError } from '../../http/errors.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { slugify } from '../../http/slug.js'
 import { findCustomerById, resolveProjectLink } from '../directory/service.js'
-import { checkLimits, planHasRoom, resolveOfferingLink, resolvePlanLink } from '../catalog/service.js'
+import {
+  checkLimits,
+  insertResource,
+  planHasRoom,
+  resolveOfferingLink,
+  resolvePlanLink,
+} from '../catalog/service.js'
 import { assertNewResourceAllowed, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { callbackUrlProblem } from './callbacks.js'
-import { ordersRepository, resourcesWriteRepository } from './repository.js'
+import { ordersRepository } from './repository.js'
 import { initialState, type OrderType } from './state-machine.js'
 import type { OrderCreate } from './schema.js'
 import { planCost, today } from './order-rules.js'
@@ -187,23 +193,27 @@ export async function createOrder(
     // The policy step: a fired blocking cost policy refuses new resources.
     const target = { offeringId: offering.id, customerId: project.customer_id }
     const hasPolicies = await assertNewResourceAllowed(ctx, trx, target)
-    const resourceId = await resourcesWriteRepository(trx).insert({
-      uuid: resourceUuid,
-      name: resourceName,
-      offering_id: offering.id,
-      plan_id: plan?.id ?? null,
-      project_id: project.id,
-      customer_id: project.customer_id,
-      state: 'Creating',
-      attributes: attributesJson,
-      limits,
-      resource_type: offering.type,
-      scope_type: null,
-      scope_id: null,
-      end_date: typeof attributes.end_date === 'string' ? attributes.end_date.slice(0, 10) : null,
-      created: now,
-      modified: now,
-    })
+    const { id: resourceId } = await insertResource(
+      trx,
+      {
+        uuid: resourceUuid,
+        name: resourceName,
+        offering_id: offering.id,
+        plan_id: plan?.id ?? null,
+        project_id: project.id,
+        customer_id: project.customer_id,
+        state: 'Creating',
+        attributes: attributesJson,
+        limits,
+        resource_type: offering.type,
+        scope_type: null,
+        scope_id: null,
+        end_date: typeof attributes.end_date === 'string' ? attributes.end_date.slice(0, 10) : null,
+        created: now,
+        modified: now,
+      },
+      offering.name,
+    )
     // The new resource counts in the offering's estimated cost from now on.
     await scheduleCostPolicyEvaluation(ctx, trx, offering.id, hasPolicies)
     const implied = consumerApprovalImplied(

@@ -330,9 +330,6 @@ export function ordersRepository(db: Db) {
 
 export function resourcesWriteRepository(db: Db) {
   return {
-    insert(values: Record<string, unknown>): Promise<number> {
-      return insertReturningId(db, 'resources', values)
-    },
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'resources', id, values),
     findById: (id: number) => firstWhere(db.selectFrom('resources').selectAll(), 'id', id),
     /** The resource an Update or Terminate order is placed for, with what the order reads of its offering. */

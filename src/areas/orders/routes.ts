@@ -18,6 +18,7 @@ import {
 } from '../../http/resource.js'
 import { DetailBody, errors, FreeObject, NoContent, StatusBody } from '../../http/schemas.js'
 import { normalizeUuid } from '../../http/uuid.js'
+import { registerResourceOrderRecord } from '../catalog/service.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
 import { ORDER_STATES, ORDER_TYPES } from './state-machine.js'
@@ -286,6 +287,8 @@ export const resourceOrders = defineResource({
 })
 
 export const ordersRoutes = resourceRoutes([orders, resourceOrders], (app, ctx) => {
+  // A resource record shows its order in progress and its creating order as order records.
+  registerResourceOrderRecord(svc.orderRecord)
   const jobs = svc.defineOrderJobs(ctx)
   app.addHook('onClose', jobs.close)
 })

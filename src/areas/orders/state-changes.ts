@@ -6,6 +6,7 @@ import { parseJson, toJson } from '../../db/values.js'
 import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import type { CallbackPayload } from './callbacks.js'
 import { ordersRepository, resourcesWriteRepository, type OrderRow } from './repository.js'
+import { moveResource, type ResourceState } from '../catalog/service.js'
 import { resourceStateAfter, type ApprovalContext, type OrderState, type OrderType } from './state-machine.js'
 import { rulesOf, today, type Trx } from './order-rules.js'
 import { ensureOfferingUsersForProject } from '../offering-users/provisioning.js'
@@ -76,12 +77,13 @@ export async function afterStateChange(
     if (r && r.state === 'Creating' && !r.backend_id) resourceState = 'Terminated'
   }
   if (o.resource_id !== null && resourceState) {
-    const values: Record<string, unknown> = { state: resourceState, modified: now }
+    const values: Record<string, unknown> = {}
     if (state === 'done' && type === 'Update') {
       values.plan_id = o.plan_id
       values.limits = toJson(parseJson(o.limits, {}))
     }
-    await resourcesWriteRepository(trx).update(o.resource_id, values)
+    // The order decided the resource's state: it applies whatever state the resource is in.
+    await moveResource(trx, o.resource_id, resourceState as ResourceState, { from: null, values, now })
     await scheduleCostPolicyEvaluation(ctx, trx, o.offering_id)
   }
   // A new resource the provider takes on gives the project's members accounts on its offering.

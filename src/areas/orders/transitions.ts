@@ -7,6 +7,7 @@ import { AppError, forbidden, invalidState, nonFieldError, notFound } from '../.
 import { normalizeUuid } from '../../http/uuid.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
+import { moveResource } from '../catalog/service.js'
 import type { OfferingTypeRules } from '../catalog/offering-types.js'
 import {
   ordersRepository,
@@ -190,10 +191,7 @@ export async function deleteOrder(ctx: AppContext, actor: Actor, uuid: string): 
     if (!(await ordersRepository(trx).deleteIfState(o.id, from))) throw invalidState(from)
     // A resource that only existed for this Create order goes with it.
     if (o.type === 'Create' && o.resource_id !== null) {
-      await resourcesWriteRepository(trx).update(o.resource_id, {
-        state: 'Terminated',
-        modified: ctx.clock().toISOString(),
-      })
+      await moveResource(trx, o.resource_id, 'Terminated', { from: null, now: ctx.clock().toISOString() })
       await scheduleCostPolicyEvaluation(ctx, trx, o.offering_id)
     }
   })

@@ -120,8 +120,4 @@ export type FeedbackRow = NonNullable<
   Awaited<ReturnType<ReturnType<typeof feedbacksRepository>['findByUuid']>>
 >
 
-/** A unique index refused the row (SQLite and PostgreSQL error shapes). */
-export function isUniqueViolation(e: unknown): boolean {
-  const err = e as { code?: unknown }
-  return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE'
-}
+export { isUniqueViolation } from '../../db/sql.js'

@@ -13,6 +13,7 @@ export interface ServiceSettingsTable {
   state: Generated<string>
   error_message: Generated<string>
   /** backend driver and its parameters */
+  /** null until set */
   options: Json
   created: string
   modified: string
@@ -60,6 +61,8 @@ export interface OfferingsTable {
   service_settings_id: number | null
   /** for private offerings: the project they are limited to */
   project_id: number | null
+  /** the provider's own identifier of the offering on its backend */
+  backend_id: Generated<string>
   created: string
   modified: string
 }
@@ -156,8 +159,67 @@ export interface ResourcesTable {
   scope_type: string | null
   scope_id: number | null
   end_date: string | null
+  /** unique; the site agent names backend accounts after it */
+  slug: string
+  description: Generated<string>
+  /** the identifier a downstream provider gave it (federated setups) */
+  effective_id: Generated<string>
+  backend_metadata: Generated<Json>
+  paused: Generated<Bool>
+  downscaled: Generated<Bool>
+  restrict_member_access: Generated<Bool>
+  error_message: Generated<string>
+  error_traceback: Generated<string>
+  /** when the provider's agent last reported on it */
+  last_sync: string | null
+  /** when `end_date` last changed, and by whom */
+  end_date_updated_at: string | null
+  end_date_requested_by_id: number | null
+  /** null until set */
+  options: Json
+  /** component type → the latest reported usage */
+  current_usages: Generated<Json>
+  /** the provider's report: [{header, body}]; null until submitted */
+  report: Json
+  /** '' | 'paused' | 'downscaled': the restriction applied because usage reached a limit */
+  usage_limit_restriction: Generated<string>
   created: string
   modified: string
+}
+
+/** A resource's access endpoints, as its provider reports them. */
+export interface ResourceEndpointsTable {
+  id: Generated<number>
+  uuid: string
+  resource_id: number
+  name: string
+  url: string
+  created: string
+  modified: string
+}
+
+/** Per member and role: how far the provider's backend has synced a resource's membership. */
+export interface ResourceMemberSyncStatusesTable {
+  id: Generated<number>
+  uuid: string
+  resource_id: number
+  user_id: number
+  /** resource | resource_project */
+  scope_type: string
+  resource_project_id: number | null
+  role_name: string
+  /** synced | pending | error | missing_in_idp */
+  state: string
+  message: Generated<string>
+  created: string
+  modified: string
+}
+
+/** Per table and slugified name: the last numeric suffix given to a generated slug. */
+export interface SlugCountersTable {
+  scope: string
+  base: string
+  n: number
 }
 
 export interface CatalogTables {
@@ -171,4 +233,7 @@ export interface CatalogTables {
   offering_components: OfferingComponentsTable
   plan_components: PlanComponentsTable
   resources: ResourcesTable
+  resource_endpoints: ResourceEndpointsTable
+  resource_member_sync_statuses: ResourceMemberSyncStatusesTable
+  slug_counters: SlugCountersTable
 }
