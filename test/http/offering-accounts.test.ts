@@ -6,12 +6,12 @@ import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { insertRef, grant, makeCustomer, makeProject, makeUser, type Ref } from '../support/fixtures.js'
 import {
+  makeComponent,
   makeOffering,
   makeOfferingManager,
   makeResource,
   providerGraph,
 } from '../support/catalog-fixtures.js'
-import { componentUuid } from '../../src/areas/offering-users/usage-limits.js'
 
 const KEEPS = { service_provider_can_create_offering_user: true }
 
@@ -26,6 +26,11 @@ const t = sharedTestApp(async (t) => {
   const consumer = await makeCustomer(t.ctx)
   const project = await makeProject(t.ctx, consumer)
   const other = await makeProject(t.ctx, consumer)
+  const components = {
+    cpu: await makeComponent(t.ctx, offering, { type: 'cpu' }),
+    mem: await makeComponent(t.ctx, offering, { type: 'mem', billingType: 'usage' }),
+    gpu: await makeComponent(t.ctx, offering, { type: 'gpu', billingType: 'usage' }),
+  }
   const resource = await makeResource(t.ctx, offering, project, { limits: { cpu: 10, mem: 20 } })
   const owner = await makeUser(t.ctx)
   const manager = await makeUser(t.ctx)
@@ -40,6 +45,7 @@ const t = sharedTestApp(async (t) => {
     providerCustomer,
     providerOwner: await pg.owner(),
     offering,
+    components,
     offeringManager: await makeOfferingManager(t.ctx, offering),
     consumer,
     project,
@@ -159,7 +165,7 @@ describe('per-user component limits', () => {
       url: `http://localhost:80${L}${r.body.uuid}/`,
       uuid: r.body.uuid,
       resource: `http://localhost:80/api/marketplace-resources/${t.resource.uuid}/`,
-      component: componentUuid(t.offering.uuid, 'cpu'),
+      component: t.components.cpu.uuid,
       component_type: 'cpu',
       user: a.username,
       limit: '100.50',
@@ -167,7 +173,7 @@ describe('per-user component limits', () => {
     // The component given by its uuid names the same type.
     const byUuid = await client(t.app, t.owner.token).post(L, {
       resource: `/api/marketplace-resources/${t.resource.uuid}/`,
-      component: componentUuid(t.offering.uuid, 'mem').replace(/-/g, ''),
+      component: t.components.mem.uuid.replace(/-/g, ''),
       user: a.url,
     })
     assert.equal(byUuid.status, 201, byUuid.text)
@@ -224,6 +230,9 @@ describe('per-user component limits', () => {
       limit: ['Ensure that there are no more than 2 decimal places.'],
     })
     assert.equal((await m.post(L, { ...body, component: 'no spaces' })).status, 400)
+    assert.deepEqual((await m.post(L, { ...body, component: 'disk' })).body, {
+      component: ['The resource\'s offering has no component of type "disk".'],
+    })
     assert.equal(
       (await m.post(L, { ...body, component: '00000000-0000-0000-0000-000000000000' })).status,
       400,

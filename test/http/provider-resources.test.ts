@@ -8,6 +8,7 @@ import { BASE, client, uuids } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, roleGraph, type UserRef } from '../support/fixtures.js'
 import {
   makeCategory,
+  makeComponent,
   makeOffering,
   makeOfferingManager,
   makePlan,
@@ -26,6 +27,10 @@ const t = sharedTestApp(async (t) => {
   const g = roleGraph(t.ctx)
   const provider = await p.customer()
   const offering = await makeOffering(t.ctx, provider, { name: 'HPC', pluginOptions: { x: 1 } })
+  // What its backend accounts for: cpu and disk by limit, mem by usage.
+  await makeComponent(t.ctx, offering, { type: 'cpu', maxValue: 4 })
+  await makeComponent(t.ctx, offering, { type: 'mem', billingType: 'usage' })
+  await makeComponent(t.ctx, offering, { type: 'disk' })
   const plan = await makePlan(t.ctx, offering)
   const project = await g.project()
   const staff = await makeUser(t.ctx, { staff: true })
@@ -274,6 +279,31 @@ describe('the team', () => {
     // The customer's owner holds no project role: not on the team.
     assert.equal((await as(t.providerOwner).get(`${R}${r.uuid}/team/?has_consent=true`)).body.length, 2)
     assert.equal((await as(await t.g.owner()).get(`${R}${r.uuid}/team/`)).status, 404)
+    // A member's account on an offering that keeps accounts shows its username and state there.
+    const keeping = await makeOffering(t.ctx, t.provider, {
+      type: 'Marketplace.Slurm',
+      pluginOptions: { service_provider_can_create_offering_user: true },
+    })
+    const onKeeping = await makeResource(t.ctx, keeping, project)
+    const account = await as(t.staff).post('/api/marketplace-offering-users/', {
+      offering_uuid: keeping.uuid,
+      user_uuid: users.b.uuid,
+      username: 'bea_hpc',
+    })
+    assert.equal(account.status, 201, account.text)
+    const withAccount = (await as(t.providerOwner).get(`${R}${onKeeping.uuid}/team/`)).body
+    assert.deepEqual(
+      withAccount.map((m: Record<string, unknown>) => [
+        m.username,
+        m.offering_user_username,
+        m.offering_user_state,
+      ]),
+      [
+        ['team-a', null, null],
+        ['team-b', 'bea_hpc', account.body.state],
+      ],
+    )
+    for (const m of withAccount) assertClientParsesProjectUser(m)
   })
 })
 
@@ -335,7 +365,7 @@ describe('provider actions', () => {
     )
   })
 
-  test('set_limits: whole numbers not below 0, each bad entry named', async () => {
+  test("set_limits: whole numbers not below 0 of the offering's components, each bad entry named", async () => {
     const r = await fresh({ limits: { cpu: 1 } })
     const ok = await as(t.offeringManager).post(`${R}${r.uuid}/set_limits/`, { limits: { cpu: 10, mem: 10 } })
     assert.equal(ok.status, 200)
@@ -353,6 +383,13 @@ describe('provider actions', () => {
       },
     })
     assert.deepEqual((await as(t.offeringManager).get(`${R}${r.uuid}/`)).body.limits, { cpu: 10, mem: 10 })
+    // What the backend holds is reported as it is (cpu above its max_value, mem billed by usage),
+    // but only for components the offering has.
+    assert.deepEqual(
+      (await as(t.offeringManager).post(`${R}${r.uuid}/set_limits/`, { limits: { cpu: 1, gpu: 2, tb: 3 } }))
+        .body,
+      { limits: ['Invalid types: gpu, tb'] },
+    )
     assert.deepEqual((await as(t.offeringManager).post(`${R}${r.uuid}/set_limits/`, {})).body, {
       limits: ['This field is required.'],
     })

@@ -22,7 +22,10 @@ export function takesLimits(c: Pick<LimitComponent, 'billing_type' | 'is_prepaid
 }
 
 /**
- * The errors of `limits` (component type → amount) for an offering with `components`, or null:
+ * The errors of `limits` (component type → amount) for an offering with `components`, or null.
+ * `reported`: the limits a provider's backend reports it holds (the provider's `set_limits`): any
+ * component of the offering may be named, whatever its billing type, and the amounts are facts of
+ * the backend, so only their form is checked, not the bounds. Otherwise:
  * - a type that is not a component taking limits: `{"limits": ["Invalid types: gpu, ram"]}`
  *   (checked first, every such type named, as the reference does);
  * - then, per component, under its type: an amount that is not a whole number ≥ 0, one below
@@ -34,8 +37,10 @@ export function limitErrors(
   components: readonly LimitComponent[],
   limits: Readonly<Record<string, unknown>>,
   allocated: ReadonlyMap<string, number> = new Map(),
+  { reported = false }: { reported?: boolean } = {},
 ): FieldErrors | null {
-  const byType = new Map(components.filter(takesLimits).map((c) => [c.type, c]))
+  const named = reported ? components : components.filter(takesLimits)
+  const byType = new Map(named.map((c) => [c.type, c]))
   const invalid = Object.keys(limits)
     .filter((k) => !byType.has(k))
     .sort()
@@ -43,15 +48,21 @@ export function limitErrors(
   const errors: Record<string, string[]> = {}
   for (const [type, value] of Object.entries(limits)) {
     const c = byType.get(type)!
-    const problem = amountProblem(c, value, allocated.get(type) ?? 0)
+    const problem = reported ? formProblem(value) : amountProblem(c, value, allocated.get(type) ?? 0)
     if (problem) errors[type] = [problem]
   }
   return Object.keys(errors).length ? { limits: errors } : null
 }
 
-function amountProblem(c: LimitComponent, value: unknown, allocated: number): string | null {
+function formProblem(value: unknown): string | null {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) return 'A valid integer is required.'
   if (value < 0) return 'Ensure this value is greater than or equal to 0.'
+  return null
+}
+
+function amountProblem(c: LimitComponent, value: unknown, allocated: number): string | null {
+  const form = formProblem(value)
+  if (form || typeof value !== 'number') return form
   if (c.max_value && value > c.max_value)
     return `The limit ${value} value cannot be more than ${c.max_value}.`
   if (c.min_value && value < c.min_value)

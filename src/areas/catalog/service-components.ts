@@ -435,8 +435,8 @@ export async function insertInlineComponents(
 // ---- limits ----
 
 /**
- * The rule every write of a resource's limits follows (order creation, update_limits orders,
- * the provider's set_limits): each key is the type of one of the offering's components that
+ * The rule every write of a resource's limits follows (order creation, update_limits orders; the
+ * provider's set_limits with `reported`, see limitErrors): each key is the type of one of the offering's components that
  * takes limits (billing type `limit`, or `one` paid in advance), and each amount a whole number
  * within the component's `min_value`..`max_value`; with `max_available_limit`, the amounts of the
  * offering's other live resources (all but `resourceId`, which is being changed) plus this one
@@ -447,7 +447,7 @@ export async function checkLimits(
   ctx: AppContext,
   offeringId: number,
   limits: Readonly<Record<string, unknown>>,
-  opts: { resourceId?: number | null; db?: Db } = {},
+  opts: { resourceId?: number | null; db?: Db; reported?: boolean } = {},
 ): Promise<void> {
   if (!Object.keys(limits).length) return
   const repo = componentsRepository(opts.db ?? ctx.db)
@@ -459,7 +459,7 @@ export async function checkLimits(
     max_value: c.max_value,
     max_available_limit: c.max_available_limit,
   }))
-  const shared = components.some((c) => c.max_available_limit && c.type in limits)
+  const shared = !opts.reported && components.some((c) => c.max_available_limit && c.type in limits)
   const allocated = shared
     ? allocatedLimits(
         (await repo.otherResourcesLimits(offeringId, opts.resourceId ?? null)).map((l) =>
@@ -467,6 +467,6 @@ export async function checkLimits(
         ),
       )
     : new Map<string, number>()
-  const errors = limitErrors(components, limits, allocated)
+  const errors = limitErrors(components, limits, allocated, { reported: opts.reported })
   if (errors) throw new AppError('invalid', errors)
 }

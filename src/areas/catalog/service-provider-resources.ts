@@ -17,6 +17,8 @@ import {
 } from './repository-resources.js'
 import { PATHS, type ProjectUser } from './schema.js'
 import { findProviderResource, moveResourceOr409, offeringUsersOf } from './service-resources.js'
+import { checkLimits } from './service-components.js'
+import { usersByOfferingUsername } from '../offering-users/provisioning.js'
 import { resourceTransition } from './state-machine.js'
 
 type Status = { status: string }
@@ -102,16 +104,16 @@ export async function setFlag(
 const MAX_LIMIT = Number.MAX_SAFE_INTEGER
 
 /**
- * The limits a provider sets on a resource, checked: an object of whole numbers not below 0 (a
- * numeric string is read as its number), by component type. 400 naming each bad entry under
- * `limits`. Checking the types against the offering's components belongs here too once offerings
- * keep their components.
+ * The limits a provider's backend reports it holds for a resource, checked: an object of whole
+ * numbers not below 0 (a numeric string is read as its number), each named by the type of one of
+ * the offering's components (whatever its billing type: the backend reports what it enforces).
+ * 400 naming each bad entry under `limits`, or `{"limits": ["Invalid types: …"]}`.
  */
-export function checkResourceLimits(
-  _ctx: AppContext,
-  _resource: ResourceRow,
+export async function checkResourceLimits(
+  ctx: AppContext,
+  resource: ResourceRow,
   limits: Record<string, unknown>,
-): Record<string, number> {
+): Promise<Record<string, number>> {
   const out: Record<string, number> = {}
   const errors: FieldErrors = {}
   for (const [type, raw] of Object.entries(limits)) {
@@ -122,6 +124,7 @@ export function checkResourceLimits(
     else out[type] = n
   }
   if (Object.keys(errors).length) throw new AppError('invalid', { limits: errors })
+  await checkLimits(ctx, resource.offering_id, out, { resourceId: resource.id, reported: true })
   return out
 }
 
@@ -132,7 +135,7 @@ export async function setLimits(
   limits: Record<string, unknown>,
 ) {
   const r = await providerResource(ctx, actor, uuid, 'RESOURCE.SET_STATE')
-  const checked = checkResourceLimits(ctx, r, limits)
+  const checked = await checkResourceLimits(ctx, r, limits)
   await update(ctx, r.id, { limits: toJson(checked) })
   return { status: 'The resource limits are updated' }
 }
@@ -237,14 +240,17 @@ interface MemberSyncEntry {
 
 /**
  * The users a report names by a username: their offering user's username on the offering's
- * backend (once offering users are kept), else their username here.
+ * backend, else their username here.
  */
 async function usersByReportedName(
   ctx: AppContext,
-  _offeringId: number,
+  offeringId: number,
   names: readonly string[],
 ): Promise<Map<string, number>> {
-  return resourcePeopleRepository(ctx.db).usersByUsername(names)
+  const onBackend = await usersByOfferingUsername(ctx.db, offeringId, names)
+  const rest = names.filter((n) => !onBackend.has(n))
+  const here = await resourcePeopleRepository(ctx.db).usersByUsername(rest)
+  return new Map([...here, ...onBackend])
 }
 
 /**

@@ -25,6 +25,8 @@ import {
   type ResourceRow,
 } from './repository-resources.js'
 import { PATHS, type Resource } from './schema.js'
+import { componentsOf } from './service-components.js'
+import { offeringUsersFor } from '../offering-users/provisioning.js'
 import type { ResourceState } from './state-machine.js'
 
 // ---- Seams: what other parts of the marketplace supply to the resource record ----
@@ -39,13 +41,23 @@ export interface ResourceOfferingComponent {
 
 /**
  * The components of each offering (by id), for `offering_components`, `is_usage_based` and
- * `is_limit_based`. Offerings keep no components yet: every offering has none.
+ * `is_limit_based`.
  */
 export async function offeringComponentsOf(
-  _ctx: AppContext,
-  _offeringIds: readonly number[],
+  ctx: AppContext,
+  offeringIds: readonly number[],
 ): Promise<Map<number, ResourceOfferingComponent[]>> {
-  return new Map()
+  const out = new Map<number, ResourceOfferingComponent[]>()
+  for (const [offeringId, components] of await componentsOf(ctx, offeringIds)) {
+    out.set(
+      offeringId,
+      components.map((c) => ({
+        record: c as unknown as Record<string, unknown>,
+        billing_type: c.billing_type,
+      })),
+    )
+  }
+  return out
 }
 
 /** A user's account on an offering's backend: its username there and the account's state. */
@@ -56,15 +68,15 @@ export interface OfferingUserAccount {
 
 /**
  * The offering users of these users on an offering (by user id), for a resource's `username`
- * and its team's `offering_user_username` and `offering_user_state`. Offering users are not kept
- * yet: nobody has one, and these fields are null.
+ * and its team's `offering_user_username` and `offering_user_state`; a user without an account
+ * on the offering is absent.
  */
 export async function offeringUsersOf(
-  _ctx: AppContext,
-  _offeringId: number,
-  _userIds: readonly number[],
+  ctx: AppContext,
+  offeringId: number,
+  userIds: readonly number[],
 ): Promise<Map<number, OfferingUserAccount>> {
-  return new Map()
+  return offeringUsersFor(ctx.db, offeringId, userIds)
 }
 
 /** Renders an order record (JSON text) for `order_in_progress` and `creation_order`. */

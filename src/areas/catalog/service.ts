@@ -30,7 +30,7 @@ export {
   offeringRecord,
 } from './service-offerings.js'
 export { findPlanById, planHasRoom } from './service-plans.js'
-export { checkLimits, insertBuiltinComponents } from './service-components.js'
+export { checkLimits, componentsOf, insertBuiltinComponents } from './service-components.js'
 export {
   getResource,
   insertResource,

@@ -211,3 +211,13 @@ export async function offeringUsersFor(
     rows.map((r) => [r.user_id, { uuid: r.uuid, username: r.username, state: r.state as OfferingUserState }]),
   )
 }
+
+/** The users (by id) whose account on an offering has each of these usernames. */
+export async function usersByOfferingUsername(
+  db: Db,
+  offeringId: number,
+  usernames: readonly string[],
+): Promise<Map<string, number>> {
+  const rows = await offeringUsersRepository(db).usersWithUsernames(offeringId, usernames)
+  return new Map(rows.map((r) => [r.username ?? '', r.user_id]))
+}

@@ -1,5 +1,6 @@
 // SQL of per-user component limits: the rows a caller sees (the resource's consumer and provider
-// sides) and the resource and account a write names.
+// sides), each with its offering component (the limit names it by type), and the resource and
+// account a write names.
 import type { Insertable } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { tableRecords } from '../../db/rows.js'
@@ -20,7 +21,11 @@ export function usageLimitsRepository(db: Db) {
       ['inner', 'offerings', 'resources.offering_id'],
       ['inner', 'projects', 'resources.project_id'],
       ['inner', 'offering_users', `${L}.offering_user_id`],
-    ])
+    ]).innerJoin('offering_components as component', (j) =>
+      j
+        .onRef('component.offering_id', '=', 'resources.offering_id')
+        .onRef('component.type', '=', `${L}.component_type`),
+    )
   const visible = unlessAll(base, (q, vis: Extract<LimitScope, { all: false }>) =>
     q.where((eb) =>
       inAnyOf(eb, [
@@ -35,6 +40,7 @@ export function usageLimitsRepository(db: Db) {
     `${L}.id`,
     `${L}.uuid`,
     `${L}.component_type`,
+    'component.uuid as component_uuid',
     `${L}.usage_limit`,
     `${L}.resource_id`,
     `${L}.offering_user_id`,

@@ -149,6 +149,16 @@ export function offeringUsersRepository(db: Db) {
         .where('user_id', 'in', [...userIds])
         .execute()
     },
+    /** The users whose account on an offering has one of these usernames. */
+    async usersWithUsernames(offeringId: number, usernames: readonly string[]) {
+      if (!usernames.length) return []
+      return db
+        .selectFrom('offering_users')
+        .select(['user_id', 'username'])
+        .where('offering_id', '=', offeringId)
+        .where('username', 'in', [...usernames])
+        .execute()
+    },
   }
 }
 

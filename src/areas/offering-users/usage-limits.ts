@@ -3,32 +3,18 @@
 // holders of RESOURCE.CONSUMPTION_LIMITATION on the resource's project or organization (project
 // managers, organization owners), or on the provider's organization (its owners), and staff.
 //
-// A limit names its component by type. Records show the component as a uuid derived from the
-// offering's uuid and the type (`componentUuid`), so clients that read it as a uuid can, and a
-// write may name the component by that uuid or by its type.
-import { createHash } from 'node:crypto'
+// A limit is kept by its component's type (unique within an offering); records show the
+// component's uuid, and a write may name the component by its uuid or its type.
 import Big from 'big.js'
 import type { AppContext } from '../../context.js'
-import { parseJson } from '../../db/values.js'
 import { fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { invalidHyperlink, linkedUuid, ownLink, recordRenderer } from '../../http/links.js'
 import { can, customerIds, offeringIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
+import { componentsOf } from '../catalog/service.js'
 import { usageLimitsRepository, type LimitScope, type UsageLimitRow } from './repository-limits.js'
 import { PATHS, type UsageLimit, type UsageLimitCreate, type UsageLimitPatch } from './schema.js'
-
-/** The namespace of component uuids (RFC 9562 name-based, SHA-1). */
-const COMPONENT_NAMESPACE = Buffer.from('6f3c2a1e8b4d4c7e9a5f0d2b7c1e4a90', 'hex')
-
-/** The uuid a component of an offering shows: derived from the offering's uuid and the type. */
-export function componentUuid(offeringUuid: string, type: string): string {
-  const hash = createHash('sha1').update(COMPONENT_NAMESPACE).update(`${offeringUuid}/${type}`).digest()
-  hash[6] = (hash[6]! & 0x0f) | 0x50
-  hash[8] = (hash[8]! & 0x3f) | 0x80
-  const h = hash.subarray(0, 16).toString('hex')
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
-}
 
 const COMPONENT_TYPE = /^[A-Za-z0-9_.-]{1,50}$/
 
@@ -45,7 +31,7 @@ export function visibility(actor: Actor): LimitScope {
 const toRecord = recordRenderer<UsageLimitRow, UsageLimit>({
   ...ownLink(PATHS.usageLimits),
   resource: { link: PATHS.resources, from: 'resource_uuid' },
-  component: (r) => componentUuid(r.offering_uuid, r.component_type),
+  component: (r) => r.component_uuid,
   component_type: 'copy',
   user: (r) => r.user_username ?? '',
   limit: (r) => new Big(r.usage_limit).toFixed(2),
@@ -96,16 +82,18 @@ async function linkedResource(ctx: AppContext, actor: Actor, value: unknown): Pr
   return r
 }
 
-/** The component type a body names: the type itself, or the uuid of one of the resource's limits. */
-function componentType(resource: ResourceRef, value: string): string {
+/** The component type a body names: one of the resource's offering's components, by uuid or type. */
+async function componentType(ctx: AppContext, resource: ResourceRef, value: string): Promise<string> {
+  const components = (await componentsOf(ctx, [resource.offering_id])).get(resource.offering_id) ?? []
   const uuid = normalizeUuid(value)
   if (uuid) {
-    const types = Object.keys(parseJson<Record<string, unknown>>(resource.limits, {}))
-    const type = types.find((t) => componentUuid(resource.offering_uuid, t) === uuid)
-    if (!type) throw fieldError('component', `Object with uuid=${uuid} does not exist.`)
-    return type
+    const c = components.find((x) => x.uuid === uuid)
+    if (!c) throw fieldError('component', `Object with uuid=${uuid} does not exist.`)
+    return c.type
   }
   if (!COMPONENT_TYPE.test(value)) throw fieldError('component', 'Enter a component uuid or type.')
+  if (!components.some((c) => c.type === value))
+    throw fieldError('component', `The resource's offering has no component of type "${value}".`)
   return value
 }
 
@@ -143,7 +131,7 @@ export async function createUsageLimit(
 ): Promise<UsageLimit> {
   const resource = await linkedResource(ctx, actor, body.resource)
   if (!mayLimit(actor, resource)) throw forbidden()
-  const type = componentType(resource, body.component)
+  const type = await componentType(ctx, resource, body.component)
   const accountId = await linkedAccount(ctx, resource, body.user)
   const limit = body.limit === undefined ? '0.00' : limitValue(body.limit)
   const repo = usageLimitsRepository(ctx.db)
@@ -176,7 +164,8 @@ export async function updateUsageLimit(
   const resource = body.resource === undefined ? current : await linkedResource(ctx, actor, body.resource)
   if (resource.id !== current.id && !mayLimit(actor, resource)) throw forbidden()
   const set: Record<string, unknown> = { modified: ctx.clock().toISOString() }
-  const type = body.component === undefined ? row.component_type : componentType(resource, body.component)
+  const type =
+    body.component === undefined ? row.component_type : await componentType(ctx, resource, body.component)
   const accountId =
     body.user === undefined ? row.offering_user_id : await linkedAccount(ctx, resource, body.user)
   if (body.limit !== undefined) set.usage_limit = limitValue(body.limit)
