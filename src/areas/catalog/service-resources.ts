@@ -52,7 +52,7 @@ export async function offeringComponentsOf(
     out.set(
       offeringId,
       components.map((c) => ({
-        record: c as unknown as Record<string, unknown>,
+        record: c,
         billing_type: c.billing_type,
       })),
     )
