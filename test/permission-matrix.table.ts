@@ -173,11 +173,10 @@ async function worldAccount(w: World): Promise<string> {
   return `http://localhost:80/api/marketplace-offering-users/${uuid}/`
 }
 
-let limitSeq = 0
-/** A body of a new per-user limit on the world resource. */
+/** A body of a new per-user limit on the world resource: a fresh account, the offering's `cpu`. */
 const limitBody = async (w: World) => ({
   resource: `/api/marketplace-resources/${w.resource.uuid}/`,
-  component: `c${++limitSeq}`,
+  component: 'cpu',
   user: await worldAccount(w),
   limit: '10',
 })

@@ -12,7 +12,7 @@ import type { TestApp } from './support/app.js'
 import { sharedTestWorld } from './support/shared-world.js'
 import { call } from './support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, roleUuid, uniqueName } from './support/fixtures.js'
-import { makeOffering, makePlan, makeResource, type OfferingState } from './support/catalog-fixtures.js'
+import { makeComponent, makeOffering, makePlan, makeResource, type OfferingState } from './support/catalog-fixtures.js'
 import { CALLERS, lists, rows, type Caller, type World } from './permission-matrix.table.js'
 
 async function buildWorld(t: TestApp): Promise<World> {
@@ -21,6 +21,8 @@ async function buildWorld(t: TestApp): Promise<World> {
   const project = await makeProject(ctx, customer, { name: 'Matrix project' })
   const provider = await makeCustomer(ctx, 'Matrix provider')
   const off = await makeOffering(ctx, provider, { name: 'Matrix offering' })
+  // The component the per-user limits and the provider's set_limits name.
+  await makeComponent(ctx, off, { type: 'cpu' })
   const plan = await makePlan(ctx, off, { name: 'Matrix plan' })
   const users = {
     outsider: await makeUser(ctx),
