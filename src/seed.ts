@@ -197,9 +197,11 @@ async function seedCatalog(ctx: AppContext, providerId: number) {
     category: category.uuid,
     offerings: {
       basic: await offering('Demo basic service', 'Marketplace.Basic', 'Standard', '10'),
-      // Its members get accounts (offering users) on the cluster, which its site agent creates.
+      // Its members get accounts (offering users) on the cluster named after their usernames,
+      // which its site agent adds to the allocations.
       slurm: await offering('Demo HPC allocation', 'Marketplace.Slurm', 'CPU hours', '0.05', {
         service_provider_can_create_offering_user: true,
+        username_generation_policy: 'waldur_username',
       }),
     },
   }
