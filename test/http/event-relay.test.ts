@@ -10,7 +10,12 @@ import { client } from '../support/client.js'
 import { makeOffering, providerGraph, type OfferingRef } from '../support/catalog-fixtures.js'
 import type { UserRef } from '../support/fixtures.js'
 import { StompConsumer } from '../support/stomp.js'
-import { closeConnections, management, rabbitTestSettings, type RabbitTestSettings } from '../support/rabbitmq.js'
+import {
+  closeConnections,
+  management,
+  rabbitTestSettings,
+  type RabbitTestSettings,
+} from '../support/rabbitmq.js'
 import { Relay } from '../../src/areas/event-subscriptions/relay.js'
 import type { EventSource, StoredEvent } from '../../src/areas/event-subscriptions/messages.js'
 import { hex } from '../../src/areas/event-subscriptions/broker.js'
@@ -27,7 +32,12 @@ try {
 class MemoryEvents implements EventSource {
   readonly events: StoredEvent[] = []
   private readonly listeners = new Set<() => void>()
-  add(objectType: string, type: string, offeringUuid: string, data: Record<string, unknown> = {}): StoredEvent {
+  add(
+    objectType: string,
+    type: string,
+    offeringUuid: string,
+    data: Record<string, unknown> = {},
+  ): StoredEvent {
     const uuid = (data.uuid as string | undefined) ?? randomUUID()
     const e: StoredEvent = {
       position: this.events.length + 1,
@@ -154,10 +164,10 @@ describe('site agent event queues on RabbitMQ', { skip: settings ? false : 'TEST
       a.queue.queue_name,
       `subscription_${hex(a.subscription.uuid)}_offering_${hex(a.offering.uuid)}_order`,
     )
-    const q = (await management(s).request(
-      'GET',
-      `/api/queues/${a.queue.vhost}/${a.queue.queue_name}`,
-    )) as { durable: boolean; auto_delete: boolean }
+    const q = (await management(s).request('GET', `/api/queues/${a.queue.vhost}/${a.queue.queue_name}`)) as {
+      durable: boolean
+      auto_delete: boolean
+    }
     assert.equal(q.durable, true)
     assert.equal(q.auto_delete, false)
     // Another passcode is refused.
@@ -234,7 +244,10 @@ describe('site agent event queues on RabbitMQ', { skip: settings ? false : 'TEST
     const log = new MemoryEvents()
     const one = new Relay(a.t.ctx, log, { holder: 'one' })
     const two = new Relay(a.t.ctx, log, { holder: 'two' })
-    cleanups.push(() => one.stop(), () => two.stop())
+    cleanups.push(
+      () => one.stop(),
+      () => two.stop(),
+    )
     const u = randomUUID()
     order(log, a.offering.uuid, u, 'pending-provider', true)
     assert.equal((await one.runOnce()).leader, true)
@@ -288,9 +301,13 @@ describe('site agent event queues on RabbitMQ', { skip: settings ? false : 'TEST
     // The same app's relay, pointed at a port where no broker answers.
     const unreachable = new URL(s.amqpUrl)
     unreachable.port = '1'
-    const down = new Relay({ ...a.t.ctx, config: { ...a.t.config, rabbitmqUrl: unreachable.toString() } }, log, {
-      holder: 'down',
-    })
+    const down = new Relay(
+      { ...a.t.ctx, config: { ...a.t.config, rabbitmqUrl: unreachable.toString() } },
+      log,
+      {
+        holder: 'down',
+      },
+    )
     await assert.rejects(down.runOnce(), /RabbitMQ/)
     assert.equal(await down.position(), 0)
     await down.stop()

@@ -35,7 +35,11 @@ export function management(s: RabbitTestSettings): ManagementApi {
  * management API lists a new connection once its statistics are first collected (every few
  * seconds): it is asked again, for at most `withinMs`, until it lists one.
  */
-export async function closeConnections(s: RabbitTestSettings, vhost: string, withinMs = 15_000): Promise<number> {
+export async function closeConnections(
+  s: RabbitTestSettings,
+  vhost: string,
+  withinMs = 15_000,
+): Promise<number> {
   const api = management(s)
   const list = async () =>
     (await api.request('GET', `/api/vhosts/${encodeURIComponent(vhost)}/connections`)) as { name: string }[]
@@ -46,7 +50,9 @@ export async function closeConnections(s: RabbitTestSettings, vhost: string, wit
     all = await list()
   }
   for (const c of all) {
-    await api.request('DELETE', `/api/connections/${encodeURIComponent(c.name)}`, undefined, { missingOk: true })
+    await api.request('DELETE', `/api/connections/${encodeURIComponent(c.name)}`, undefined, {
+      missingOk: true,
+    })
   }
   return all.length
 }

@@ -233,7 +233,10 @@ export class Publisher {
         amqp.connect(this.urlFor(vhost), { timeout: this.settings.timeoutMs }).catch((e: unknown) => {
           // 530 NOT_ALLOWED / 403 ACCESS_REFUSED: the vhost is gone or closed to the relay.
           const message = (e as Error)?.message ?? String(e)
-          throw new BrokerError(`${what}: ${message}`, /NOT_ALLOWED|ACCESS_REFUSED|\b530\b|\b403\b/.test(message))
+          throw new BrokerError(
+            `${what}: ${message}`,
+            /NOT_ALLOWED|ACCESS_REFUSED|\b530\b|\b403\b/.test(message),
+          )
         }),
       (late) => void late.close().catch(() => {}),
     )
@@ -241,7 +244,9 @@ export class Publisher {
     connection.on('error', forget)
     connection.on('close', forget)
     try {
-      const channel = await withTimeout(this.settings.timeoutMs, what, () => connection.createConfirmChannel())
+      const channel = await withTimeout(this.settings.timeoutMs, what, () =>
+        connection.createConfirmChannel(),
+      )
       channel.on('error', forget)
       channel.on('close', forget)
       return { connection, channel }

@@ -108,7 +108,8 @@ export class Relay {
       k += perEvent[i]!.length
       const blocking = own.find((r) => r !== null && !r.permanent)
       for (const r of own) {
-        if (r?.permanent) this.ctx.log.error({ err: r, position: event.position }, 'event relay: message refused')
+        if (r?.permanent)
+          this.ctx.log.error({ err: r, position: event.position }, 'event relay: message refused')
       }
       if (blocking) {
         failure = blocking

@@ -212,7 +212,10 @@ export async function deleteSubscription(ctx: AppContext, actor: Actor, uuid: st
   try {
     await new ManagementApi(settings).removeSubscription(broker)
   } catch (e) {
-    ctx.log.error({ err: e, ...broker }, 'event subscription deleted; its RabbitMQ user and queues were not removed')
+    ctx.log.error(
+      { err: e, ...broker },
+      'event subscription deleted; its RabbitMQ user and queues were not removed',
+    )
   }
 }
 
