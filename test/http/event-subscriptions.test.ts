@@ -13,6 +13,8 @@ import {
   type OfferingRef,
 } from '../support/catalog-fixtures.js'
 import { messageFor, type StoredEvent } from '../../src/areas/event-subscriptions/messages.js'
+import { BrokerError, withTimeout } from '../../src/areas/event-subscriptions/broker.js'
+import { loadConfig } from '../../src/config.js'
 
 const IDS = '/api/marketplace-site-agent-identities/'
 const SUBS = '/api/event-subscriptions/'
@@ -218,5 +220,57 @@ describe('the message of each event', () => {
       null,
     )
     assert.equal(messageFor(event('role_grant', 'marketplace.role_grant.granted')), null)
+  })
+})
+
+describe('the broker settings and calls', () => {
+  test('RABBITMQ_URL and RABBITMQ_MANAGEMENT_URL go together', () => {
+    assert.throws(() => loadConfig({ RABBITMQ_URL: 'amqp://127.0.0.1' }), /set together/)
+    assert.throws(() => loadConfig({ RABBITMQ_MANAGEMENT_URL: 'http://127.0.0.1:15672' }), /set together/)
+    assert.throws(
+      () => loadConfig({ RABBITMQ_URL: 'http://x', RABBITMQ_MANAGEMENT_URL: 'http://127.0.0.1:15672' }),
+      /amqp/,
+    )
+    const c = loadConfig({
+      RABBITMQ_URL: 'amqp://u:p@127.0.0.1:5672',
+      RABBITMQ_MANAGEMENT_URL: 'http://u:p@127.0.0.1:15672/',
+    })
+    assert.equal(c.rabbitmqManagementUrl, 'http://u:p@127.0.0.1:15672')
+    assert.equal(c.rabbitmqTimeoutMs, 5000)
+    assert.equal(loadConfig({}).rabbitmqUrl, null)
+  })
+
+  test('a call past its time is abandoned: aborted, and what it opens late is handed back', async () => {
+    let aborted = false
+    let release: (v: string) => void = () => {}
+    const late: string[] = []
+    const call = withTimeout(
+      20,
+      'slow call',
+      (signal) =>
+        new Promise<string>((resolve) => {
+          signal.addEventListener('abort', () => (aborted = true))
+          release = resolve
+        }),
+      (v) => late.push(v),
+    )
+    await assert.rejects(
+      call,
+      (e: unknown) => e instanceof BrokerError && /slow call: no answer within 20 ms/.test(e.message),
+    )
+    assert.equal(aborted, true)
+    release('connection')
+    await Promise.resolve()
+    assert.deepEqual(late, ['connection'])
+    // In time: the answer, and no abort.
+    let abortedInTime = false
+    assert.equal(
+      await withTimeout(1000, 'quick', async (signal) => {
+        signal.addEventListener('abort', () => (abortedInTime = true))
+        return 7
+      }),
+      7,
+    )
+    assert.equal(abortedInTime, false)
   })
 })
