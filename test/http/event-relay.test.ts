@@ -91,13 +91,15 @@ interface Agent {
 }
 
 /** A provider's agent in event mode on a fresh app: identity, subscription, queue, STOMP consumer. */
-async function agent(s: RabbitTestSettings, cleanups: (() => Promise<void>)[]): Promise<Agent> {
-  const t = await buildTestApp({
-    rabbitmqUrl: s.amqpUrl,
-    rabbitmqManagementUrl: s.managementUrl,
-    rabbitmqTimeoutMs: 5000,
-  })
-  cleanups.push(() => t.close())
+async function agent(s: RabbitTestSettings, cleanups: (() => Promise<void>)[], on?: TestApp): Promise<Agent> {
+  const t =
+    on ??
+    (await buildTestApp({
+      rabbitmqUrl: s.amqpUrl,
+      rabbitmqManagementUrl: s.managementUrl,
+      rabbitmqTimeoutMs: 5000,
+    }))
+  if (!on) cleanups.push(() => t.close())
   const provider = providerGraph(t.ctx)
   const owner = await provider.owner()
   const offering = await makeOffering(t.ctx, await provider.customer(), { type: 'Marketplace.Slurm' })
@@ -315,6 +317,25 @@ describe('site agent event queues on RabbitMQ', { skip: settings ? false : 'TEST
     cleanups.push(() => up.stop())
     assert.equal((await up.runOnce()).events, 1)
     assert.deepEqual(await a.consumer.take(1), [orderBody(a.offering.uuid, u, 'pending-provider')])
+  })
+
+  test('a virtual host gone from the broker does not hold back the other queues', async () => {
+    const a = await agent(s, cleanups)
+    const b = await agent(s, cleanups, a.t)
+    assert.notEqual(a.queue.vhost, b.queue.vhost)
+    a.consumer.close()
+    await management(s).request('DELETE', `/api/vhosts/${a.queue.vhost}`)
+    const log = new MemoryEvents()
+    const relay = new Relay(a.t.ctx, log)
+    cleanups.push(() => relay.stop())
+    const ua = randomUUID()
+    const ub = randomUUID()
+    order(log, a.offering.uuid, ua, 'pending-provider', true)
+    order(log, b.offering.uuid, ub, 'pending-provider', true)
+    const r = await relay.runOnce()
+    assert.equal(r.events, 2)
+    assert.equal(r.messages, 1)
+    assert.deepEqual(await b.consumer.take(1), [orderBody(b.offering.uuid, ub, 'pending-provider')])
   })
 
   test('the relay started runs a pass at each commit', async () => {

@@ -231,11 +231,13 @@ export class Publisher {
       what,
       () =>
         amqp.connect(this.urlFor(vhost), { timeout: this.settings.timeoutMs }).catch((e: unknown) => {
-          // 530 NOT_ALLOWED / 403 ACCESS_REFUSED: the vhost is gone or closed to the relay.
+          // Closed by the broker while opening the virtual host (530 NOT_ALLOWED: the vhost is
+          // gone, or closed to the relay's user): that vhost only, and for good. A refused login
+          // (403) concerns every vhost: it is not permanent, the relay waits for it to be fixed.
           const message = (e as Error)?.message ?? String(e)
           throw new BrokerError(
             `${what}: ${message}`,
-            /NOT_ALLOWED|ACCESS_REFUSED|\b530\b|\b403\b/.test(message),
+            /NOT_ALLOWED|Expected ConnectionOpenOk; got <ConnectionClose/.test(message),
           )
         }),
       (late) => void late.close().catch(() => {}),
@@ -265,18 +267,29 @@ export class Publisher {
 
   /**
    * Sends the messages in order and waits for the broker's confirmation of all of them. Answers,
-   * per message, null (confirmed) or the error; a message of a vhost that failed is not sent.
+   * per message, null (confirmed) or the error (a message not sent has the error that stopped it).
    */
   async publish(messages: readonly Outgoing[]): Promise<(BrokerError | null)[]> {
     const results: (BrokerError | null)[] = messages.map(() => null)
     const confirmed = messages.map(() => false)
     const waits: Promise<void>[] = []
+    // A vhost refused for good fails its own messages; any other failure to connect stops the
+    // sending, so that no later message overtakes one that will be sent again.
+    const refused = new Map<string, BrokerError>()
+    let stopped: BrokerError | null = null
     for (const [i, m] of messages.entries()) {
+      if (stopped || refused.has(m.vhost)) {
+        results[i] = stopped ?? refused.get(m.vhost)!
+        continue
+      }
       let link: Link
       try {
         link = await this.link(m.vhost)
       } catch (e) {
-        results[i] = e instanceof BrokerError ? e : new BrokerError(String(e))
+        const err = e instanceof BrokerError ? e : new BrokerError(String(e))
+        results[i] = err
+        if (err.permanent) refused.set(m.vhost, err)
+        else stopped = err
         continue
       }
       waits.push(
