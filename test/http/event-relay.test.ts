@@ -5,6 +5,8 @@
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { makeOffering, providerGraph, type OfferingRef } from '../support/catalog-fixtures.js'
@@ -144,6 +146,12 @@ async function relayUntil(relay: Relay, position: number, tries = 10): Promise<v
     }
   }
   assert.equal(await relay.position(), position, `relay stopped short: ${errors.map(String).join('; ')}`)
+}
+
+/** The restart test stops and starts the broker with `rabbitmqctl`: the broker must run on this machine. */
+const restartSkipped = /^(0|off|false|no)$/i.test(process.env.TEST_RABBITMQ_RESTART ?? '')
+const rabbitmqctl = async (command: string) => {
+  await promisify(execFile)('rabbitmqctl', [command], { timeout: 60_000 })
 }
 
 if (missing) {
@@ -366,4 +374,45 @@ describe('site agent event queues on RabbitMQ', { skip: settings ? false : 'TEST
       null,
     )
   })
+
+  test(
+    'a broker restarted: confirmed messages survive it, and what was committed meanwhile follows',
+    {
+      skip: restartSkipped ? 'TEST_RABBITMQ_RESTART=off' : false,
+    },
+    async () => {
+      const a = await agent(s, cleanups)
+      // The agent is away: the messages wait in the durable queue.
+      a.consumer.close()
+      const log = new MemoryEvents()
+      const relay = new Relay(a.t.ctx, log)
+      cleanups.push(() => relay.stop())
+      const [u1, u2, u3] = [randomUUID(), randomUUID(), randomUUID()]
+      order(log, a.offering.uuid, u1, 'pending-provider', true)
+      assert.equal((await relay.runOnce()).messages, 1)
+      await rabbitmqctl('stop_app')
+      try {
+        order(log, a.offering.uuid, u2, 'pending-provider', true)
+        await assert.rejects(relay.runOnce(), /RabbitMQ/)
+        assert.equal(await relay.position(), 1)
+      } finally {
+        await rabbitmqctl('start_app')
+        await rabbitmqctl('await_startup')
+      }
+      order(log, a.offering.uuid, u3, 'executing', true)
+      await relayUntil(relay, 3)
+      const back = await StompConsumer.connect(s.stompUrl, {
+        vhost: a.queue.vhost,
+        login: hex(a.subscription.uuid),
+        passcode: a.owner.token,
+        queue: a.queue.queue_name,
+      })
+      cleanups.push(async () => back.close())
+      assert.deepEqual(await back.take(3), [
+        orderBody(a.offering.uuid, u1, 'pending-provider'),
+        orderBody(a.offering.uuid, u2, 'pending-provider'),
+        orderBody(a.offering.uuid, u3, 'executing'),
+      ])
+    },
+  )
 })
