@@ -204,6 +204,8 @@ interface Link {
  */
 export class Publisher {
   private readonly links = new Map<string, Promise<Link>>()
+  /** The connection each vhost's link is on, once connected (a late event of an old one is ignored). */
+  private readonly connections = new Map<string, amqp.ChannelModel>()
   constructor(private readonly settings: BrokerSettings) {}
 
   private urlFor(vhost: string): string {
@@ -242,7 +244,11 @@ export class Publisher {
         }),
       (late) => void late.close().catch(() => {}),
     )
-    const forget = () => this.forget(vhost)
+    this.connections.set(vhost, connection)
+    const forget = () => {
+      if (this.connections.get(vhost) === connection) this.forget(vhost)
+      else void connection.close().catch(() => {})
+    }
     connection.on('error', forget)
     connection.on('close', forget)
     try {
@@ -260,6 +266,7 @@ export class Publisher {
 
   private forget(vhost: string): void {
     const link = this.links.get(vhost)
+    this.connections.delete(vhost)
     if (!link) return
     this.links.delete(vhost)
     link.then((l) => l.connection.close().catch(() => {})).catch(() => {})
@@ -334,6 +341,7 @@ export class Publisher {
   async close(): Promise<void> {
     const links = [...this.links.values()]
     this.links.clear()
+    this.connections.clear()
     await Promise.all(links.map((l) => l.then((x) => x.connection.close()).catch(() => {})))
   }
 }

@@ -22,7 +22,6 @@ export interface StoredEvent {
       offering_uuid?: string | null
       project_uuid?: string | null
       customer_uuid?: string | null
-      [key: string]: unknown
     }
   }
   objectType: string
@@ -82,7 +81,7 @@ export function messageFor(event: StoredEvent): QueueMessage | null {
   switch (event.objectType) {
     case 'order': {
       if (!ORDER_STATE_EVENTS.has(event.envelope.type)) return null
-      const state = data.state_after ?? (typeof data.state === 'string' ? data.state : null)
+      const state = data.state_after ?? null
       if (!state) return null
       return {
         objectType: 'order',
