@@ -61,6 +61,14 @@ export interface Config {
   compression: boolean
   /** Serve the benchmark's reference route (a precomputed body behind the token check). */
   benchRoutes: boolean
+  /** RabbitMQ over AMQP for the site agents' event queues (null: event queues off). */
+  rabbitmqUrl: string | null
+  /** RabbitMQ's management HTTP API, with an administrator's credentials in the URL (null: off). */
+  rabbitmqManagementUrl: string | null
+  /** One call to RabbitMQ (a management request, connecting, a publish's confirmation). */
+  rabbitmqTimeoutMs: number
+  /** The relay looks for new events at least this often (it is also woken by each commit). */
+  rabbitmqRelayPollMs: number
 }
 
 /** The development SECRET_KEY: fine on a developer's machine, warned about anywhere else. */
@@ -114,6 +122,20 @@ function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
   return entries
 }
 
+/** RABBITMQ_URL and RABBITMQ_MANAGEMENT_URL: both or neither (event queues need the two). */
+function rabbitmq(env: NodeJS.ProcessEnv): Pick<Config, 'rabbitmqUrl' | 'rabbitmqManagementUrl'> {
+  const amqp = env.RABBITMQ_URL || null
+  const management = env.RABBITMQ_MANAGEMENT_URL ? env.RABBITMQ_MANAGEMENT_URL.replace(/\/+$/, '') : null
+  if (!amqp !== !management) {
+    throw new Error('RABBITMQ_URL and RABBITMQ_MANAGEMENT_URL must be set together (or neither)')
+  }
+  if (amqp && !/^amqps?:\/\/[^/]+/.test(amqp)) throw new Error('RABBITMQ_URL must be an amqp(s) URL')
+  if (management && !/^https?:\/\/[^/]+/.test(management)) {
+    throw new Error('RABBITMQ_MANAGEMENT_URL must be an http(s) URL')
+  }
+  return { rabbitmqUrl: amqp, rabbitmqManagementUrl: management }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const publicUrl = env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null
   if (publicUrl && !/^https?:\/\/[^/]+/.test(publicUrl)) throw new Error('PUBLIC_URL must be an http(s) URL')
@@ -156,6 +178,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     orderStartDateEnabled: bool(env, 'ORDER_START_DATE_ENABLED', true),
     compression: bool(env, 'COMPRESSION', true),
     benchRoutes: bool(env, 'BENCH_ROUTES', false),
+    ...rabbitmq(env),
+    rabbitmqTimeoutMs: int(env, 'RABBITMQ_TIMEOUT_MS', 5000, 1, WEEK_MS),
+    rabbitmqRelayPollMs: int(env, 'RABBITMQ_RELAY_POLL_MS', 1000, 10, WEEK_MS),
     ...overrides,
   }
   return Object.freeze(config)

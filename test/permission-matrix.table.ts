@@ -52,6 +52,8 @@ export interface World {
     agentIdentity(): Promise<string>
     /** A service registered under a fresh identity; returns its uuid. */
     agentService(): Promise<string>
+    /** An event subscription of the offeringManager caller, through a fresh identity; its uuid. */
+    eventSubscription(): Promise<string>
     /** A marketplace resource of the world offering in the consumer project (state OK). */
     resource(state?: string): Promise<string>
     /** A backend resource request for the world offering, created by staff (state Sent). */
@@ -330,6 +332,13 @@ export const rows: Row[] = [
   row(e(401, 404, 404, 404, 404, 404, 204, 204, 403, 204), 'DELETE /api/marketplace-site-agent-services/{uuid}/', { on: (w) => w.fresh.agentService() }),
   row(e(401, 403, 403, 403, 403, 403, 403, 403, 403, 200), 'POST /api/marketplace-site-agent-services/cleanup_stale/', { body: { dry_run: true } }),
   row(e(401, 403, 403, 403, 403, 403, 403, 403, 200, 200), 'GET /api/marketplace-site-agent-stats/'),
+  row(e(401, 404, 404, 404, 404, 404, 201, 201, 403, 201), 'POST /api/marketplace-site-agent-identities/{uuid}/register_event_subscription/', { on: (w) => w.fresh.agentIdentity(), body: { observable_object_type: 'order' } }),
+
+  // ---- event subscriptions: their user's; staff and support read all; only the user makes queues
+  // (503 here: the matrix runs without RabbitMQ) ----
+  row(e(401, 404, 404, 404, 404, 404, 404, 200, 200, 200), 'GET /api/event-subscriptions/{uuid}/', { on: (w) => w.fresh.eventSubscription() }),
+  row(e(401, 404, 404, 404, 404, 404, 404, 503, 403, 403), 'POST /api/event-subscriptions/{uuid}/create_queue/', { on: (w) => w.fresh.eventSubscription(), body: (w) => ({ offering_uuid: w.offering.uuid, object_type: 'order' }) }),
+  row(e(401, 404, 404, 404, 404, 404, 404, 204, 403, 204), 'DELETE /api/event-subscriptions/{uuid}/', { on: (w) => w.fresh.eventSubscription() }),
 
   // ---- backend resource requests: staff create; the offering's side acts; others 403 ----
   row(e(401, 403, 403, 403, 403, 403, 403, 403, 403, 201), 'POST /api/backend-resource-requests/', { body: (w) => ({ offering: w.offering.uuid }) }),
@@ -409,6 +418,7 @@ export const lists: ListRow[] = [
   list(v(0, 0, 0, 0, 0, 0, 1, 1, 1, 1), 'GET /api/marketplace-offering-estimated-cost-policies/', (w) => w.fresh.costPolicy()),
   list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/marketplace-orders/', (w) => w.fresh.order('manager')),
   list(v(0, 0, 0, 0, 0, 0, 1, 1, 1, 1), 'GET /api/marketplace-site-agent-services/', (w) => w.fresh.agentService()),
+  list(v(0, 0, 0, 0, 0, 0, 0, 1, 1, 1), 'GET /api/event-subscriptions/', (w) => w.fresh.eventSubscription()),
   list(v(0, 0, 0, 0, 0, 0, 1, 1, 1, 1), 'GET /api/backend-resource-requests/', (w) => w.fresh.backendRequest()),
   list(v(0, 0, 0, 0, 0, 1, 0, 0, 1, 1), 'GET /api/user-group-invitations/ (private, customer scope)', (w) => w.fresh.invitation()),
   list(v(1, 1, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/user-group-invitations/ (public)', (w) => w.fresh.invitation('project', { public: true })),

@@ -100,6 +100,21 @@ async function buildWorld(t: TestApp): Promise<World> {
         if (r.status !== 201) throw new Error(`identity fixture: ${r.status} ${r.text}`)
         return r.body.uuid as string
       },
+      eventSubscription: async () => {
+        const r = await call(t.app, 'POST', '/api/marketplace-site-agent-identities/', {
+          token: users.staff.token,
+          body: { name: `matrix-agent-${ctx.newUuid().slice(0, 8)}`, offering: off.url },
+        })
+        if (r.status !== 201) throw new Error(`identity fixture: ${r.status} ${r.text}`)
+        const s = await call(
+          t.app,
+          'POST',
+          `/api/marketplace-site-agent-identities/${r.body.uuid}/register_event_subscription/`,
+          { token: users.offeringManager.token, body: { observable_object_type: 'order' } },
+        )
+        if (s.status !== 201) throw new Error(`event subscription fixture: ${s.status} ${s.text}`)
+        return s.body.uuid as string
+      },
       agentService: async () => {
         const r = await call(t.app, 'POST', '/api/marketplace-site-agent-identities/', {
           token: users.staff.token,

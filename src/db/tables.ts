@@ -3,6 +3,7 @@
 // Each area declares its tables in its own file of src/db/tables/ and joins the DB interface below.
 import type { AgentsInvitationsTables } from './tables/agents-invitations.js'
 import type { CatalogTables } from './tables/catalog.js'
+import type { EventSubscriptionsTables } from './tables/event-subscriptions.js'
 import type { CloudBTables } from './tables/cloud-b.js'
 import type { CloudATables, CloudCommonTables } from './tables/cloud.js'
 import type { OfferingUsersTables } from './tables/offering-users.js'
@@ -19,6 +20,7 @@ export type * from './tables/agents-invitations.js'
 export type * from './tables/cloud.js'
 export type * from './tables/cloud-b.js'
 export type * from './tables/offering-users.js'
+export type * from './tables/event-subscriptions.js'
 
 // ---- the database: one interface per area, joined here ----
 export interface DB
@@ -31,4 +33,5 @@ export interface DB
     CloudCommonTables,
     CloudATables,
     CloudBTables,
-    OfferingUsersTables {}
+    OfferingUsersTables,
+    EventSubscriptionsTables {}

@@ -232,6 +232,14 @@ async function lookUpToken(
   return value
 }
 
+/**
+ * The API token the request presented (header or `x-auth-token`), for the rare operation that
+ * hands it on (an event queue's passcode); the request has already been authenticated with it.
+ */
+export function presentedToken(request: FastifyRequest): string | undefined {
+  return presentedKey(request)
+}
+
 function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization
   if (header === undefined || header === '') {

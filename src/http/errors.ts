@@ -13,6 +13,7 @@ export type ErrorKind =
   | 'too_large'
   | 'uri_too_long'
   | 'rate_limited'
+  | 'unavailable'
 
 const STATUS: Record<ErrorKind, number> = {
   invalid: 400,
@@ -25,6 +26,7 @@ const STATUS: Record<ErrorKind, number> = {
   uri_too_long: 414,
   unsupported_media: 415,
   rate_limited: 429,
+  unavailable: 503,
 }
 
 export type FieldErrors = { [field: string]: unknown }

@@ -19,6 +19,7 @@ import * as maintenance from './maintenance.js'
 import * as repo from './repository.js'
 import * as svc from './service.js'
 import * as s from './schema.js'
+import { AgentEventSubscriptionBody, EventSubscriptionSchema } from '../event-subscriptions/service.js'
 
 /** An action registering a part by its name: 201 when it created it, 200 when it updated it. */
 function registration<B extends TSchema>(
@@ -78,6 +79,13 @@ export const identities = defineResource({
       s.RegisterServiceBody,
       s.ServiceSchema,
       (c) => svc.registerService(c.ctx, c.actor, c.uuid, c.body, c.base),
+    ),
+    registration(
+      'register_event_subscription',
+      "Create (201) or find again (200) this identity's event subscription for an object type",
+      AgentEventSubscriptionBody,
+      EventSubscriptionSchema,
+      (c) => svc.registerEventSubscription(c.ctx, c.actor, c.uuid, c.body, c.request.ip, c.base),
     ),
   ],
 })

@@ -14,6 +14,8 @@ import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import { ACTIVE, IDLE_AFTER_MS, MARK_IDLE_JOB, STALE_MS } from './maintenance.js'
 import { identityRecord, serviceRecord, toIdentities, toProcessor, toServices } from './records.js'
 import * as repo from './repository.js'
+import * as eventSubscriptions from '../event-subscriptions/service.js'
+import type { AgentEventSubscriptionCreate } from '../event-subscriptions/service.js'
 import type { AgentScope, IdentityRow, ServiceRow } from './repository.js'
 import { serviceList, type ServiceFilters } from './repository-service-list.js'
 import {
@@ -245,6 +247,29 @@ export async function registerService(
     }),
   )
   return { created: r.created, record: await serviceRecord(ctx, b, r.id) }
+}
+
+/**
+ * POST identities/{uuid}/register_event_subscription/: the identity's subscription (the caller's)
+ * for one object type of the identity's offering, made or found again (201 or 200).
+ */
+export async function registerEventSubscription(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: AgentEventSubscriptionCreate,
+  sourceIp: string | null,
+  b: string,
+) {
+  const identity = await managedIdentity(ctx, actor, uuid)
+  return eventSubscriptions.registerForIdentity(
+    ctx,
+    actor,
+    { id: identity.id, offering_uuid: identity.offering_uuid },
+    body,
+    sourceIp,
+    b,
+  )
 }
 
 // ---- services ----
