@@ -15,6 +15,7 @@ import { paymentProfilesRoutes } from './payment-profiles/routes.js'
 import { siteAgentsRoutes } from './site-agents/routes.js'
 import { sshKeysRoutes } from './ssh-keys/routes.js'
 import { supportRoutes } from './support/routes.js'
+import { usageRoutes } from './usage/routes.js'
 
 export type Area = (app: FastifyInstance, opts: { ctx: AppContext }) => Promise<void>
 
@@ -29,6 +30,7 @@ export const areas: Area[] = [
   siteAgentsRoutes,
   invitationsRoutes,
   offeringUsersRoutes,
+  usageRoutes,
   sshKeysRoutes,
   cloudRoutes,
   cloudBRoutes,

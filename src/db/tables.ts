@@ -9,6 +9,7 @@ import type { OfferingUsersTables } from './tables/offering-users.js'
 import type { OrderTables } from './tables/orders.js'
 import type { PlatformTables } from './tables/platform.js'
 import type { PoliciesTables } from './tables/policies.js'
+import type { UsageTables } from './tables/usage.js'
 
 export type * from './tables/values.js'
 export type * from './tables/platform.js'
@@ -19,6 +20,7 @@ export type * from './tables/agents-invitations.js'
 export type * from './tables/cloud.js'
 export type * from './tables/cloud-b.js'
 export type * from './tables/offering-users.js'
+export type * from './tables/usage.js'
 
 // ---- the database: one interface per area, joined here ----
 export interface DB
@@ -31,4 +33,5 @@ export interface DB
     CloudCommonTables,
     CloudATables,
     CloudBTables,
-    OfferingUsersTables {}
+    OfferingUsersTables,
+    UsageTables {}
