@@ -140,4 +140,21 @@ describe('a cost policy fires on reported usage', () => {
     await t.ctx.jobs.drain()
     assert.equal((await read(owner, below)).has_fired, false)
   })
+
+  test("the provider's set_limits re-evaluates: limits are priced", async () => {
+    const { owner, offering, resource } = await example()
+    const p = await policy(owner, offering, 100)
+    await t.ctx.jobs.drain()
+    assert.equal((await read(owner, p)).has_fired, false)
+    const r = await client(t.app, owner.token).post(
+      `/api/marketplace-provider-resources/${resource.uuid}/set_limits/`,
+      {
+        limits: { storage: 5000 },
+      },
+    )
+    assert.equal(r.status, 200, r.text)
+    await t.ctx.jobs.drain()
+    // 5 + 10 + 5000 × 0.02 = 115
+    assert.deepEqual(await read(owner, p), { ...(await read(owner, p)), current_cost: 115, has_fired: true })
+  })
 })
