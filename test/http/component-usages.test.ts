@@ -486,3 +486,73 @@ describe('user usages', () => {
     assert.deepEqual(amount.body, { usage: ['Ensure that there are no more than 2 decimal places.'] })
   })
 })
+
+describe("the reference client's models", () => {
+  // Every attribute the reference's generated client declares on ComponentUsage and
+  // ComponentUserUsage (py-client waldur_api_client/models), which the site agent parses.
+  const USAGE = [
+    'uuid',
+    'created',
+    'description',
+    'type',
+    'name',
+    'measured_unit',
+    'usage',
+    'date',
+    'missing_usage_policy',
+    'recurring',
+    'resource_name',
+    'resource_uuid',
+    'offering_name',
+    'offering_uuid',
+    'project_name',
+    'project_uuid',
+    'customer_name',
+    'customer_uuid',
+    'billing_period',
+    'modified_by',
+  ]
+  const USER_USAGE = [
+    'uuid',
+    'user',
+    'username',
+    'component_usage',
+    'usage',
+    'measured_unit',
+    'description',
+    'created',
+    'modified',
+    'backend_id',
+    'resource_name',
+    'resource_uuid',
+    'offering_name',
+    'offering_uuid',
+    'project_name',
+    'project_uuid',
+    'customer_name',
+    'customer_uuid',
+    'component_type',
+    'date',
+    'billing_period',
+  ]
+
+  test('the records carry each declared field, of its kind', async () => {
+    const r = await freshResource()
+    const as = client(t.app, t.providerOwner.token)
+    await report(t.providerOwner.token, r.uuid, [{ type: 'cpu', amount: '2' }])
+    const usage = (await as.get(`${U}?resource_uuid=${r.uuid}`)).body[0]
+    for (const f of USAGE) assert.ok(f in usage, `ComponentUsage.${f}`)
+    await as.post(`${U}${usage.uuid}/set_user_usages/`, { usages: [{ username: 'zed', usage: '2' }] })
+    const share = (await as.get(`${UU}?resource_uuid=${r.uuid}`)).body[0]
+    for (const f of USER_USAGE) assert.ok(f in share, `ComponentUserUsage.${f}`)
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+    for (const rec of [usage, share]) {
+      for (const f of ['uuid', 'resource_uuid', 'offering_uuid', 'project_uuid', 'customer_uuid'])
+        assert.match(rec[f], uuid, f)
+      assert.match(rec.billing_period, /^\d{4}-\d{2}-\d{2}$/)
+      assert.ok(!Number.isNaN(Date.parse(rec.date)) && !Number.isNaN(Date.parse(rec.created)))
+      assert.match(rec.usage, /^\d+\.\d{2}$/)
+    }
+    assert.equal(typeof usage.modified_by, 'number')
+  })
+})
