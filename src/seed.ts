@@ -157,7 +157,13 @@ async function seedCatalog(ctx: AppContext, providerId: number) {
     { title: 'Demo services' },
     { description: '', icon: null },
   )
-  const offering = async (name: string, type: string, planName: string, unitPrice: string) => {
+  const offering = async (
+    name: string,
+    type: string,
+    planName: string,
+    unitPrice: string,
+    pluginOptions: Record<string, unknown> = {},
+  ) => {
     const o = await findOrInsert(
       ctx,
       'offerings',
@@ -171,7 +177,7 @@ async function seedCatalog(ctx: AppContext, providerId: number) {
         state: 'Active',
         shared: 1,
         billable: 1,
-        plugin_options: toJson({}),
+        plugin_options: toJson(pluginOptions),
         image: null,
         thumbnail: null,
         service_settings_id: null,
@@ -191,7 +197,12 @@ async function seedCatalog(ctx: AppContext, providerId: number) {
     category: category.uuid,
     offerings: {
       basic: await offering('Demo basic service', 'Marketplace.Basic', 'Standard', '10'),
-      slurm: await offering('Demo HPC allocation', 'Marketplace.Slurm', 'CPU hours', '0.05'),
+      // Its members get accounts (offering users) on the cluster named after their usernames,
+      // which its site agent adds to the allocations.
+      slurm: await offering('Demo HPC allocation', 'Marketplace.Slurm', 'CPU hours', '0.05', {
+        service_provider_can_create_offering_user: true,
+        username_generation_policy: 'waldur_username',
+      }),
     },
   }
 }
