@@ -8,6 +8,7 @@ import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { makeCustomer, makeProject, makeUser } from '../support/fixtures.js'
 import { makeOffering, makePlan, makeResource, providerGraph } from '../support/catalog-fixtures.js'
+import { assertClientParses } from '../support/client-models.js'
 
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i
 const hex = (u: string) => u.replace(/-/g, '')
@@ -86,6 +87,7 @@ async function reportCycle(backend: Backend): Promise<string[]> {
     const period = '2026-11-01'
     const usagesQuery = `/api/marketplace-component-usages/?resource_uuid=${hex(resource.uuid)}&billing_period=${period}&field=uuid&field=type&field=usage&page_size=100`
     const existing = await get(usagesQuery)
+    assertClientParses('ComponentUsage', existing, { list: true, selected: true })
     for (const u of existing) assert.ok(UUID.test(u.uuid) && typeof u.usage === 'string')
     const userUsages = await get(
       `/api/marketplace-component-user-usages/?resource_uuid=${hex(resource.uuid)}&component_usage__billing_period=${period}&field=component_usage&page_size=100`,
@@ -100,6 +102,7 @@ async function reportCycle(backend: Backend): Promise<string[]> {
       date: '2026-11-01T00:00:00+00:00',
     })
     const reported = await get(usagesQuery)
+    assertClientParses('ComponentUsage', reported, { list: true, selected: true })
     for (const usage of reported) {
       const items = Object.entries(backend.users)
         .filter(([, u]) => u[usage.type] !== undefined)
@@ -211,8 +214,13 @@ describe("the agent's report mode", () => {
       count: 2,
     })
 
-    // Every record parses as the reference's client models do (uuids, date-times, dates, enums).
+    // Every record parses as the reference's generated client parses it (uuids, date-times, dates, enums).
     const full = (await owner.get(`/api/marketplace-component-usages/?resource_uuid=${t.resource.uuid}`)).body
+    assertClientParses('ComponentUsage', full, { list: true })
+    const shares = (
+      await owner.get(`/api/marketplace-component-user-usages/?resource_uuid=${t.resource.uuid}`)
+    ).body
+    assertClientParses('ComponentUserUsage', shares, { list: true })
     for (const u of full) {
       for (const k of ['uuid', 'resource_uuid', 'offering_uuid', 'project_uuid', 'customer_uuid'])
         assert.match(u[k], UUID, k)
