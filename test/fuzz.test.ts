@@ -10,7 +10,7 @@ import { sql } from 'kysely'
 import { sharedTestApp } from './support/app.js'
 import { BASE } from './support/client.js'
 import { makeCustomer, makeProject, makeUser, grant, withStaff } from './support/fixtures.js'
-import { makeOffering, makeResource } from './support/catalog-fixtures.js'
+import { makeComponent, makeOffering, makeResource } from './support/catalog-fixtures.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 15)
 
@@ -52,10 +52,35 @@ const t = sharedTestApp(async (t) => {
   const offering = await makeOffering(t.ctx, await makeCustomer(t.ctx), {
     pluginOptions: { enable_membership_sync_status: true },
   })
-  await makeResource(t.ctx, offering, p, { state: 'Erred' })
+  const resource = await makeResource(t.ctx, offering, p, { state: 'Erred' })
+  // A reported usage of the resource (and an account's share), so the usage actions meet real ones.
+  await makeComponent(t.ctx, offering, { type: 'cpu', billingType: 'usage' })
+  const set = await t.app.inject({
+    method: 'POST',
+    url: '/api/marketplace-component-usages/set_usage/',
+    headers: { authorization: `Token ${staff.token}` },
+    payload: { usages: [{ type: 'cpu', amount: '1.00' }], resource: resource.uuid },
+  })
+  assert.equal(set.statusCode, 201, set.body)
+  const usage = await t.ctx.db.selectFrom('component_usages').select('uuid').executeTakeFirstOrThrow()
+  await t.app.inject({
+    method: 'POST',
+    url: `/api/marketplace-component-usages/${usage.uuid}/set_user_usages/`,
+    headers: { authorization: `Token ${staff.token}` },
+    payload: { usages: [{ username: 'fuzz', usage: '1.00' }] },
+  })
   pool.push(c.uuid, p.uuid, staff.uuid, user.uuid)
   // Every row with a uuid becomes a candidate for path parameters and hyperlinks.
-  const tables = ['roles', 'organization_groups', 'offerings', 'plans', 'resources', 'service_settings']
+  const tables = [
+    'roles',
+    'organization_groups',
+    'offerings',
+    'plans',
+    'resources',
+    'service_settings',
+    'component_usages',
+    'component_user_usages',
+  ]
   for (const table of tables) {
     const rows = await sql<{ uuid: string }>`select uuid from ${sql.table(table)} limit 5`.execute(t.ctx.db)
     pool.push(...rows.rows.map((r) => r.uuid))

@@ -193,6 +193,43 @@ async function worldLimit(w: World): Promise<string> {
   return r.body.uuid as string
 }
 
+/** The world resource's usage of `cpu` this month, reported by staff; its uuid. */
+async function worldUsage(w: World): Promise<string> {
+  const r = await call(w.t.app, 'POST', '/api/marketplace-component-usages/set_usage/', {
+    token: w.users.staff.token,
+    body: { usages: [{ type: 'cpu', amount: '1.00' }], resource: w.resource.uuid },
+  })
+  if (r.status !== 201) throw new Error(`usage fixture: ${r.status} ${r.text}`)
+  const l = await call(
+    w.t.app,
+    'GET',
+    `/api/marketplace-component-usages/?resource_uuid=${w.resource.uuid}&type=cpu`,
+    {
+      token: w.users.staff.token,
+    },
+  )
+  return l.body[0].uuid as string
+}
+
+/** A fresh account's share of the world usage, reported by staff; its uuid. */
+async function worldUserUsage(w: World): Promise<string> {
+  const username = `u-${w.t.ctx.newUuid().slice(-12)}`
+  const r = await call(
+    w.t.app,
+    'POST',
+    `/api/marketplace-component-usages/${await worldUsage(w)}/set_user_usages/`,
+    {
+      token: w.users.staff.token,
+      body: { usages: [{ username, usage: '1.00' }] },
+    },
+  )
+  if (r.status !== 201) throw new Error(`user usage fixture: ${r.status} ${r.text}`)
+  const l = await call(w.t.app, 'GET', `/api/marketplace-component-user-usages/?username=${username}`, {
+    token: w.users.staff.token,
+  })
+  return l.body[0].uuid as string
+}
+
 /** A key of the member; its uuid. */
 async function memberKey(w: World): Promise<string> {
   const k = ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDXdfpu1exevZTxz/b4+ECblTgZGandW7yStuEctNvhT m']
@@ -404,6 +441,14 @@ export const rows: Row[] = [
   row(e(401, 400, 403, 201, 403, 201, 201, 403, 403, 201), 'POST /api/component-user-usage-limits/', { body: limitBody }),
   row(e(401, 404, 403, 200, 403, 200, 200, 403, 403, 200), 'PATCH /api/component-user-usage-limits/{uuid}/', { on: worldLimit, body: { limit: '5' } }),
   row(e(401, 404, 403, 204, 403, 204, 204, 403, 403, 204), 'DELETE /api/component-user-usage-limits/{uuid}/', { on: worldLimit }),
+
+  // ---- reported usage: the resource's sides read it; its provider side (owners and managers of
+  // the offering's organization, the offering's managers) and staff report it ----
+  row(e(401, 404, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-component-usages/{uuid}/', { on: worldUsage }),
+  row(e(401, 403, 403, 403, 403, 403, 201, 201, 403, 201), 'POST /api/marketplace-component-usages/set_usage/', { body: (w) => ({ usages: [{ type: 'cpu', amount: '2.00', recurring: false }], resource: w.resource.uuid.replace(/-/g, '') }) }),
+  row(e(401, 404, 403, 403, 403, 403, 201, 201, 403, 201), 'POST /api/marketplace-component-usages/{uuid}/set_user_usages/', { on: worldUsage, body: { usages: [{ username: 'matrix', usage: '1.00' }] } }),
+  row(e(401, 404, 403, 403, 403, 403, 201, 201, 403, 201), 'POST /api/marketplace-component-usages/{uuid}/set_user_usage/', { on: worldUsage, body: { username: 'matrix', usage: '1.00' } }),
+  row(e(401, 404, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-component-user-usages/{uuid}/', { on: worldUserUsage }),
 ]
 
 // v(...) columns: anon outs memb mngr admn ownr prov ofmg supp staf
@@ -430,4 +475,6 @@ export const lists: ListRow[] = [
   list(v(0, 0, 1, 0, 0, 0, 0, 0, 1, 1), 'GET /api/keys/', memberKey),
   list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/component-user-usage-limits/', worldLimit),
   list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/marketplace-project-service-accounts/', serviceAccount),
+  list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/marketplace-component-usages/', worldUsage),
+  list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/marketplace-component-user-usages/', worldUserUsage),
 ]

@@ -16,6 +16,7 @@ import { paymentProfilesRoutes } from './payment-profiles/routes.js'
 import { siteAgentsRoutes } from './site-agents/routes.js'
 import { sshKeysRoutes } from './ssh-keys/routes.js'
 import { supportRoutes } from './support/routes.js'
+import { usageRoutes } from './usage/routes.js'
 
 export type Area = (app: FastifyInstance, opts: { ctx: AppContext }) => Promise<void>
 
@@ -31,6 +32,7 @@ export const areas: Area[] = [
   eventSubscriptionsRoutes,
   invitationsRoutes,
   offeringUsersRoutes,
+  usageRoutes,
   sshKeysRoutes,
   cloudRoutes,
   cloudBRoutes,

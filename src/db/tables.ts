@@ -10,6 +10,7 @@ import type { OfferingUsersTables } from './tables/offering-users.js'
 import type { OrderTables } from './tables/orders.js'
 import type { PlatformTables } from './tables/platform.js'
 import type { PoliciesTables } from './tables/policies.js'
+import type { UsageTables } from './tables/usage.js'
 
 export type * from './tables/values.js'
 export type * from './tables/platform.js'
@@ -21,6 +22,7 @@ export type * from './tables/cloud.js'
 export type * from './tables/cloud-b.js'
 export type * from './tables/offering-users.js'
 export type * from './tables/event-subscriptions.js'
+export type * from './tables/usage.js'
 
 // ---- the database: one interface per area, joined here ----
 export interface DB
@@ -34,4 +36,5 @@ export interface DB
     CloudATables,
     CloudBTables,
     OfferingUsersTables,
-    EventSubscriptionsTables {}
+    EventSubscriptionsTables,
+    UsageTables {}

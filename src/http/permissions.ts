@@ -64,6 +64,8 @@ export const PERMISSIONS = [
   'RESOURCE.SET_STATE',
   'RESOURCE.SET_BACKEND_METADATA',
   'RESOURCE.SET_END_DATE',
+  // reported usage of a resource's components
+  'RESOURCE.SET_USAGE',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
@@ -81,6 +83,7 @@ const RESOURCE_PROVIDER: readonly Permission[] = [
   'RESOURCE.SET_STATE',
   'RESOURCE.SET_BACKEND_METADATA',
   'RESOURCE.SET_END_DATE',
+  'RESOURCE.SET_USAGE',
 ]
 
 /** The project admin: grants project roles, orders and manages the project's resources. */

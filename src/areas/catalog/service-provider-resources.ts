@@ -20,6 +20,7 @@ import { findProviderResource, moveResourceOr409, offeringUsersOf } from './serv
 import { checkLimits } from './service-components.js'
 import { usersByOfferingUsername } from '../offering-users/provisioning.js'
 import { resourceTransition } from './state-machine.js'
+import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 
 type Status = { status: string }
 
@@ -136,7 +137,14 @@ export async function setLimits(
 ) {
   const r = await providerResource(ctx, actor, uuid, 'RESOURCE.SET_STATE')
   const checked = await checkResourceLimits(ctx, r, limits)
-  await update(ctx, r.id, { limits: toJson(checked) })
+  await ctx.db.transaction().execute(async (trx) => {
+    await resourcesWriteRepository(trx).update(r.id, {
+      limits: toJson(checked),
+      modified: ctx.clock().toISOString(),
+    })
+    // Limits are priced: the offering's estimated cost changes with them.
+    await scheduleCostPolicyEvaluation(ctx, trx, r.offering_id)
+  })
   return { status: 'The resource limits are updated' }
 }
 

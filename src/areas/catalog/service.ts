@@ -31,6 +31,8 @@ export {
 } from './service-offerings.js'
 export { findPlanById, planHasRoom } from './service-plans.js'
 export { checkLimits, componentsOf, insertBuiltinComponents } from './service-components.js'
+export { builtinComponents } from './offering-types.js'
+export { priceOn } from './pricing.js'
 export {
   getResource,
   insertResource,

@@ -1,6 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { estimatedCost, monthlyPrice, monthsInWindow, nextMonthStart, periodStart } from './estimate.js'
+import {
+  estimatedCost,
+  inWindow,
+  monthlyPrice,
+  monthsInWindow,
+  nextMonthStart,
+  periodStart,
+} from './estimate.js'
 
 const now = new Date('2026-03-15T12:00:00.000Z')
 
@@ -70,4 +77,35 @@ test('money is summed in decimal: no binary float error survives', () => {
     },
   ]
   assert.equal(estimatedCost(2, big, now).toFixed(2), '10000009854.00')
+})
+
+test('a billing period counts in the windows it falls in, never after the current month', () => {
+  assert.equal(inWindow(2, '2026-03-01', now), true)
+  assert.equal(inWindow(2, '2026-02-01', now), false)
+  assert.equal(inWindow(3, '2026-01-01', now), true)
+  assert.equal(inWindow(3, '2025-12-01', now), false)
+  assert.equal(inWindow(4, '2025-04-01', now), true)
+  assert.equal(inWindow(4, '2025-03-01', now), false)
+  assert.equal(inWindow(1, '1999-01-01', now), true)
+  assert.equal(inWindow(1, '2026-04-01', now), false)
+})
+
+test("components add to a month; reported usage × price adds to its billing period's windows", () => {
+  assert.equal(
+    monthlyPrice({ unit: 'month', unitPrice: 5, fixedPrice: 0, components: '20' }).toString(),
+    '25',
+  )
+  const resources = [
+    { created: '2026-02-10T00:00:00.000Z', unit: 'month', unitPrice: 5, fixedPrice: 0, components: 20 },
+  ]
+  const usages = [
+    { billingPeriod: '2026-03-01', usage: '1234.5', price: '0.05' },
+    { billingPeriod: '2026-02-01', usage: '100', price: '0.05' },
+  ]
+  // 25 + 1234.5 × 0.05 = 86.725, rounded half up once at the end.
+  assert.equal(estimatedCost(2, resources, now, usages).toFixed(2), '86.73')
+  assert.equal(estimatedCost(3, resources, now, usages).toFixed(2), '116.73')
+  // 0.1 × 0.1 × 3 reports is 0.03 exactly (floats: 0.030000000000000006).
+  const tenths = Array.from({ length: 3 }, () => ({ billingPeriod: '2026-03-01', usage: 0.1, price: 0.1 }))
+  assert.equal(estimatedCost(2, [], now, tenths).toString(), '0.03')
 })

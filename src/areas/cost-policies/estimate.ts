@@ -2,8 +2,12 @@
 // database) so the formula is unit-tested beside this file; docs/cost-policies.md states it.
 //
 //   monthly price of a resource = plan.unit_price × units per month(plan.unit) + plan.fixed_price
+//                                 + Σ fixed components: price × the plan's amount
+//                                 + Σ limit components: price × the resource's limit / factor
 //   cost over the period        = Σ monthly price × calendar months of the period window in which
 //                                 the resource existed (its creation month counts in full)
+//                                 + Σ usage components: price × the usage reported for each
+//                                   billing period of the window
 //
 // Windows (UTC calendar months, ending with the current month): Total = since each resource's
 // creation; 1 month = the current month; 3 month = current + 2 previous; 12 month = current + 11
@@ -37,6 +41,18 @@ export interface CostInput {
   /** Decimal prices, as the database gives them (numeric text) or as numbers. */
   unitPrice: number | string
   fixedPrice: number | string
+  /** What its fixed and limit-billed components add to a month, per resource (default 0). */
+  components?: Big | number | string
+}
+
+/** The usage of a usage-billed component reported for a billing period, and its price. */
+export interface UsageInput {
+  /** YYYY-MM-DD, the first day of the billing month. */
+  billingPeriod: string
+  /** How many resources share these values (default 1). */
+  count?: number
+  usage: Big | number | string
+  price: Big | number | string
 }
 
 function monthIndex(d: Date): number {
@@ -55,9 +71,12 @@ export function nextMonthStart(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1))
 }
 
-export function monthlyPrice(r: Pick<CostInput, 'unit' | 'unitPrice' | 'fixedPrice'>): Big {
+export function monthlyPrice(r: Pick<CostInput, 'unit' | 'unitPrice' | 'fixedPrice' | 'components'>): Big {
   const units = UNITS_PER_MONTH[r.unit ?? ''] ?? 1
-  return new Big(r.unitPrice).times(units).plus(r.fixedPrice)
+  return new Big(r.unitPrice)
+    .times(units)
+    .plus(r.fixedPrice)
+    .plus(r.components ?? 0)
 }
 
 /** Months of the window (ending with `now`'s month) during which a resource created at `created` existed. */
@@ -68,12 +87,33 @@ export function monthsInWindow(period: Period, created: Date, now: Date): number
   return Math.max(0, current - first + 1)
 }
 
-/** The estimated cost of these resources over the period, rounded to cents (half up). */
-export function estimatedCost(period: Period, resources: CostInput[], now: Date): Big {
+/** Whether a billing period (its first day, YYYY-MM-DD) is one of the window's months. */
+export function inWindow(period: Period, billingPeriod: string, now: Date): boolean {
+  const current = monthIndex(now)
+  const months = WINDOW_MONTHS[period]
+  const [y, m] = billingPeriod.split('-').map(Number) as [number, number]
+  const index = y * 12 + (m - 1)
+  return index <= current && (months === null || index > current - months)
+}
+
+/**
+ * The estimated cost of these resources over the period, with the reported usages of the
+ * window's billing periods, rounded to cents (half up).
+ */
+export function estimatedCost(
+  period: Period,
+  resources: CostInput[],
+  now: Date,
+  usages: UsageInput[] = [],
+): Big {
   let total = new Big(0)
   for (const r of resources) {
     const months = monthsInWindow(period, new Date(r.created), now)
     if (months > 0) total = total.plus(monthlyPrice(r).times(months * (r.count ?? 1)))
+  }
+  for (const u of usages) {
+    if (inWindow(period, u.billingPeriod, now))
+      total = total.plus(new Big(u.usage).times(u.price).times(u.count ?? 1))
   }
   return total.round(2, Big.roundHalfUp)
 }

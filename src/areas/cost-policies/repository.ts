@@ -21,6 +21,40 @@ function groupCustomers(eb: ExpressionBuilder<DB, any>) {
     .select('cg.customer_id')
 }
 
+/** The first 7 characters (YYYY-MM) of a resource's creation time, on both databases. */
+function creationMonth(db: Db) {
+  return isPostgres(db)
+    ? sql<string>`${sql.raw(isoText('resources.created'))}::varchar(7)`
+    : sql<string>`substr(resources.created, 1, 7)`
+}
+
+/**
+ * The resources the policies cover, a row per (policy, resource): those of the policy's offering
+ * that are not Terminated, of every customer neither blocked nor archived (`apply_to_all`) or of
+ * the customers of its organization groups.
+ */
+function covered(db: Db, policyIds: readonly number[]) {
+  return db
+    .selectFrom('cost_policies as cp')
+    .innerJoin('resources', 'resources.offering_id', 'cp.offering_id')
+    .innerJoin('customers', 'customers.id', 'resources.customer_id')
+    .where('cp.id', 'in', [...policyIds])
+    .where('resources.state', '!=', 'Terminated')
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          eb('cp.apply_to_all', '=', 1),
+          eb('customers.blocked', '=', 0),
+          eb('customers.archived', '=', 0),
+        ]),
+        eb.and([
+          eb('cp.apply_to_all', '=', 0),
+          eb('resources.customer_id', 'in', groupCustomers(eb).whereRef('pg.policy_id', '=', 'cp.id')),
+        ]),
+      ]),
+    )
+}
+
 const policyOfOffering = reusable((db: Db) =>
   db.selectFrom('cost_policies').select('id').where('offering_id', '=', slot(0)).limit(1),
 )
@@ -160,42 +194,95 @@ export function policiesRepository(db: Db) {
      */
     costInputs(policyIds: readonly number[]) {
       if (!policyIds.length) return Promise.resolve([])
-      const month = isPostgres(db)
-        ? sql<string>`${sql.raw(isoText('resources.created'))}::varchar(7)`
-        : sql<string>`substr(resources.created, 1, 7)`
+      const month = creationMonth(db)
       return (
-        db
-          .selectFrom('cost_policies as cp')
-          .innerJoin('resources', 'resources.offering_id', 'cp.offering_id')
-          .innerJoin('customers', 'customers.id', 'resources.customer_id')
+        covered(db, policyIds)
           // Resources without a plan cost nothing but are covered (affected_resources_count).
           .leftJoin('plans', 'plans.id', 'resources.plan_id')
           .select((eb) => [
             'cp.id as policy_id',
+            'resources.plan_id',
             month.as('month'),
             'plans.unit',
             'plans.unit_price',
             'plans.fixed_price',
             eb.fn.countAll<number>().as('n'),
           ])
-          .where('cp.id', 'in', policyIds)
-          .where('resources.state', '!=', 'Terminated')
-          .where((eb) =>
-            eb.or([
-              eb.and([
-                eb('cp.apply_to_all', '=', 1),
-                eb('customers.blocked', '=', 0),
-                eb('customers.archived', '=', 0),
-              ]),
-              eb.and([
-                eb('cp.apply_to_all', '=', 0),
-                eb('resources.customer_id', 'in', groupCustomers(eb).whereRef('pg.policy_id', '=', 'cp.id')),
-              ]),
-            ]),
-          )
-          .groupBy(['cp.id', 'plans.id', 'plans.unit', 'plans.unit_price', 'plans.fixed_price', month])
+          .groupBy([
+            'cp.id',
+            'resources.plan_id',
+            'plans.unit',
+            'plans.unit_price',
+            'plans.fixed_price',
+            month,
+          ])
           .execute()
       )
+    },
+    /**
+     * The priced components of these plans billed by a fixed amount, a limit or usage: the
+     * stored price (and the one to come), the plan's amount, and the offering's type (its
+     * built-in components divide a limit by their factor).
+     */
+    planComponentPrices(planIds: readonly number[]) {
+      if (!planIds.length) return Promise.resolve([])
+      return db
+        .selectFrom('plan_components as pc')
+        .innerJoin('offering_components as oc', 'oc.id', 'pc.component_id')
+        .innerJoin('offerings', 'offerings.id', 'oc.offering_id')
+        .select([
+          'pc.plan_id',
+          'oc.type',
+          'oc.billing_type',
+          'pc.amount',
+          'pc.price',
+          'pc.future_price',
+          'pc.future_price_start_date',
+          'offerings.type as offering_type',
+        ])
+        .where('pc.plan_id', 'in', [...planIds])
+        .where('oc.billing_type', 'in', ['fixed', 'limit', 'usage'])
+        .execute()
+    },
+    /**
+     * The limits of the covered resources whose plan prices a limit-billed component (a row per
+     * policy and resource: a limit is the resource's own).
+     */
+    limitInputs(policyIds: readonly number[]) {
+      if (!policyIds.length) return Promise.resolve([])
+      return covered(db, policyIds)
+        .select([
+          'cp.id as policy_id',
+          'resources.plan_id',
+          'resources.limits',
+          creationMonth(db).as('month'),
+        ])
+        .where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('plan_components as pc')
+              .innerJoin('offering_components as oc', 'oc.id', 'pc.component_id')
+              .select('pc.id')
+              .whereRef('pc.plan_id', '=', 'resources.plan_id')
+              .where('oc.billing_type', '=', 'limit'),
+          ),
+        )
+        .execute()
+    },
+    /**
+     * The reported usages of the covered resources' usage-billed components (a row per policy,
+     * resource, component and billing period), from the billing period `since` on (null: all).
+     */
+    usageInputs(policyIds: readonly number[], since: string | null) {
+      if (!policyIds.length) return Promise.resolve([])
+      let q = covered(db, policyIds)
+        .innerJoin('component_usages as cu', 'cu.resource_id', 'resources.id')
+        .innerJoin('offering_components as oc', 'oc.id', 'cu.component_id')
+        .select(['cp.id as policy_id', 'resources.plan_id', 'oc.type', 'cu.billing_period', 'cu.usage'])
+        .where('oc.billing_type', '=', 'usage')
+        .where('resources.plan_id', 'is not', null)
+      if (since !== null) q = q.where('cu.billing_period', '>=', since)
+      return q.execute()
     },
   }
 }

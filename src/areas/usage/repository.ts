@@ -1,0 +1,277 @@
+// All SQL of reported usage: the usages and per-account usages a caller sees (the resource's
+// consumer and provider sides), the resource and components a report names, the writes of a
+// report (one row per resource, component and billing period) and the reads that check it.
+import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
+import type { DB } from '../../db/tables.js'
+import { tableRecords } from '../../db/rows.js'
+import { joined, unlessAll } from '../../db/joins.js'
+import { inAnyOf } from '../../db/sql.js'
+
+export type Db = Kysely<DB> | Transaction<DB>
+
+/** Staff and support see every usage; others those of the resources they see from either side. */
+export type UsageScope =
+  { all: true } | { all: false; projectIds: number[]; customerIds: number[]; offeringIds: number[] }
+
+const U = 'component_usages'
+const UU = 'component_user_usages'
+
+/** The rows a scope reaches, by the resource a usage belongs to. */
+function narrowed<Q extends SelectQueryBuilder<any, any, any>>(
+  q: Q,
+  vis: Extract<UsageScope, { all: false }>,
+): Q {
+  return q.where((eb: ExpressionBuilder<any, any>) =>
+    inAnyOf(eb, [
+      ['resources.project_id', vis.projectIds],
+      ['projects.customer_id', vis.customerIds],
+      ['offerings.customer_id', vis.customerIds],
+      ['resources.offering_id', vis.offeringIds],
+    ]),
+  ) as Q
+}
+
+/** The columns a usage's record shows (its resource's and component's among them). */
+const USAGE_COLUMNS = [
+  'resources.uuid as resource_uuid',
+  'resources.name as resource_name',
+  'resources.offering_id',
+  'offerings.uuid as offering_uuid',
+  'offerings.name as offering_name',
+  'offerings.customer_id as offering_customer_id',
+  'projects.uuid as project_uuid',
+  'projects.name as project_name',
+  'customers.uuid as customer_uuid',
+  'customers.name as customer_name',
+  'component.type',
+  'component.name',
+  'component.measured_unit',
+  `${U}.billing_period`,
+] as const
+
+export function usagesRepository(db: Db) {
+  const base = () =>
+    joined(db, U, [
+      ['inner', 'resources', `${U}.resource_id`],
+      ['inner', 'offerings', 'resources.offering_id'],
+      ['inner', 'projects', 'resources.project_id'],
+      ['inner', 'customers', 'projects.customer_id'],
+      ['inner', 'offering_components as component', `${U}.component_id`],
+    ])
+  const visible = unlessAll(base, (q, vis: Extract<UsageScope, { all: false }>) => narrowed(q, vis))
+  const columns = [
+    `${U}.id`,
+    `${U}.uuid`,
+    `${U}.created`,
+    `${U}.description`,
+    `${U}.usage`,
+    `${U}.date`,
+    `${U}.missing_usage_policy`,
+    `${U}.modified_by_id`,
+    `${U}.resource_id`,
+    ...USAGE_COLUMNS,
+  ] as const
+  return {
+    ...tableRecords(db, { table: U, base, visible, select: (q) => q.select(columns) }),
+    /**
+     * Writes the usage of a resource's component in a billing period: inserted, or (reported
+     * again in the period) replaced. One statement, so two racing reports leave one row.
+     */
+    async upsert(v: {
+      uuid: string
+      resource_id: number
+      component_id: number
+      billing_period: string
+      usage: string
+      date: string
+      description: string
+      missing_usage_policy: string
+      modified_by_id: number | null
+      now: string
+    }): Promise<void> {
+      const { now, ...values } = v
+      await db
+        .insertInto(U)
+        .values({ ...values, created: now, modified: now })
+        .onConflict((oc) =>
+          oc.columns(['resource_id', 'component_id', 'billing_period']).doUpdateSet({
+            usage: values.usage,
+            date: values.date,
+            description: values.description,
+            missing_usage_policy: values.missing_usage_policy,
+            modified_by_id: values.modified_by_id,
+            modified: now,
+          }),
+        )
+        .execute()
+    },
+    /** The sum of a component's usages of a resource in the periods from `from` to `to` (inclusive) but `except`. */
+    async sumOfPeriods(resourceId: number, componentId: number, from: string, to: string, except: string) {
+      const r = await db
+        .selectFrom(U)
+        .select((eb) => eb.fn.sum<string | number | null>('usage').as('total'))
+        .where('resource_id', '=', resourceId)
+        .where('component_id', '=', componentId)
+        .where('billing_period', '>=', from)
+        .where('billing_period', '<=', to)
+        .where('billing_period', '<>', except)
+        .executeTakeFirst()
+      return r?.total ?? 0
+    },
+    /** The usages of a resource's latest reported billing period, by component type. */
+    async latestPeriod(resourceId: number) {
+      const latest = db
+        .selectFrom(U)
+        .select((eb) => eb.fn.max('billing_period').as('p'))
+        .where('resource_id', '=', resourceId)
+      return db
+        .selectFrom(U)
+        .innerJoin('offering_components as component', 'component.id', `${U}.component_id`)
+        .select(['component.type', `${U}.usage`])
+        .where(`${U}.resource_id`, '=', resourceId)
+        .where(`${U}.billing_period`, '=', (eb) => eb.selectFrom(latest.as('l')).select('l.p'))
+        .orderBy('component.type')
+        .execute()
+    },
+  }
+}
+
+export type UsageRow = NonNullable<Awaited<ReturnType<ReturnType<typeof usagesRepository>['findById']>>>
+
+export function userUsagesRepository(db: Db) {
+  const base = () =>
+    joined(db, UU, [
+      ['inner', U, `${UU}.component_usage_id`],
+      ['inner', 'resources', `${U}.resource_id`],
+      ['inner', 'offerings', 'resources.offering_id'],
+      ['inner', 'projects', 'resources.project_id'],
+      ['inner', 'customers', 'projects.customer_id'],
+      ['inner', 'offering_components as component', `${U}.component_id`],
+      ['left', 'offering_users', `${UU}.offering_user_id`],
+      ['left', 'users as account_user', 'offering_users.user_id'],
+    ])
+  const visible = unlessAll(base, (q, vis: Extract<UsageScope, { all: false }>) => narrowed(q, vis))
+  const columns = [
+    `${UU}.id`,
+    `${UU}.uuid`,
+    `${UU}.username`,
+    `${UU}.usage`,
+    `${UU}.description`,
+    `${UU}.backend_id`,
+    `${UU}.created`,
+    `${UU}.modified`,
+    'offering_users.uuid as user_uuid',
+    `${U}.uuid as component_usage_uuid`,
+    `${U}.date`,
+    ...USAGE_COLUMNS,
+  ] as const
+  return {
+    ...tableRecords(db, { table: UU, base, visible, select: (q) => q.select(columns) }),
+    /** Writes an account's usage under a component usage: inserted, or replaced for its username. */
+    async upsert(v: {
+      uuid: string
+      component_usage_id: number
+      username: string
+      offering_user_id: number | null
+      usage: string
+      now: string
+    }): Promise<void> {
+      const { now, ...values } = v
+      await db
+        .insertInto(UU)
+        .values({ ...values, created: now, modified: now })
+        .onConflict((oc) =>
+          oc.columns(['component_usage_id', 'username']).doUpdateSet({
+            usage: values.usage,
+            offering_user_id: values.offering_user_id,
+            modified: now,
+          }),
+        )
+        .execute()
+    },
+  }
+}
+
+export type UserUsageRow = NonNullable<
+  Awaited<ReturnType<ReturnType<typeof userUsagesRepository>['findById']>>
+>
+
+/** What a report names: the resource, its offering's components and accounts. */
+export function reportRepository(db: Db) {
+  return {
+    resourceByUuid(uuid: string) {
+      return db
+        .selectFrom('resources')
+        .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
+        .innerJoin('projects', 'projects.id', 'resources.project_id')
+        .select([
+          'resources.id',
+          'resources.uuid',
+          'resources.state',
+          'resources.offering_id',
+          'resources.project_id',
+          'projects.customer_id',
+          'offerings.customer_id as offering_customer_id',
+        ])
+        .where('resources.uuid', '=', uuid)
+        .executeTakeFirst()
+    },
+    resourceById(id: number) {
+      return db
+        .selectFrom('resources')
+        .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
+        .innerJoin('projects', 'projects.id', 'resources.project_id')
+        .select([
+          'resources.id',
+          'resources.uuid',
+          'resources.state',
+          'resources.offering_id',
+          'resources.project_id',
+          'projects.customer_id',
+          'offerings.customer_id as offering_customer_id',
+        ])
+        .where('resources.id', '=', id)
+        .executeTakeFirst()
+    },
+    /** The offering's components usage may be reported for: those billed by usage or by limit. */
+    reportableComponents(offeringId: number) {
+      return db
+        .selectFrom('offering_components')
+        .select(['id', 'type', 'billing_type', 'limit_period', 'limit_amount'])
+        .where('offering_id', '=', offeringId)
+        .where('billing_type', 'in', ['usage', 'limit'])
+        .execute()
+    },
+    offeringUserByUuid(uuid: string) {
+      return db
+        .selectFrom('offering_users')
+        .select(['id', 'offering_id'])
+        .where('uuid', '=', uuid)
+        .executeTakeFirst()
+    },
+    /** The accounts of an offering with these usernames: id by username. */
+    async accountsNamed(offeringId: number, usernames: readonly string[]): Promise<Map<string, number>> {
+      if (!usernames.length) return new Map()
+      const rows = await db
+        .selectFrom('offering_users')
+        .select(['id', 'username'])
+        .where('offering_id', '=', offeringId)
+        .where('username', 'in', [...usernames])
+        .execute()
+      return new Map(rows.map((r) => [r.username ?? '', r.id]))
+    },
+    async setCurrentUsages(resourceId: number, usages: string, now: string): Promise<void> {
+      await db
+        .updateTable('resources')
+        .set({ current_usages: usages, modified: now })
+        .where('id', '=', resourceId)
+        .execute()
+    },
+  }
+}
+
+/** `billing_period_year` / `billing_period_month`: a part of the period's YYYY-MM-DD text. */
+export const periodPart = (part: 'year' | 'month') => (eb: ExpressionBuilder<any, any>, v: number) =>
+  part === 'year'
+    ? eb(sql`substr(${sql.ref(`${U}.billing_period`)}, 1, 4)`, '=', String(v).padStart(4, '0'))
+    : eb(sql`substr(${sql.ref(`${U}.billing_period`)}, 6, 2)`, '=', String(v).padStart(2, '0'))

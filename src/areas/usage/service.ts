@@ -1,0 +1,351 @@
+// Reported usage of resources: the provider's reports (set_usage: one usage per resource,
+// component and billing period, replaced when reported again in the period; set_user_usages:
+// each account's share), and the records the resource's consumer and provider sides read.
+//
+// Who reports: staff and holders of RESOURCE.SET_USAGE on the resource's offering or on the
+// offering's organization (its owners and service provider managers, the offering's managers).
+// Who reads: staff and support; project members of the resource's project, holders of a customer
+// role in its organization or in the offering's organization, and the offering's managers.
+import Big from 'big.js'
+import type { AppContext } from '../../context.js'
+import { toJson } from '../../db/values.js'
+import { AppError, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
+import { ownLink, recordRenderer, uuidFromLink } from '../../http/links.js'
+import { can, customerIds, offeringIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
+import { parseDateTime } from '../../http/query.js'
+import { normalizeUuid } from '../../http/uuid.js'
+import { eachRow, visibleRecords } from '../../http/visible-records.js'
+import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
+import {
+  reportRepository,
+  userUsagesRepository,
+  usagesRepository,
+  type UsageRow,
+  type UsageScope,
+  type UserUsageRow,
+} from './repository.js'
+import {
+  PATHS,
+  type ComponentUsage,
+  type ComponentUserUsage,
+  type MissingUsagePolicy,
+  type SetUsage,
+  type SetUserUsages,
+  type UserUsageItem,
+} from './schema.js'
+
+export function visibility(actor: Actor): UsageScope {
+  if (seesAll(actor)) return { all: true }
+  return {
+    all: false,
+    projectIds: projectIds(actor),
+    customerIds: customerIds(actor),
+    offeringIds: offeringIds(actor),
+  }
+}
+
+/** A decimal as stored (numeric text, or a number on SQLite) with two places. */
+export const twoPlaces = (v: unknown): string => {
+  try {
+    return new Big(typeof v === 'number' || typeof v === 'string' ? v : 0).toFixed(2)
+  } catch {
+    return '0.00'
+  }
+}
+
+const toUsage = recordRenderer<UsageRow, ComponentUsage>({
+  ...ownLink(PATHS.usages),
+  created: 'copy',
+  description: 'copy',
+  type: 'copy',
+  name: 'copy',
+  measured_unit: 'copy',
+  usage: (r) => twoPlaces(r.usage),
+  date: 'copy',
+  missing_usage_policy: (r) => r.missing_usage_policy,
+  recurring: (r) => r.missing_usage_policy === 'reuse',
+  resource_name: 'copy',
+  resource_uuid: 'copy',
+  offering_name: 'copy',
+  offering_uuid: 'copy',
+  project_name: 'copy',
+  project_uuid: 'copy',
+  customer_name: 'copy',
+  customer_uuid: 'copy',
+  billing_period: 'copy',
+  modified_by: (r) => (r.modified_by_id === null ? null : Number(r.modified_by_id)),
+})
+
+const toUserUsage = recordRenderer<UserUsageRow, ComponentUserUsage>({
+  ...ownLink(PATHS.userUsages),
+  user: { link: PATHS.offeringUsers, from: 'user_uuid' },
+  username: 'copy',
+  component_usage: { link: PATHS.usages, from: 'component_usage_uuid' },
+  usage: (r) => twoPlaces(r.usage),
+  measured_unit: 'copy',
+  description: 'copy',
+  created: 'copy',
+  modified: 'copy',
+  backend_id: 'copy',
+  resource_name: 'copy',
+  resource_uuid: 'copy',
+  offering_name: 'copy',
+  offering_uuid: 'copy',
+  project_name: 'copy',
+  project_uuid: 'copy',
+  customer_name: 'copy',
+  customer_uuid: 'copy',
+  component_type: (r) => r.type,
+  date: 'copy',
+  billing_period: 'copy',
+})
+
+const usages = visibleRecords({
+  rows: usagesRepository,
+  visibility,
+  model: 'ComponentUsage',
+  render: eachRow(toUsage),
+})
+export const listUsages = usages.list
+export const getUsage = usages.get
+
+const userUsages = visibleRecords({
+  rows: userUsagesRepository,
+  visibility,
+  model: 'ComponentUserUsage',
+  render: eachRow(toUserUsage),
+})
+export const listUserUsages = userUsages.list
+export const getUserUsage = userUsages.get
+
+// ---- reports ----
+
+interface ResourceRef {
+  id: number
+  state: string
+  offering_id: number
+  offering_customer_id: number
+}
+
+/** The provider side of the resource may report its usage (and staff). */
+function mayReport(actor: Actor, r: ResourceRef): boolean {
+  return (
+    can(actor, 'RESOURCE.SET_USAGE', { customerId: r.offering_customer_id }) ||
+    can(actor, 'RESOURCE.SET_USAGE', { offeringId: r.offering_id })
+  )
+}
+
+/** States a resource takes usage reports in: live, or being changed or torn down. */
+const REPORTABLE_STATES = ['OK', 'Erred', 'Updating', 'Terminating']
+
+/** A 400 on one item of a list field: `{"usages": [{}, {"amount": ["..."]}]}`. */
+function itemError(field: string, index: number, count: number, name: string, message: string): AppError {
+  const list: unknown[] = Array.from({ length: count }, () => ({}))
+  list[index] = { [name]: [message] }
+  return new AppError('invalid', { [field]: list })
+}
+
+/** An amount: a decimal of at most 2 places, at least 0, below 10^18; its text with 2 places. */
+function amountOf(v: string | number | undefined, fail: (message: string) => AppError): string {
+  let n: Big
+  try {
+    n = new Big(typeof v === 'number' ? String(v) : (v ?? '').trim())
+  } catch {
+    throw fail('A valid number is required.')
+  }
+  if (n.lt(0)) throw fail('Ensure this value is greater than or equal to 0.')
+  if (n.round(2).cmp(n) !== 0) throw fail('Ensure that there are no more than 2 decimal places.')
+  if (n.gte('1e18')) throw fail('Ensure that there are no more than 20 digits in total.')
+  return n.toFixed(2)
+}
+
+const DATE_FORMAT =
+  'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].'
+
+/** The first day (YYYY-MM-DD) of the month of a UTC instant. */
+function monthStartOf(d: Date): string {
+  return `${String(d.getUTCFullYear()).padStart(4, '0')}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-01`
+}
+
+/**
+ * The report's time and billing period: `date` as given (its calendar month as written, so a
+ * report for November made in a zone ahead of UTC stays in November), else now. A period after
+ * the current one (by the server clock, a day's grace for zones ahead of UTC) is refused.
+ */
+export function reportPeriod(date: string | undefined, now: Date): { date: string; period: string } {
+  if (date === undefined) return { date: now.toISOString(), period: monthStartOf(now) }
+  const iso = parseDateTime(date)
+  if (!iso) throw fieldError('date', DATE_FORMAT)
+  const period = `${date.trim().slice(0, 7)}-01`
+  if (period > monthStartOf(new Date(now.getTime() + 24 * 3600 * 1000)))
+    throw fieldError('date', 'Usage cannot be reported for a future billing period.')
+  return { date: iso, period }
+}
+
+/** The months (first days, YYYY-MM-DD) of the window a component's limit period counts usage over. */
+function limitWindow(limitPeriod: string | null, period: string): { from: string; to: string } | null {
+  const [y, m] = period.split('-').map(Number) as [number, number]
+  const day = (yy: number, mm: number) => `${String(yy).padStart(4, '0')}-${String(mm).padStart(2, '0')}-01`
+  switch (limitPeriod) {
+    case 'month':
+      return { from: period, to: period }
+    case 'quarterly': {
+      const first = m - ((m - 1) % 3)
+      return { from: day(y, first), to: day(y, first + 2) }
+    }
+    case 'annual':
+      return { from: day(y, 1), to: day(y, 12) }
+    case 'total':
+      return { from: '0000-01-01', to: '9999-12-01' }
+    default:
+      return null
+  }
+}
+
+/**
+ * `set_usage`: the provider reports what a resource used of its offering's components (billed by
+ * usage or by limit) in the billing period of `date`. Each component's usage of the period is
+ * written, or replaced when reported again; the resource's `current_usages` shows its latest
+ * period, and the offering's cost policies are evaluated again (the usage is part of their
+ * estimate).
+ */
+export async function setUsage(ctx: AppContext, actor: Actor, body: SetUsage): Promise<void> {
+  if (body.resource === undefined || body.resource === '') {
+    throw nonFieldError('Either plan_period or resource should be provided.')
+  }
+  const uuid = normalizeUuid(body.resource)
+  if (!uuid) throw fieldError('resource', 'Must be a valid UUID.')
+  const report = reportRepository(ctx.db)
+  const resource = await report.resourceByUuid(uuid)
+  if (!resource) throw fieldError('resource', `Object with uuid=${uuid} does not exist.`)
+  if (!mayReport(actor, resource)) throw forbidden()
+  if (!REPORTABLE_STATES.includes(resource.state)) {
+    throw fieldError('resource', 'Resource is not in valid state.')
+  }
+  const now = ctx.clock()
+  const { date, period } = reportPeriod(body.date, now)
+  const components = new Map(
+    (await report.reportableComponents(resource.offering_id)).map((c) => [c.type, c]),
+  )
+  const invalid = [...new Set(body.usages.map((u) => u.type).filter((t) => !components.has(t)))].sort()
+  if (invalid.length) throw fieldError('usages', `These components are invalid: ${invalid.join(', ')}.`)
+  const count = body.usages.length
+  const items = body.usages.map((u, i) => {
+    const amount = amountOf(u.amount, (m) => itemError('usages', i, count, 'amount', m))
+    const policy: MissingUsagePolicy = u.missing_usage_policy ?? (u.recurring === true ? 'reuse' : 'none')
+    return { component: components.get(u.type)!, amount, description: u.description ?? '', policy }
+  })
+  const nowIso = now.toISOString()
+  await ctx.db.transaction().execute(async (trx) => {
+    const repo = usagesRepository(trx)
+    // The last report of a component in one request wins, as reports replace each other.
+    const last = new Map(items.map((it) => [it.component.id, it]))
+    for (const it of last.values()) {
+      const c = it.component
+      const window =
+        c.billing_type === 'usage' && c.limit_amount !== null ? limitWindow(c.limit_period, period) : null
+      if (window) {
+        const total = new Big(
+          twoPlaces(await repo.sumOfPeriods(resource.id, c.id, window.from, window.to, period)),
+        ).plus(it.amount)
+        if (total.gt(c.limit_amount!)) {
+          throw fieldError(
+            'usages',
+            `Total amount exceeds limit. Total amount: ${total.toFixed(2)}, limit: ${c.limit_amount}.`,
+          )
+        }
+      }
+      await repo.upsert({
+        uuid: ctx.newUuid(),
+        resource_id: resource.id,
+        component_id: c.id,
+        billing_period: period,
+        usage: it.amount,
+        date,
+        description: it.description,
+        missing_usage_policy: it.policy,
+        modified_by_id: actor.id,
+        now: nowIso,
+      })
+    }
+    const current = await repo.latestPeriod(resource.id)
+    await reportRepository(trx).setCurrentUsages(
+      resource.id,
+      toJson(Object.fromEntries(current.map((c) => [c.type, twoPlaces(c.usage)]))),
+      nowIso,
+    )
+    await scheduleCostPolicyEvaluation(ctx, trx, resource.offering_id)
+  })
+}
+
+/** The usage a path names, visible to the caller, that the caller may report on (403 otherwise). */
+async function reportableUsage(ctx: AppContext, actor: Actor, uuid: string) {
+  const row = await usages.find(ctx, actor, uuid)
+  const resource = (await reportRepository(ctx.db).resourceById(row.resource_id))!
+  if (!mayReport(actor, resource)) throw forbidden()
+  return { row, resource }
+}
+
+/**
+ * Each account's usage under a component usage (`set_user_usages`; `set_user_usage` is one):
+ * written, or replaced for its username. `user`, when given, must be an account of the resource's
+ * offering; without it, the offering's account of that username (if any) is linked.
+ */
+export async function setUserUsages(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  body: SetUserUsages,
+  one = false,
+): Promise<void> {
+  const { row, resource } = await reportableUsage(ctx, actor, uuid)
+  const report = reportRepository(ctx.db)
+  const count = body.usages.length
+  const fail = (i: number, name: string, message: string) =>
+    one ? fieldError(name, message) : itemError('usages', i, count, name, message)
+  const accounts = await report.accountsNamed(
+    resource.offering_id,
+    body.usages.filter((u) => u.user === undefined || u.user === null).map((u) => u.username),
+  )
+  const items: { username: string; usage: string; account: number | null }[] = []
+  for (const [i, u] of body.usages.entries()) {
+    const usage = u.usage === undefined ? '0.00' : amountOf(u.usage, (m) => fail(i, 'usage', m))
+    items.push({
+      username: u.username,
+      usage,
+      account: await accountOf(ctx, resource.offering_id, u, i, fail, accounts),
+    })
+  }
+  const now = ctx.clock().toISOString()
+  await ctx.db.transaction().execute(async (trx) => {
+    const repo = userUsagesRepository(trx)
+    for (const it of items) {
+      await repo.upsert({
+        uuid: ctx.newUuid(),
+        component_usage_id: row.id,
+        username: it.username,
+        offering_user_id: it.account,
+        usage: it.usage,
+        now,
+      })
+    }
+  })
+}
+
+async function accountOf(
+  ctx: AppContext,
+  offeringId: number,
+  u: UserUsageItem,
+  i: number,
+  fail: (i: number, name: string, message: string) => AppError,
+  byUsername: Map<string, number>,
+): Promise<number | null> {
+  if (u.user === undefined || u.user === null || u.user === '') return byUsername.get(u.username) ?? null
+  const uuid = uuidFromLink(u.user, PATHS.offeringUsers)
+  if (!uuid) throw fail(i, 'user', 'Invalid hyperlink - Incorrect URL match.')
+  const account = await reportRepository(ctx.db).offeringUserByUuid(uuid)
+  if (!account) throw fail(i, 'user', 'Invalid hyperlink - Object does not exist.')
+  if (account.offering_id !== offeringId)
+    throw fail(i, 'user', "The offering user is not an account of the resource's offering.")
+  return account.id
+}
