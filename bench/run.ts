@@ -1,7 +1,10 @@
 // `npm run bench [-- --quick] [--orders N] [--duration S] [--workers N] [--databases sqlite,postgres]`
 // Starts the compiled server on a seeded database, runs each scenario with autocannon on loopback,
-// and prints requests/s, p50, p99, peak server RSS and the ratio to the limit (the same stack
-// answering a precomputed body of the same size behind the same token check). Runs on SQLite, and
+// and prints requests/s, p50, p99, peak server RSS, the ratio to the limit (the same stack
+// answering a precomputed body of the same size behind the same token check) and the ratio to the
+// bare stack (bench/bare-server.ts: Fastify without plugins answering the very bytes the server
+// gave, behind a token looked up in a Map). Each scenario runs --rounds times (3; 1 with --quick),
+// alternating the server and the bare stack round by round; the table gives medians. Runs on SQLite, and
 // also on PostgreSQL when DATABASE_URL points at one (--databases picks one of them). --quick is
 // the CI smoke run: it fails only on a crash or an error response, never on timing.
 //
@@ -15,12 +18,14 @@
 // after the scenario, per request. It counts whatever else the PostgreSQL server ran meanwhile, so
 // it is only meaningful on a machine where nothing else uses that server.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createServer } from 'node:net'
 import autocannon from 'autocannon'
 import type { Manifest } from './seed.js'
-import { budgets, table, type Result } from './report.js'
+import { budgets, median, table, type Result, type Round } from './report.js'
 import { cpuSeconds, postgresCpu, postgresCpuBetween, rssMb, serverProcesses } from './proc.js'
 
 const { values: args } = parseArgs({
@@ -32,6 +37,8 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     workers: { type: 'string', default: '1' },
     databases: { type: 'string', default: 'sqlite,postgres' },
+    rounds: { type: 'string' },
+    warmup: { type: 'string' },
   },
 })
 const quick = args.quick ?? false
@@ -40,6 +47,9 @@ const duration = Number(args.duration ?? (quick ? 1 : 10))
 const connections = Number(args.connections)
 const workers = Math.max(1, Number(args.workers) || 1)
 const databases = args.databases.split(',')
+const rounds = Math.max(1, Number(args.rounds ?? (quick ? 1 : 3)) || 1)
+/** Seconds of unmeasured load on each server before a scenario's rounds (not for transitions). */
+const warmup = Number(args.warmup ?? (quick ? 0 : 2))
 
 interface Scenario {
   name: string
@@ -127,7 +137,13 @@ function serverUsage(pid: number) {
   return { pids, rss: sum(rssMb), cpu: sum((p) => cpuSeconds(p)), main: sum((p) => cpuSeconds(p, p)) }
 }
 
-async function run(url: string, s: Scenario, pid: number, postgres: boolean): Promise<Result> {
+async function run(
+  url: string,
+  s: Scenario,
+  pid: number,
+  postgres: boolean,
+  seconds = duration,
+): Promise<Round> {
   const before = serverUsage(pid)
   let peak = before.rss
   let largest = 0
@@ -150,7 +166,7 @@ async function run(url: string, s: Scenario, pid: number, postgres: boolean): Pr
   const result = await autocannon({
     url,
     connections,
-    duration,
+    duration: seconds,
     ...(s.once ? { amount: s.paths.length } : {}),
     headers: { authorization: `Token ${s.token}`, 'content-type': 'application/json' },
     requests: [
@@ -176,7 +192,6 @@ async function run(url: string, s: Scenario, pid: number, postgres: boolean): Pr
   const perRequest = (seconds: number) =>
     result.requests.total ? (seconds * 1e6) / result.requests.total : 0
   return {
-    scenario: s.name,
     // total / elapsed rather than the per-second average, which is wrong for runs under a second
     rps: elapsed > 0 ? result.requests.total / elapsed : 0,
     p50: result.latency.p50,
@@ -321,6 +336,98 @@ async function primeLimit(url: string, m: Manifest): Promise<void> {
   }
 }
 
+/** Headers that belong to the connection or the moment, not to the answer. */
+const CONNECTION_HEADERS = new Set([
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+])
+
+/**
+ * The answer the bare stack gives for a scenario: the server's own answer to the scenario's first
+ * request (status, headers, bytes), for every path of the scenario. A transition (`once`) is
+ * captured on its last path, which the load then leaves out.
+ */
+async function captureAnswer(url: string, s: Scenario) {
+  const path = s.once ? s.paths.pop()! : s.paths[0]!
+  const r = await fetch(`${url}${path}`, {
+    method: s.method,
+    headers: { authorization: `Token ${s.token}`, 'content-type': 'application/json' },
+    ...(s.body ? { body: s.body(0) } : {}),
+  })
+  const body = Buffer.from(await r.arrayBuffer())
+  if (r.status >= 300) throw new Error(`capturing "${s.name}": ${r.status} ${body.toString().slice(0, 200)}`)
+  const headers: Record<string, string> = {}
+  r.headers.forEach((value, name) => {
+    if (!CONNECTION_HEADERS.has(name)) headers[name] = value
+  })
+  return { method: s.method, urls: s.paths, status: r.status, headers, body: body.toString('base64') }
+}
+
+/** Starts the bare stack answering the captured answers; resolves when it answers. */
+async function startBare(
+  answers: Awaited<ReturnType<typeof captureAnswer>>[],
+  tokens: string[],
+): Promise<{ url: string; child: ChildProcess; dir: string }> {
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'bench-bare-'))
+  const specFile = join(dir, 'spec.json')
+  writeFileSync(specFile, JSON.stringify({ port, tokens: tokens.map((t) => `Token ${t}`), answers }))
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', specFile], {
+    env: { ...process.env, NODE_ENV: 'production' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  const url = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error('the bare server exited during start')
+    try {
+      await fetch(`${url}/`)
+      return { url, child, dir }
+    } catch {
+      // not yet listening
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error('the bare server did not start')
+}
+
+/** A transition's paths split over the rounds (each is requested once); other scenarios whole. */
+function roundScenario(s: Scenario, round: number): Scenario {
+  if (!s.once) return s
+  const size = Math.ceil(s.paths.length / rounds)
+  return { ...s, paths: s.paths.slice(round * size, (round + 1) * size) }
+}
+
+/** The medians of a scenario's rounds, with the bare stack's rounds beside them. */
+function summarize(name: string, ours: Round[], bare: Round[]): Result {
+  const m = (rs: Round[], f: (r: Round) => number) => median(rs.map(f))
+  const pg = ours.map((r) => r.pgCpuUs).filter((x): x is number => x !== null)
+  return {
+    scenario: name,
+    rps: m(ours, (r) => r.rps),
+    p50: m(ours, (r) => r.p50),
+    p99: m(ours, (r) => r.p99),
+    errors: ours.reduce((a, r) => a + r.errors, 0),
+    non2xx: ours.reduce((a, r) => a + r.non2xx, 0),
+    rssMb: Math.max(...ours.map((r) => r.rssMb)),
+    largestRssMb: Math.max(...ours.map((r) => r.largestRssMb)),
+    cpuUs: m(ours, (r) => r.cpuUs),
+    mainCpuUs: m(ours, (r) => r.mainCpuUs),
+    pgCpuUs: pg.length ? median(pg) : null,
+    roundRps: ours.map((r) => r.rps),
+    bare: {
+      rps: m(bare, (r) => r.rps),
+      cpuUs: m(bare, (r) => r.cpuUs),
+      errors: bare.reduce((a, r) => a + r.errors + r.non2xx, 0),
+      // each round's ratio pairs two loads run one after the other
+      ratio: median(ours.map((r, i) => (bare[i]!.rps ? r.rps / bare[i]!.rps : 0))),
+      roundRatios: ours.map((r, i) => (bare[i]!.rps ? r.rps / bare[i]!.rps : 0)),
+    },
+  }
+}
+
 async function benchDatabase(
   label: string,
   databaseUrl: string,
@@ -328,23 +435,49 @@ async function benchDatabase(
 ): Promise<{ failures: number }> {
   const manifest = seed(databaseUrl)
   const { url, child } = await startServer(manifest.databaseUrl)
+  let bare: Awaited<ReturnType<typeof startBare>> | null = null
   let failures = 0
   try {
     await primeLimit(url, manifest)
+    const list = scenarios(manifest)
+    const answers = []
+    for (const s of list) answers.push(await captureAnswer(url, s))
+    bare = await startBare(answers, [manifest.tokens.staff, manifest.tokens.member])
     const results: Result[] = []
-    for (const s of scenarios(manifest)) {
-      const r = await run(url, s, child.pid!, postgres)
+    for (const s of list) {
+      const ours: Round[] = []
+      const theirs: Round[] = []
+      if (warmup > 0 && !s.once) {
+        await run(url, s, child.pid!, false, warmup)
+        await run(bare.url, s, bare.child.pid!, false, warmup)
+      }
+      for (let round = 0; round < rounds; round++) {
+        const part = roundScenario(s, round)
+        if (!part.paths.length) break
+        ours.push(await run(url, part, child.pid!, postgres))
+        if (child.exitCode !== null) throw new Error(`server crashed during "${s.name}"`)
+        theirs.push(await run(bare.url, part, bare.child.pid!, false))
+        if (bare.child.exitCode !== null) throw new Error(`the bare server exited during "${s.name}"`)
+      }
+      const r = summarize(s.name, ours, theirs)
       results.push(r)
       if (r.errors || r.non2xx) {
         failures++
         console.error(`scenario "${s.name}" had ${r.errors} errors and ${r.non2xx} non-2xx responses`)
       }
-      if (child.exitCode !== null) throw new Error(`server crashed during "${s.name}"`)
+      if (r.bare.errors) {
+        failures++
+        console.error(`the bare stack had ${r.bare.errors} errors or non-2xx responses in "${s.name}"`)
+      }
     }
-    console.log(table(label, results, { orders, workers, connections, duration }).join('\n'))
+    console.log(table(label, results, { orders, workers, connections, duration, rounds }).join('\n'))
     console.log(budgets(results, postgres).join('\n'))
   } finally {
     child.kill('SIGTERM')
+    if (bare) {
+      bare.child.kill('SIGTERM')
+      rmSync(bare.dir, { recursive: true, force: true })
+    }
   }
   return { failures }
 }

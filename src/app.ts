@@ -36,6 +36,7 @@ import { orderRecordCounters } from './areas/orders/service.js'
 import { finishDocument } from './http/openapi.js'
 import { installCompression, installDocsUi } from './http/docs-ui.js'
 import { installVersion } from './http/version.js'
+import { lazyChildLoggerFactory } from './http/request-log.js'
 
 /** The product's name and version, as the OpenAPI document and the docs UI show them. */
 export const PRODUCT = {
@@ -124,6 +125,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 200 },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    childLoggerFactory: lazyChildLoggerFactory,
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>()
 

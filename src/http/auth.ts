@@ -1,6 +1,6 @@
 // Token authentication. Tokens are stored as SHA-256 hashes; a presented key is hashed and looked
 // up by hash (an index probe, no secret comparison in SQL), then compared in constant time.
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { createHash, hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
 import { promisify } from 'node:util'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
@@ -12,8 +12,15 @@ import { requireStaff, type Actor, type Grant, type RoleName, type ScopeType } f
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>
 
+/** SHA-256 in hex: the one-shot digest where Node.js has it (20.12 and later), no Hash object
+ * per request. */
+const sha256Hex: (key: string) => string =
+  typeof hash === 'function'
+    ? (key) => hash('sha256', key, 'hex')
+    : (key) => createHash('sha256').update(key).digest('hex')
+
 export function hashToken(key: string): string {
-  return createHash('sha256').update(key).digest('hex')
+  return sha256Hex(key)
 }
 
 export function generateTokenKey(): string {

@@ -65,14 +65,23 @@ export function installMetrics(
     labelNames: ['method', 'route', 'status'] as const,
     registers: [registry],
   })
+  // The series of each method, route and status, looked up once: prom-client otherwise builds and
+  // hashes the label set on every observation.
+  const series = new Map<
+    string,
+    { total: ReturnType<typeof total.labels>; duration: ReturnType<typeof duration.labels> }
+  >()
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status: String(reply.statusCode),
+    const route = request.routeOptions.url ?? 'unmatched'
+    const key = `${request.method} ${reply.statusCode} ${route}`
+    let s = series.get(key)
+    if (!s) {
+      const labels = { method: request.method, route, status: String(reply.statusCode) }
+      s = { total: total.labels(labels), duration: duration.labels(labels) }
+      series.set(key, s)
     }
-    total.inc(labels)
-    duration.observe(labels, reply.elapsedTime / 1000)
+    s.total.inc()
+    s.duration.observe(reply.elapsedTime / 1000)
     done()
   })
   const allowed = metricsAccess(app.appConfig)
