@@ -8,6 +8,7 @@ import { cloudBRoutes } from './cloud-b/routes.js'
 import { cloudARoutes } from './cloud-a/routes.js'
 import { costPoliciesRoutes } from './cost-policies/routes.js'
 import { directoryRoutes } from './directory/routes.js'
+import { eventsRoutes } from './events/routes.js'
 import { invitationsRoutes } from './invitations/routes.js'
 import { offeringUsersRoutes } from './offering-users/routes.js'
 import { ordersRoutes } from './orders/routes.js'
@@ -33,4 +34,5 @@ export const areas: Area[] = [
   cloudRoutes,
   cloudBRoutes,
   cloudARoutes,
+  eventsRoutes,
 ]

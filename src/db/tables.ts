@@ -5,6 +5,7 @@ import type { AgentsInvitationsTables } from './tables/agents-invitations.js'
 import type { CatalogTables } from './tables/catalog.js'
 import type { CloudBTables } from './tables/cloud-b.js'
 import type { CloudATables, CloudCommonTables } from './tables/cloud.js'
+import type { EventTables } from './tables/events.js'
 import type { OfferingUsersTables } from './tables/offering-users.js'
 import type { OrderTables } from './tables/orders.js'
 import type { PlatformTables } from './tables/platform.js'
@@ -19,6 +20,7 @@ export type * from './tables/agents-invitations.js'
 export type * from './tables/cloud.js'
 export type * from './tables/cloud-b.js'
 export type * from './tables/offering-users.js'
+export type * from './tables/events.js'
 
 // ---- the database: one interface per area, joined here ----
 export interface DB
@@ -31,4 +33,5 @@ export interface DB
     CloudCommonTables,
     CloudATables,
     CloudBTables,
-    OfferingUsersTables {}
+    OfferingUsersTables,
+    EventTables {}

@@ -32,6 +32,8 @@ export {
 export { findPlanById, planHasRoom } from './service-plans.js'
 export { checkLimits, componentsOf, insertBuiltinComponents } from './service-components.js'
 export {
+  changeResource,
+  findVisibleResource,
   getResource,
   insertResource,
   moveResource,
