@@ -205,8 +205,8 @@ class EventHub {
   #start(): void {
     const pollMs = this.ctx.config.eventPollMs * (this.ctx.dialect === 'postgres' ? 20 : 1)
     this.#poll = setInterval(() => this.check(), pollMs)
-    this.#poll.unref()
     if (this.ctx.dialect === 'postgres' && !this.#client) void this.#listen()
+    else this.check()
   }
 
   #stop(): void {

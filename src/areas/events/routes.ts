@@ -10,7 +10,7 @@ import type { AppContext } from '../../context.js'
 import type { EventFilters } from './repository.js'
 import * as s from './schema.js'
 import * as svc from './service.js'
-import { systemTimer, type HeartbeatTimer } from './stream.js'
+import { endStreams, systemTimer, type HeartbeatTimer } from './stream.js'
 
 /** The cleanup job: deletes the events past the retention, then runs again in an hour. */
 export const PURGE_JOB = 'events.purge'
@@ -106,5 +106,6 @@ export const eventsRoutes = resourceRoutes([events], (app, ctx) => {
       if (!(await svc.purgeQueued(ctx))) await ctx.jobs.enqueue(ctx.db, PURGE_JOB, {})
     })
   }
+  app.addHook('preClose', async () => endStreams(ctx))
   app.addHook('onClose', () => svc.closeEvents(ctx))
 })

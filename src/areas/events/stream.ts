@@ -22,6 +22,14 @@ export const systemTimer: HeartbeatTimer = {
   },
 }
 
+/** The open streams of each app, ended when it closes (an open stream would hold its close). */
+const open = new WeakMap<AppContext, Set<() => void>>()
+
+/** Ends every open stream of the app (its preClose: the server then closes at once). */
+export function endStreams(ctx: AppContext): void {
+  for (const end of [...(open.get(ctx) ?? [])]) end()
+}
+
 /** Events read from the outbox at once while catching up. */
 const BATCH = 200
 
@@ -51,13 +59,17 @@ export function runStream(ctx: AppContext, actor: Actor, raw: ServerResponse, op
   let unsubscribe: () => void = () => {}
   let heartbeat: { stop(): void } | null = null
 
+  let streams = open.get(ctx)
+  if (!streams) open.set(ctx, (streams = new Set()))
   const close = () => {
     if (closed) return
     closed = true
+    streams.delete(close)
     unsubscribe()
     heartbeat?.stop()
     if (!raw.writableEnded) raw.end()
   }
+  streams.add(close)
   raw.on('close', close)
 
   /** Writes a chunk; waits while the client's buffer is full. */
