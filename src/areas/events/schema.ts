@@ -46,8 +46,11 @@ export const eventFilters = {
   after: filter.integer(undefined, { description: 'only events past this position' }),
 }
 
-export const StreamResponse = Type.String({
+/** The stream's answer: documented as `text/event-stream` (it is written as the events come). */
+export const StreamResponse = Type.Unsafe<string>({
   description:
-    'Server-Sent Events (text/event-stream): `id:` the position, `data:` the event; `event: reset` ' +
-    'when the position asked for is older than the retention; a comment line as a heartbeat.',
+    'Server-Sent Events: `id:` the position, `data:` the event as JSON; `event: reset` (with the ' +
+    'position to go on from) when the position asked for is older than the retention; a comment ' +
+    'line as a heartbeat.',
+  content: { 'text/event-stream': { schema: { type: 'string' } } },
 })
