@@ -8,6 +8,8 @@ import { seesAll, type Actor } from '../../http/permissions.js'
 import { findVisibleOffering, findVisibleResource } from '../catalog/service.js'
 import { findVisibleCustomer, findVisibleProject } from '../directory/service.js'
 import { findVisibleOrder } from '../orders/service.js'
+import { get as getBackendRequest } from '../backend-requests/service.js'
+import { getService as getAgentService, visibility as agentVisibility } from '../site-agents/service.js'
 import type { StoredEvent } from './outbox.js'
 
 /** Does `find` find it (a 404 or 403 of the area: no)? */
@@ -29,6 +31,9 @@ const text = (v: unknown): string => (typeof v === 'string' ? v : '')
 const RULES: Record<string, Rule> = {
   order: (ctx, actor, d) => found(() => findVisibleOrder(ctx, actor, text(d.uuid))),
   resource: (ctx, actor, d) => found(() => findVisibleResource(ctx, actor, text(d.uuid))),
+  backend_resource_request: (ctx, actor, d) => found(() => getBackendRequest(ctx, actor, text(d.uuid), '')),
+  site_agent_service: (ctx, actor, d) =>
+    found(() => getAgentService(ctx, agentVisibility(actor), text(d.uuid), '')),
   // A grant is listed under its scope; its user also sees it among their own.
   role_grant: async (ctx, actor, d) => {
     if (d.user_uuid === actor.uuid) return true
