@@ -237,6 +237,31 @@ describe('the list', () => {
   })
 })
 
+describe('the other areas', () => {
+  test("a backend resource request's states are told to the offering's provider side", async () => {
+    const from = await headPosition()
+    const r = await as(users.staff).post('/api/backend-resource-requests/', { offering: offering.uuid })
+    assert.equal(r.status, 201, JSON.stringify(r.body))
+    const moved = await as(users.provider).post(
+      `/api/backend-resource-requests/${r.body.uuid}/start_processing/`,
+    )
+    assert.equal(moved.status, 200, JSON.stringify(moved.body))
+    const events = await eventsOf(users.provider, `&after=${from}&object_type=backend_resource_request`)
+    assert.deepEqual(
+      events.map((e) => [e.type, e.data.state_before, e.data.state_after]),
+      [
+        ['marketplace.backend_resource_request.created', null, 'Sent'],
+        ['marketplace.backend_resource_request.state_changed', 'Sent', 'Processing'],
+      ],
+    )
+    assert.equal(events[0].data.offering_uuid, offering.uuid)
+    assert.equal(
+      (await eventsOf(users.manager, `&after=${from}&object_type=backend_resource_request`)).length,
+      0,
+    )
+  })
+})
+
 // ---- the stream, over a socket ----
 
 interface Sse {

@@ -9,6 +9,8 @@ import { findVisibleOffering, findVisibleResource } from '../catalog/service.js'
 import { findVisibleCustomer, findVisibleProject } from '../directory/service.js'
 import { findVisibleOrder } from '../orders/service.js'
 import { get as getBackendRequest } from '../backend-requests/service.js'
+import { getPolicy as getCostPolicy } from '../cost-policies/service.js'
+import { getRequest as getPermissionRequest, requestVisibility } from '../invitations/requests.js'
 import { getService as getAgentService, visibility as agentVisibility } from '../site-agents/service.js'
 import type { StoredEvent } from './outbox.js'
 
@@ -32,6 +34,9 @@ const RULES: Record<string, Rule> = {
   order: (ctx, actor, d) => found(() => findVisibleOrder(ctx, actor, text(d.uuid))),
   resource: (ctx, actor, d) => found(() => findVisibleResource(ctx, actor, text(d.uuid))),
   backend_resource_request: (ctx, actor, d) => found(() => getBackendRequest(ctx, actor, text(d.uuid), '')),
+  permission_request: (ctx, actor, d) =>
+    found(() => getPermissionRequest(ctx, requestVisibility(actor), text(d.uuid), '')),
+  cost_policy: (ctx, actor, d) => found(() => getCostPolicy(ctx, actor, text(d.uuid), '')),
   site_agent_service: (ctx, actor, d) =>
     found(() => getAgentService(ctx, agentVisibility(actor), text(d.uuid), '')),
   // A grant is listed under its scope; its user also sees it among their own.
