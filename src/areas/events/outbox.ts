@@ -146,6 +146,8 @@ export function eventsPurgedUpTo(ctx: AppContext): Promise<number> {
 /** Deletes the events older than the retention; how many. */
 export async function purgeEvents(ctx: AppContext): Promise<number> {
   const before = new Date(ctx.clock().getTime() - ctx.config.eventRetentionDays * 86_400_000).toISOString()
+  // Committed events still without a position get one first, so that old ones go too.
+  await sequenceEvents(ctx)
   let total = 0
   for (;;) {
     const n = await ctx.db.transaction().execute((trx) => eventsRepository(trx).purgeBatch(before, 1000))
