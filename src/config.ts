@@ -16,6 +16,12 @@ export interface Config {
   workerPollMs: number
   /** Days finished (done or failed) jobs are kept before the worker deletes them; 0 keeps them. */
   jobRetentionDays: number
+  /** Days events are kept before the cleanup job deletes them (at least 1). */
+  eventRetentionDays: number
+  /** Milliseconds between two looks for new events while streams are open (SQLite; a backstop on PostgreSQL). */
+  eventPollMs: number
+  /** Milliseconds between two heartbeat comments of an event stream. */
+  eventHeartbeatMs: number
   /** SQLite file: milliseconds between background WAL checkpoints; 0 leaves them to the commits. */
   sqliteCheckpointMs: number
   /** SQLite: page cache per connection, in MB. */
@@ -151,6 +157,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     workerEnabled: bool(env, 'WORKER_ENABLED', true),
     workerPollMs: int(env, 'WORKER_POLL_MS', 500, 10),
     jobRetentionDays: int(env, 'JOB_RETENTION_DAYS', 30),
+    eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 7, 1, 36500),
+    eventPollMs: int(env, 'EVENT_POLL_MS', 50, 5),
+    eventHeartbeatMs: int(env, 'EVENT_HEARTBEAT_MS', 15000, 10),
     sqliteCheckpointMs: int(env, 'SQLITE_CHECKPOINT_MS', 20),
     sqliteCacheMb: int(env, 'SQLITE_CACHE_MB', SQLITE_CACHE_MB, 1),
     tokenCacheSeconds: int(env, 'TOKEN_CACHE_SECONDS', 5),

@@ -1,4 +1,6 @@
 // Command line: serve | worker | migrate | create-user | seed-demo
+import { startRelay } from './areas/event-subscriptions/relay.js'
+import { eventsAfter, onEventsCommitted } from './areas/events/service.js'
 import { parseArgs } from 'node:util'
 import cluster from 'node:cluster'
 import v8 from 'node:v8'
@@ -98,18 +100,22 @@ async function serve(config: Config, workers: number): Promise<void> {
   if (config.bootstrapStaffToken && !cluster.isWorker)
     await ensureBootstrapStaff(app.ctx, config.bootstrapStaffToken)
   if (config.workerEnabled) app.ctx.jobs.start(config.workerPollMs, config.jobRetentionDays)
+  // The relay to RabbitMQ (when configured) runs where the jobs run; processes share it by lease.
+  const relay = config.workerEnabled ? startRelay(app.ctx, { eventsAfter, onEventsCommitted }) : null
   let closing = false
   const shutdown = (signal: string) => {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
-    app.close().then(
-      () => process.exit(0),
-      (e: unknown) => {
-        app.log.error({ err: e }, 'error during shutdown')
-        process.exit(1)
-      },
-    )
+    Promise.resolve(relay?.stop())
+      .then(() => app.close())
+      .then(
+        () => process.exit(0),
+        (e: unknown) => {
+          app.log.error({ err: e }, 'error during shutdown')
+          process.exit(1)
+        },
+      )
   }
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
@@ -119,11 +125,15 @@ async function serve(config: Config, workers: number): Promise<void> {
 async function worker(config: Config): Promise<void> {
   const app = await buildApp(config)
   app.ctx.jobs.start(config.workerPollMs, config.jobRetentionDays)
+  const relay = startRelay(app.ctx, { eventsAfter, onEventsCommitted })
   app.log.info(
     { database: describeDatabaseUrl(config.databaseUrl), migrationsApplied: app.migrationsApplied },
     'worker started',
   )
-  const stop = () => void app.close().then(() => process.exit(0))
+  const stop = () =>
+    void Promise.resolve(relay?.stop())
+      .then(() => app.close())
+      .then(() => process.exit(0))
   process.on('SIGTERM', stop)
   process.on('SIGINT', stop)
 }

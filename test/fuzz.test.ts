@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { sharedTestApp } from './support/app.js'
-import { BASE } from './support/client.js'
+import { BASE, injectUntilStream } from './support/client.js'
 import { makeCustomer, makeProject, makeUser, grant, withStaff } from './support/fixtures.js'
 import { makeComponent, makeOffering, makeResource } from './support/catalog-fixtures.js'
 
@@ -250,7 +250,7 @@ test('every operation answers generated requests with a documented non-5xx statu
           payload = JSON.stringify(body)
         }
         const url = query ? `${path}?${query}` : path
-        const r = await t.app.inject({ method: op.method as 'GET', url, headers, payload })
+        const r = await injectUntilStream(t.app, { method: op.method, url, headers, payload })
         requests++
         if (r.statusCode >= 500) {
           throw new Error(`${op.method} ${url} ${payload ?? ''} → ${r.statusCode} ${r.body.slice(0, 300)}`)

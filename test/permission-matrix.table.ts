@@ -7,6 +7,7 @@
 import type { TestApp } from './support/app.js'
 import { call, type Method } from './support/client.js'
 import { roleUuid, type Ref, type UserRef } from './support/fixtures.js'
+import { eventsHead } from '../src/areas/events/service.js'
 
 export const CALLERS = [
   'anon',
@@ -449,7 +450,29 @@ export const rows: Row[] = [
   row(e(401, 404, 403, 403, 403, 403, 201, 201, 403, 201), 'POST /api/marketplace-component-usages/{uuid}/set_user_usages/', { on: worldUsage, body: { usages: [{ username: 'matrix', usage: '1.00' }] } }),
   row(e(401, 404, 403, 403, 403, 403, 201, 201, 403, 201), 'POST /api/marketplace-component-usages/{uuid}/set_user_usage/', { on: worldUsage, body: { username: 'matrix', usage: '1.00' } }),
   row(e(401, 404, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-component-user-usages/{uuid}/', { on: worldUserUsage }),
+  // ---- events: everyone signed in reads them (each only those of what it sees: see the lists) ----
+  row(e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/events/'),
+  row(e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/events/stream/'),
 ]
+
+/** The events list past the events there are now, and the object `on` gives (whose events it lists). */
+function eventsOf(on: Target) {
+  return async (w: World) => {
+    const from = await eventsHead(w.t.ctx)
+    return { url: `/api/events/?after=${from}&page_size=300`, uuid: await on(w) }
+  }
+}
+
+/** A project member granted on the consumer project just now: the grant's event is about the project. */
+async function freshGrant(w: World): Promise<string> {
+  const user = await w.fresh.user()
+  const r = await call(w.t.app, 'POST', `/api/projects/${w.project.uuid}/add_user/`, {
+    token: w.users.staff.token,
+    body: { user: user.uuid, role: 'PROJECT.MEMBER' },
+  })
+  if (r.status !== 201) throw new Error(`add_user: ${r.status} ${r.text}`)
+  return String(r.body.uuid)
+}
 
 // v(...) columns: anon outs memb mngr admn ownr prov ofmg supp staf
 // prettier-ignore
@@ -477,4 +500,6 @@ export const lists: ListRow[] = [
   list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/marketplace-project-service-accounts/', serviceAccount),
   list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/marketplace-component-usages/', worldUsage),
   list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/marketplace-component-user-usages/', worldUserUsage),
+  { endpoint: 'GET /api/events/ (of an order)', setup: eventsOf((w) => w.fresh.order('manager')), sees: v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1) },
+  { endpoint: 'GET /api/events/ (of a project role grant)', setup: eventsOf(freshGrant), sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
 ]

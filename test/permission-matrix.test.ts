@@ -12,7 +12,13 @@ import type { TestApp } from './support/app.js'
 import { sharedTestWorld } from './support/shared-world.js'
 import { call } from './support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, roleUuid, uniqueName } from './support/fixtures.js'
-import { makeComponent, makeOffering, makePlan, makeResource, type OfferingState } from './support/catalog-fixtures.js'
+import {
+  makeComponent,
+  makeOffering,
+  makePlan,
+  makeResource,
+  type OfferingState,
+} from './support/catalog-fixtures.js'
 import { CALLERS, lists, rows, type Caller, type World } from './permission-matrix.table.js'
 
 async function buildWorld(t: TestApp): Promise<World> {
@@ -318,7 +324,9 @@ describe('permission matrix: list visibility per caller', () => {
       for (const caller of CALLERS) {
         const r = await call(t.app, 'GET', url, { token: tokenOf(caller) })
         got[caller] =
-          r.status === 200 && Array.isArray(r.body) && r.body.some((x: { uuid?: string }) => x.uuid === uuid)
+          r.status === 200 &&
+          Array.isArray(r.body) &&
+          r.body.some((x: { uuid?: string; data?: { uuid?: string } }) => (x.uuid ?? x.data?.uuid) === uuid)
       }
       assert.deepEqual(got, row.sees)
     })

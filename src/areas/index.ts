@@ -9,6 +9,7 @@ import { cloudARoutes } from './cloud-a/routes.js'
 import { costPoliciesRoutes } from './cost-policies/routes.js'
 import { directoryRoutes } from './directory/routes.js'
 import { eventSubscriptionsRoutes } from './event-subscriptions/routes.js'
+import { eventsRoutes } from './events/routes.js'
 import { invitationsRoutes } from './invitations/routes.js'
 import { offeringUsersRoutes } from './offering-users/routes.js'
 import { ordersRoutes } from './orders/routes.js'
@@ -37,4 +38,5 @@ export const areas: Area[] = [
   cloudRoutes,
   cloudBRoutes,
   cloudARoutes,
+  eventsRoutes,
 ]

@@ -6,6 +6,7 @@ import type { CatalogTables } from './tables/catalog.js'
 import type { EventSubscriptionsTables } from './tables/event-subscriptions.js'
 import type { CloudBTables } from './tables/cloud-b.js'
 import type { CloudATables, CloudCommonTables } from './tables/cloud.js'
+import type { EventTables } from './tables/events.js'
 import type { OfferingUsersTables } from './tables/offering-users.js'
 import type { OrderTables } from './tables/orders.js'
 import type { PlatformTables } from './tables/platform.js'
@@ -23,6 +24,7 @@ export type * from './tables/cloud-b.js'
 export type * from './tables/offering-users.js'
 export type * from './tables/event-subscriptions.js'
 export type * from './tables/usage.js'
+export type * from './tables/events.js'
 
 // ---- the database: one interface per area, joined here ----
 export interface DB
@@ -37,4 +39,5 @@ export interface DB
     CloudBTables,
     OfferingUsersTables,
     EventSubscriptionsTables,
-    UsageTables {}
+    UsageTables,
+    EventTables {}

@@ -45,6 +45,7 @@ class MemoryEvents implements EventSource {
       position: this.events.length + 1,
       envelope: {
         specversion: '1.0',
+        datacontenttype: 'application/json',
         id: randomUUID(),
         source: '/marketplace',
         type,

@@ -165,6 +165,7 @@ describe('the message of each event', () => {
     position: 1,
     envelope: {
       specversion: '1.0',
+      datacontenttype: 'application/json',
       id: randomUUID(),
       source: '/x',
       type,

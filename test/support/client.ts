@@ -10,6 +10,39 @@ export interface Res<T = any> {
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS'
 
+/** An injected answer: its status, headers and body text. */
+export interface Injected {
+  statusCode: number
+  headers: Record<string, string | string[] | number | undefined>
+  body: string
+}
+
+/**
+ * `app.inject`, except that an answer that is an event stream (which never ends by itself) is
+ * cut once its headers are in: its status and headers, with an empty body.
+ */
+export async function injectUntilStream(
+  app: FastifyInstance,
+  opts: { method: string; url: string; headers?: Record<string, string>; payload?: string | Buffer },
+): Promise<Injected> {
+  const abort = new AbortController()
+  const r = await app.inject({
+    ...opts,
+    method: opts.method as 'GET',
+    payloadAsStream: true,
+    signal: abort.signal,
+  })
+  const stream = r.stream()
+  if (String(r.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+    stream.on('error', () => undefined)
+    abort.abort()
+    return { statusCode: r.statusCode, headers: r.headers, body: '' }
+  }
+  const chunks: Buffer[] = []
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer))
+  return { statusCode: r.statusCode, headers: r.headers, body: Buffer.concat(chunks).toString('utf8') }
+}
+
 export async function call<T = any>(
   app: FastifyInstance,
   method: Method,
@@ -28,7 +61,9 @@ export async function call<T = any>(
     headers['content-type'] ??= 'application/json'
     payload = JSON.stringify(opts.body)
   }
-  const r = await app.inject({ method, url, headers, payload })
+  const r = url.startsWith('/api/events/stream')
+    ? await injectUntilStream(app, { method, url, headers, payload })
+    : await app.inject({ method, url, headers, payload })
   let body: any = undefined
   if (r.body) {
     try {

@@ -10,6 +10,7 @@ import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import { backendRequestsRepository, type RequestRow } from './repository.js'
 import { PATH, type BackendRequest } from './schema.js'
 import { STATUS_MESSAGES, TRANSITIONS, type Action } from './state-machine.js'
+import { emitEvent } from '../events/service.js'
 
 /** The model a 404 names. */
 const MODEL = 'BackendResourceRequest'
@@ -42,6 +43,25 @@ const requests = visibleRecords({
 export const list = requests.list
 export const get = requests.get
 
+/** Tells a request's new state (`marketplace.backend_resource_request.<change>`), in `db`'s transaction. */
+async function tell(
+  ctx: AppContext,
+  db: Parameters<typeof backendRequestsRepository>[0],
+  r: { uuid: string; offering_uuid: string },
+  change: 'created' | 'state_changed',
+  from: string | null,
+  to: string,
+): Promise<void> {
+  await emitEvent(ctx, db, {
+    type: `marketplace.backend_resource_request.${change}`,
+    objectType: 'backend_resource_request',
+    objectUuid: r.uuid,
+    path: `/api/${PATH}/${r.uuid}/`,
+    offeringUuid: r.offering_uuid,
+    data: { state_before: from, state_after: to },
+  })
+}
+
 export async function create(
   ctx: AppContext,
   actor: Actor,
@@ -55,13 +75,18 @@ export async function create(
   const offeringId = await repo.findOfferingId(u)
   if (offeringId === undefined) throw fieldError('offering', `Object with uuid=${u} does not exist.`)
   const now = ctx.clock().toISOString()
-  const id = await repo.insert({
-    uuid: ctx.newUuid(),
-    offering_id: offeringId,
-    state: 'Sent',
-    created_by_id: actor.id,
-    created: now,
-    modified: now,
+  const uuid = ctx.newUuid()
+  const id = await ctx.db.transaction().execute(async (trx) => {
+    const inserted = await backendRequestsRepository(trx).insert({
+      uuid,
+      offering_id: offeringId,
+      state: 'Sent',
+      created_by_id: actor.id,
+      created: now,
+      modified: now,
+    })
+    await tell(ctx, trx, { uuid, offering_uuid: u }, 'created', null, 'Sent')
+    return inserted
   })
   return requests.record(ctx, id, b)
 }
@@ -93,6 +118,9 @@ export async function transition(
     set.error_message = extra.error_message ?? ''
     set.error_traceback = extra.error_traceback ?? ''
   }
-  if (!(await backendRequestsRepository(ctx.db).moveIfIn(row.id, t.from, set))) throw invalidState(t.from)
+  await ctx.db.transaction().execute(async (trx) => {
+    if (!(await backendRequestsRepository(trx).moveIfIn(row.id, t.from, set))) throw invalidState(t.from)
+    await tell(ctx, trx, row, 'state_changed', row.state, t.to)
+  })
   return { status: STATUS_MESSAGES[action] }
 }

@@ -228,9 +228,48 @@ export function resourceDetailsRepository(db: Db) {
   }
 }
 
+/** What a resource's events tell of it (see service-resources.ts, `tellResourceChanges`). */
+export interface ResourceEventRow {
+  uuid: string
+  state: string
+  limits: unknown
+  backend_id: string | null
+  end_date: string | null
+  project_uuid: string
+  plan_uuid: string | null
+  offering_uuid: string
+  customer_uuid: string
+}
+
 /** The writes of marketplace resources. */
 export function resourcesWriteRepository(db: Db) {
   return {
+    /**
+     * The resource's told columns and scopes; `lock` (PostgreSQL) holds its row until the
+     * transaction ends, so the values read are those the change replaces.
+     */
+    async eventRow(id: number, lock: boolean): Promise<ResourceEventRow | undefined> {
+      let q = db
+        .selectFrom('resources')
+        .innerJoin('projects', 'projects.id', 'resources.project_id')
+        .innerJoin('customers', 'customers.id', 'projects.customer_id')
+        .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
+        .leftJoin('plans', 'plans.id', 'resources.plan_id')
+        .select([
+          'resources.uuid',
+          'resources.state',
+          'resources.limits',
+          'resources.backend_id',
+          'resources.end_date',
+          'projects.uuid as project_uuid',
+          'plans.uuid as plan_uuid',
+          'offerings.uuid as offering_uuid',
+          'customers.uuid as customer_uuid',
+        ])
+        .where('resources.id', '=', id)
+      if (lock) q = q.forUpdate('resources')
+      return q.executeTakeFirst()
+    },
     /**
      * Inserts a resource with the next slug of its name (`<name>-<n>`; `fallback`, a slug, for a
      * name with nothing to slugify): should a slug a staff member set take that number, the next

@@ -16,7 +16,12 @@ import {
   type ResourceRow,
 } from './repository-resources.js'
 import { PATHS, type ProjectUser } from './schema.js'
-import { findProviderResource, moveResourceOr409, offeringUsersOf } from './service-resources.js'
+import {
+  changeResource,
+  findProviderResource,
+  moveResourceOr409,
+  offeringUsersOf,
+} from './service-resources.js'
 import { checkLimits } from './service-components.js'
 import { usersByOfferingUsername } from '../offering-users/provisioning.js'
 import { resourceTransition } from './state-machine.js'
@@ -38,10 +43,7 @@ async function providerResource(
 
 /** Sets columns of the resource (and its `modified`, when it changes what the record shows). */
 async function update(ctx: AppContext, id: number, values: Record<string, unknown>, touch = true) {
-  await resourcesWriteRepository(ctx.db).update(
-    id,
-    touch ? { ...values, modified: ctx.clock().toISOString() } : values,
-  )
+  await changeResource(ctx, ctx.db, id, touch ? { ...values, modified: ctx.clock().toISOString() } : values)
 }
 
 /** `<field> has been changed.` or `<field> is not changed.`, as the reference answers. */
@@ -197,7 +199,7 @@ export async function setAsOk(ctx: AppContext, actor: Actor, uuid: string): Prom
   const r = await providerResource(ctx, actor, uuid, 'RESOURCE.SET_STATE')
   if (r.state === 'OK') return
   const t = resourceTransition(r.state, 'set_as_ok')
-  await moveResourceOr409(ctx.db, r.id, t.to, {
+  await moveResourceOr409(ctx, ctx.db, r.id, t.to, {
     from: t.from,
     values: { error_message: '', error_traceback: '' },
     now: ctx.clock().toISOString(),
@@ -208,7 +210,7 @@ export async function setAsOk(ctx: AppContext, actor: Actor, uuid: string): Prom
 export async function setStateOk(ctx: AppContext, actor: Actor, uuid: string): Promise<Status> {
   const r = await providerResource(ctx, actor, uuid, 'RESOURCE.SET_STATE')
   const t = resourceTransition(r.state, 'set_state_ok')
-  await moveResourceOr409(ctx.db, r.id, t.to, { from: t.from, now: ctx.clock().toISOString() })
+  await moveResourceOr409(ctx, ctx.db, r.id, t.to, { from: t.from, now: ctx.clock().toISOString() })
   return { status: 'Resource state has been set to OK.' }
 }
 
@@ -224,7 +226,7 @@ export async function setAsErred(
   const values: Record<string, unknown> = {}
   if (body.error_message) values.error_message = body.error_message
   if (body.error_traceback) values.error_traceback = body.error_traceback
-  await moveResourceOr409(ctx.db, r.id, t.to, { from: t.from, values, now: ctx.clock().toISOString() })
+  await moveResourceOr409(ctx, ctx.db, r.id, t.to, { from: t.from, values, now: ctx.clock().toISOString() })
 }
 
 /** The provider's agent has just synced the resource: `last_sync` is now (`modified` stays). */

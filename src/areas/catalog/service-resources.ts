@@ -11,7 +11,7 @@ import { can, providerVisibility, type Actor } from '../../http/permissions.js'
 import type { Pager } from '../../http/resource.js'
 import { pageOfRows } from '../../http/resource-calls.js'
 import { slugify } from '../../http/slug.js'
-import { foundById, foundByUuid } from '../../http/uuid.js'
+import { foundById, foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import type { ProviderVisibility } from '../../db/relations.js'
 import type { Insertable } from 'kysely'
 import type { DB } from '../../db/tables.js'
@@ -22,11 +22,13 @@ import {
   resourceDetailsRepository,
   resourcesRepository,
   resourcesWriteRepository,
+  type ResourceEventRow,
   type ResourceRow,
 } from './repository-resources.js'
 import { PATHS, type Resource } from './schema.js'
 import { componentsOf } from './service-components.js'
 import { offeringUsersFor } from '../offering-users/provisioning.js'
+import { emitEvent } from '../events/service.js'
 import type { ResourceState } from './state-machine.js'
 
 // ---- Seams: what other parts of the marketplace supply to the resource record ----
@@ -320,6 +322,16 @@ export async function getResource(ctx: AppContext, actor: Actor, uuid: string, b
   return withOrders(ctx, actor, base, (await toResources(ctx, base, [row], actor))[0]!, row.id)
 }
 
+/**
+ * The resource of this uuid when the actor sees it, as a consumer (`/api/marketplace-resources/`)
+ * or as its provider (`/api/marketplace-provider-resources/`); else 404.
+ */
+export async function findVisibleResource(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
+  const id = normalizeUuid(uuid)
+  if (id && (await resourcesRepository(ctx.db).findVisibleByUuid(catalogVisibility(actor), id))) return
+  await findProviderResource(ctx, actor, uuid)
+}
+
 /** The marketplace resource record (as GET /api/marketplace-resources/{uuid}/ lists it). */
 export async function resourceRecord(ctx: AppContext, base: string, resourceId: number): Promise<Resource> {
   const row = await foundById(resourceId, (id) => resourcesRepository(ctx.db).findById(id), 'Resource')
@@ -370,26 +382,101 @@ export function insertResource(
   )
 }
 
+// ---- events: what changed, told in the transaction of the change ----
+
+/** The columns whose changes are told, each with its event's type and the name of its value. */
+const TOLD_CHANGES = [
+  ['state', 'marketplace.resource.state_changed', 'state'],
+  ['limits', 'marketplace.resource.limits_changed', 'limits'],
+  ['backend_id', 'marketplace.resource.backend_id_changed', 'backend_id'],
+  ['end_date', 'marketplace.resource.end_date_changed', 'end_date'],
+  ['project_uuid', 'marketplace.resource.project_changed', 'project_uuid'],
+  ['plan_uuid', 'marketplace.resource.plan_changed', 'plan_uuid'],
+] as const
+
+/** The resources' columns whose writes may change a told value. */
+const TOLD_COLUMNS = new Set(['state', 'limits', 'backend_id', 'end_date', 'project_id', 'plan_id'])
+
+/** The resource's told values before a change (its row locked on PostgreSQL until the change commits). */
+function toldBefore(ctx: AppContext, db: Db, id: number): Promise<ResourceEventRow | undefined> {
+  return resourcesWriteRepository(db).eventRow(id, ctx.dialect === 'postgres')
+}
+
+/** Tells each told value the change gave the resource `id` a new value, as one event each. */
+async function tellResourceChanges(
+  ctx: AppContext,
+  db: Db,
+  id: number,
+  before: ResourceEventRow | undefined,
+): Promise<void> {
+  const after = before && (await resourcesWriteRepository(db).eventRow(id, false))
+  if (!before || !after) return
+  for (const [column, type, name] of TOLD_CHANGES) {
+    const was = column === 'limits' ? parseJson(before.limits, {}) : before[column]
+    const is = column === 'limits' ? parseJson(after.limits, {}) : after[column]
+    if (JSON.stringify(was) === JSON.stringify(is)) continue
+    await emitEvent(ctx, db, {
+      type,
+      objectType: 'resource',
+      objectUuid: after.uuid,
+      path: `/api/${PATHS.resources}/${after.uuid}/`,
+      offeringUuid: after.offering_uuid,
+      projectUuid: after.project_uuid,
+      customerUuid: after.customer_uuid,
+      data: { [`${name}_before`]: was ?? null, [`${name}_after`]: is ?? null, state: after.state },
+    })
+  }
+}
+
+/**
+ * Sets columns of the resource `id` (not its state: `moveResource` does that) and tells what
+ * changed, in `db` (the caller's transaction, or one of its own).
+ */
+export async function changeResource(ctx: AppContext, db: Db, id: number, values: Record<string, unknown>) {
+  if (!Object.keys(values).some((c) => TOLD_COLUMNS.has(c))) {
+    await resourcesWriteRepository(db).update(id, values)
+    return
+  }
+  const write = async (trx: Db) => {
+    const before = await toldBefore(ctx, trx, id)
+    await resourcesWriteRepository(trx).update(id, values)
+    await tellResourceChanges(ctx, trx, id, before)
+  }
+  if (db === ctx.db) await ctx.db.transaction().execute(write)
+  else await write(db)
+}
+
 /**
  * The one path of a resource's state changes: moves the resource `id` to `to` with `values` (and
- * `modified`), if its state is one of `from` (null: any). False when its state was not; the
- * caller answers 409.
+ * `modified`), if its state is one of `from` (null: any), and tells what changed. False when its
+ * state was not; the caller answers 409.
  */
-export function moveResource(
+export async function moveResource(
+  ctx: AppContext,
   db: Db,
   id: number,
   to: ResourceState,
   opts: { from: readonly string[] | null; values?: Record<string, unknown>; now: string },
 ): Promise<boolean> {
-  return resourcesWriteRepository(db).setStateIf(id, opts.from, to, { ...opts.values, modified: opts.now })
+  const move = async (trx: Db) => {
+    const before = await toldBefore(ctx, trx, id)
+    const moved = await resourcesWriteRepository(trx).setStateIf(id, opts.from, to, {
+      ...opts.values,
+      modified: opts.now,
+    })
+    if (moved) await tellResourceChanges(ctx, trx, id, before)
+    return moved
+  }
+  return db === ctx.db ? ctx.db.transaction().execute(move) : move(db)
 }
 
 /** `moveResource`, answering 409 (naming the states it is allowed from) when it was not moved. */
 export async function moveResourceOr409(
+  ctx: AppContext,
   db: Db,
   id: number,
   to: ResourceState,
   opts: { from: readonly string[] | null; values?: Record<string, unknown>; now: string },
 ): Promise<void> {
-  if (!(await moveResource(db, id, to, opts))) throw invalidState(opts.from ?? [])
+  if (!(await moveResource(ctx, db, id, to, opts))) throw invalidState(opts.from ?? [])
 }

@@ -34,6 +34,8 @@ export { checkLimits, componentsOf, insertBuiltinComponents } from './service-co
 export { builtinComponents } from './offering-types.js'
 export { priceOn } from './pricing.js'
 export {
+  changeResource,
+  findVisibleResource,
   getResource,
   insertResource,
   moveResource,

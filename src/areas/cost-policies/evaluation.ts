@@ -15,6 +15,8 @@ import {
   type UsageInput,
 } from './estimate.js'
 import { policiesRepository } from './repository.js'
+import { PATH } from './schema.js'
+import { emitEvent } from '../events/service.js'
 
 export const EVALUATE_JOB = 'cost-policy.evaluate'
 
@@ -188,6 +190,19 @@ export async function evaluateOfferingPolicies(ctx: AppContext, offeringId: numb
             created: nowIso,
           })
         }
+        await emitEvent(ctx, trx, {
+          type: 'marketplace.cost_policy.fired',
+          objectType: 'cost_policy',
+          objectUuid: p.uuid,
+          path: `/api/${PATH}/${p.uuid}/`,
+          offeringUuid: offering.uuid,
+          data: {
+            estimated_cost: cost.toFixed(2),
+            limit_cost: String(p.limit_cost),
+            period: PERIODS[period],
+            actions,
+          },
+        })
         ctx.log.info({ policy: p.uuid, cost: cost.toNumber(), limit }, 'cost policy fired')
       }
     })

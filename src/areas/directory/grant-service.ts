@@ -20,6 +20,7 @@ import { normalizeUuid } from '../../http/uuid.js'
 import { ensureOfferingUsersForMember, releaseOfferingUsersOf } from '../offering-users/provisioning.js'
 import { findVisibleCustomer } from './customer-service.js'
 import { findVisibleProject } from './project-service.js'
+import { emitEvent } from '../events/service.js'
 import {
   grantsRepository,
   rolesRepository,
@@ -89,6 +90,46 @@ export interface GrantScope {
   name: string
 }
 
+/** The path of a grant's scope, by its type. */
+const SCOPE_PATHS: Record<ScopeType, string> = {
+  customer: PATHS.customers,
+  project: PATHS.projects,
+  offering: 'marketplace-provider-offerings',
+}
+
+/**
+ * Tells that a grant was made or ended (`role.granted`, `role.revoked`), in the transaction that
+ * made or ended it. Its subject is its scope (the grants are listed under it).
+ */
+async function tellGrantChange(
+  ctx: AppContext,
+  db: Db,
+  change: 'granted' | 'revoked',
+  uuid: string,
+  userId: number,
+  roleId: number,
+  scope: GrantScope,
+  expiration: string | null,
+): Promise<void> {
+  const f = await grantsRepository(db).eventFacts(userId, roleId, scope.type, scope.id)
+  await emitEvent(ctx, db, {
+    type: `role.${change}`,
+    objectType: 'role_grant',
+    objectUuid: uuid,
+    path: `/api/${SCOPE_PATHS[scope.type]}/${scope.uuid}/`,
+    offeringUuid: f.offering,
+    projectUuid: scope.type === 'project' ? scope.uuid : null,
+    customerUuid: f.customer,
+    data: {
+      user_uuid: f.userUuid,
+      role_name: f.roleName,
+      scope_type: scope.type,
+      scope_uuid: scope.uuid,
+      expiration_time: expiration,
+    },
+  })
+}
+
 /** Grants `roleName` on a scope (idempotent for an active identical grant); used by invitations too. */
 export async function grantRole(
   ctx: AppContext,
@@ -109,8 +150,9 @@ export async function grantRole(
     scopeId: g.scope.id,
   })
   if (existing) return false
+  const uuid = ctx.newUuid()
   const inserted = await repo.insert({
-    uuid: ctx.newUuid(),
+    uuid,
     user_id: g.userId,
     role_id: g.roleId,
     scope_type: g.scope.type,
@@ -120,6 +162,7 @@ export async function grantRole(
     created: ctx.clock().toISOString(),
   })
   if (inserted) {
+    await tellGrantChange(ctx, db, 'granted', uuid, g.userId, g.roleId, g.scope, g.expiration)
     // A project's member gets an account on the offerings of the project's live resources.
     if (g.scope.type === 'project') await ensureOfferingUsersForMember(ctx, db, g.userId, g.scope.id)
     ctx.actorsChanged()
@@ -208,14 +251,15 @@ export async function deleteUserGrant(
   // Every active grant of the triple ends (rows from before the one-grant rule included); the
   // user's offering accounts that no resource needs any more are asked to go, in one transaction.
   const ended = await ctx.db.transaction().execute(async (trx) => {
-    const n = await grantsRepository(trx).deactivateAll({
+    const ended = await grantsRepository(trx).deactivateAll({
       userId: user.id,
       roleId: role.id,
       scopeType: scope.type,
       scopeId: scope.id,
     })
-    if (n && scope.type === 'project') await releaseOfferingUsersOf(ctx, trx, user.id)
-    return n
+    for (const uuid of ended) await tellGrantChange(ctx, trx, 'revoked', uuid, user.id, role.id, scope, null)
+    if (ended.length && scope.type === 'project') await releaseOfferingUsersOf(ctx, trx, user.id)
+    return ended.length
   })
   if (!ended) throw nonFieldError('User does not have this role in this scope.')
   ctx.actorsChanged()

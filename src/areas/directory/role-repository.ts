@@ -112,10 +112,44 @@ export function grantsRepository(db: Db) {
         .executeTakeFirst()
       return r !== undefined
     },
-    /** Ends every active grant of the triple; how many were ended. */
-    async deactivateAll(t: Triple) {
-      const r = await active(db.updateTable('user_roles').set({ is_active: 0 }), t).executeTakeFirst()
-      return Number(r.numUpdatedRows)
+    /** Ends every active grant of the triple; the uuids of those ended. */
+    async deactivateAll(t: Triple): Promise<string[]> {
+      const rows = await active(db.updateTable('user_roles').set({ is_active: 0 }), t)
+        .returning('user_roles.uuid')
+        .execute()
+      return rows.map((r) => r.uuid)
+    },
+    /** What a grant's events tell besides the grant: its user's uuid, its role's name and its scope's owners. */
+    async eventFacts(userId: number, roleId: number, scopeType: string, scopeId: number) {
+      const user = await db.selectFrom('users').select('uuid').where('id', '=', userId).executeTakeFirst()
+      const role = await db.selectFrom('roles').select('name').where('id', '=', roleId).executeTakeFirst()
+      let customer: string | null = null
+      let offering: string | null = null
+      if (scopeType === 'customer') {
+        customer =
+          (await db.selectFrom('customers').select('uuid').where('id', '=', scopeId).executeTakeFirst())
+            ?.uuid ?? null
+      } else if (scopeType === 'project') {
+        customer =
+          (
+            await db
+              .selectFrom('projects')
+              .innerJoin('customers', 'customers.id', 'projects.customer_id')
+              .select('customers.uuid')
+              .where('projects.id', '=', scopeId)
+              .executeTakeFirst()
+          )?.uuid ?? null
+      } else if (scopeType === 'offering') {
+        const o = await db
+          .selectFrom('offerings')
+          .innerJoin('customers', 'customers.id', 'offerings.customer_id')
+          .select(['offerings.uuid as offering_uuid', 'customers.uuid as customer_uuid'])
+          .where('offerings.id', '=', scopeId)
+          .executeTakeFirst()
+        customer = o?.customer_uuid ?? null
+        offering = o?.offering_uuid ?? null
+      }
+      return { userUuid: user?.uuid ?? null, roleName: role?.name ?? null, customer, offering }
     },
     /** Users holding any of these roles on a scope (e.g. the owners of a customer). */
     async userIdsWithRole(

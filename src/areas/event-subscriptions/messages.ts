@@ -2,33 +2,10 @@
 // `EventSource`) and what it sends: for each event, the kind of queue that observes it and the JSON
 // body the reference's site agent reads from that kind of queue.
 import type { AppContext } from '../../context.js'
+import type { StoredEvent } from '../events/service.js'
 import { hex } from './broker.js'
 
-/** An event as the event log keeps it: its position (commit order) and its CloudEvents envelope. */
-export interface StoredEvent {
-  position: number
-  envelope: {
-    specversion: string
-    id: string
-    source: string
-    type: string
-    subject: string
-    time: string
-    data: {
-      uuid: string
-      url?: string
-      state_before?: string | null
-      state_after?: string | null
-      offering_uuid?: string | null
-      project_uuid?: string | null
-      customer_uuid?: string | null
-    }
-  }
-  objectType: string
-  offeringUuid: string | null
-  projectUuid: string | null
-  customerUuid: string | null
-}
+export type { StoredEvent }
 
 /** The event log's reading side, as the relay uses it. */
 export interface EventSource {
@@ -75,28 +52,30 @@ const ORDER_STATE_EVENTS = new Set(['marketplace.order.created', 'marketplace.or
  * Uuids are written as 32 hex digits, as the reference writes them.
  */
 export function messageFor(event: StoredEvent): QueueMessage | null {
-  const offering = event.offeringUuid ?? event.envelope.data.offering_uuid ?? null
-  if (!offering) return null
   const data = event.envelope.data
+  const text = (v: unknown) => (typeof v === 'string' && v ? v : null)
+  const offering = event.offeringUuid ?? text(data.offering_uuid)
+  const uuid = text(data.uuid)
+  if (!offering || !uuid) return null
   switch (event.objectType) {
     case 'order': {
       if (!ORDER_STATE_EVENTS.has(event.envelope.type)) return null
-      const state = data.state_after ?? null
+      const state = text(data.state_after)
       if (!state) return null
       return {
         objectType: 'order',
         offeringUuid: offering,
-        body: { order_uuid: hex(data.uuid), order_state: state, offering_uuid: hex(offering) },
+        body: { order_uuid: hex(uuid), order_state: state, offering_uuid: hex(offering) },
       }
     }
     case 'resource':
-      return { objectType: 'resource', offeringUuid: offering, body: { resource_uuid: hex(data.uuid) } }
+      return { objectType: 'resource', offeringUuid: offering, body: { resource_uuid: hex(uuid) } }
     case 'backend_resource_request':
       if (!event.envelope.type.endsWith('.created')) return null
       return {
         objectType: 'importable_resources',
         offeringUuid: offering,
-        body: { backend_resource_request_uuid: hex(data.uuid) },
+        body: { backend_resource_request_uuid: hex(uuid) },
       }
     default:
       return null

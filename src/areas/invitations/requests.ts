@@ -11,6 +11,7 @@ import { seesAll, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { foundByUuid } from '../../http/uuid.js'
 import { createProjectWithFreeName, grantRole, hasActiveGrant } from '../directory/service.js'
+import { emitEvent } from '../events/service.js'
 import { renderProjectName, userMatches } from './matching.js'
 import * as repo from './repository.js'
 import type { InvRow, ReqRow, RequestScope } from './repository.js'
@@ -24,6 +25,33 @@ const REQUEST_NOT_FOUND = `No ${REQUEST_MODEL} matches the given query.`
 /** Own requests, requests on scopes the actor manages; staff and support see all. */
 export function requestVisibility(actor: Actor): RequestScope {
   return seesAll(actor) ? null : { userId: actor.id, managed: managedScopes(actor) }
+}
+
+// ---- events ----
+
+/**
+ * Tells a permission request's new state (`user_permission_request.created` or
+ * `.state_changed`), in the transaction that changed it.
+ */
+async function tellRequest(ctx: AppContext, trx: repo.Db, uuid: string, from: string | null): Promise<void> {
+  const r = await repo.visibleRequest(trx, null, uuid)
+  if (!r) return
+  await emitEvent(ctx, trx, {
+    type: `user_permission_request.${from === null ? 'created' : 'state_changed'}`,
+    objectType: 'permission_request',
+    objectUuid: r.uuid,
+    path: `/api/${REQUEST_PATH}/${r.uuid}/`,
+    projectUuid: r.scope_type === 'project' ? (r.project_uuid ?? null) : null,
+    customerUuid: r.customer_uuid,
+    data: {
+      state_before: from,
+      state_after: r.state,
+      user_uuid: r.user_uuid,
+      invitation_uuid: r.invitation_uuid,
+      scope_type: r.scope_type,
+      role_name: r.role_name,
+    },
+  })
 }
 
 // ---- approval effects ----
@@ -108,6 +136,7 @@ export async function submitRequest(ctx: AppContext, actor: Actor, uuid: string)
       reviewed_at: autoApprove ? now : null,
       created: now,
     })
+    await tellRequest(ctx, trx, requestUuid, null)
     if (autoApprove) await applyApproval(ctx, trx, inv, actor.id, actor.id)
   })
   const scope = scopeOf(inv)
@@ -183,6 +212,7 @@ export async function review(
       modified: now,
     })
     if (!moved) throw invalidState(['pending'])
+    await tellRequest(ctx, trx, row.uuid, 'pending')
     if (decision === 'approved') {
       const inv = (await repo.invitationById(trx, row.invitation_id))!
       await applyApproval(ctx, trx, inv, row.created_by_id, actor.id)
@@ -194,11 +224,14 @@ export async function review(
 export async function cancelRequest(ctx: AppContext, actor: Actor, uuid: string) {
   const row = await visibleRequest(ctx, requestVisibility(actor), uuid)
   if (row.created_by_id !== actor.id && !actor.isStaff) throw forbidden()
-  const moved = await repo.leavePending(ctx.db, row.id, {
-    state: 'canceled',
-    modified: ctx.clock().toISOString(),
+  await ctx.db.transaction().execute(async (trx) => {
+    const moved = await repo.leavePending(trx, row.id, {
+      state: 'canceled',
+      modified: ctx.clock().toISOString(),
+    })
+    if (!moved) throw invalidState(['pending'])
+    await tellRequest(ctx, trx, row.uuid, 'pending')
   })
-  if (!moved) throw invalidState(['pending'])
   const rec = toRequest('', row)
   return { uuid: rec.uuid, scope_name: rec.scope_name, scope_uuid: rec.scope_uuid }
 }

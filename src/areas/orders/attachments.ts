@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { AppContext } from '../../context.js'
 import { fieldError, forbidden, invalidState, notFound } from '../../http/errors.js'
 import { can, type Actor } from '../../http/permissions.js'
+import { tellOrderChange } from './events.js'
 import { ordersRepository, type OrderRow } from './repository.js'
 import type { OrderState } from './state-machine.js'
 import { PATH } from './schema.js'
@@ -50,9 +51,12 @@ export async function updateAttachment(
   const path = attachmentPath(ctx, o.uuid)
   mkdirSync(join(ctx.config.uploadDir, 'orders'), { recursive: true })
   writeFileSync(path, file.data)
-  await ordersRepository(ctx.db).update(o.id, {
-    attachment: `orders/${o.uuid}.pdf`,
-    modified: ctx.clock().toISOString(),
+  await ctx.db.transaction().execute(async (trx) => {
+    await ordersRepository(trx).update(o.id, {
+      attachment: `orders/${o.uuid}.pdf`,
+      modified: ctx.clock().toISOString(),
+    })
+    await tellOrderChange(ctx, trx, o.id, 'attachment_changed', { attachment: true })
   })
   return { attachment: `${base}/api/${PATH}/${o.uuid}/attachment/` }
 }
@@ -61,7 +65,10 @@ export async function deleteAttachment(ctx: AppContext, actor: Actor, uuid: stri
   const o = await findVisible(ctx, actor, uuid)
   if (!attachmentAllowed(actor, o)) throw forbidden()
   if (!PENDING.includes(o.state as OrderState)) throw invalidState(PENDING)
-  await ordersRepository(ctx.db).update(o.id, { attachment: null, modified: ctx.clock().toISOString() })
+  await ctx.db.transaction().execute(async (trx) => {
+    await ordersRepository(trx).update(o.id, { attachment: null, modified: ctx.clock().toISOString() })
+    await tellOrderChange(ctx, trx, o.id, 'attachment_changed', { attachment: false })
+  })
   removeAttachmentFile(ctx, o.uuid)
 }
 

@@ -264,6 +264,7 @@ export async function createOrder(
         modified: now,
       },
       state,
+      { from: null, action: 'create' },
     )
     return { orderId, resourceId }
   })

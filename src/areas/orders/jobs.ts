@@ -27,7 +27,7 @@ export async function completeOrder(
       if (before) stampTextChanges(before, values, now)
     }
     const ok = await ordersRepository(trx).updateStateIfCurrent(orderId, allowedFrom(action), values)
-    if (ok) await afterStateChange(ctx, trx, orderId, outcome)
+    if (ok) await afterStateChange(ctx, trx, orderId, outcome, { from: 'executing', action })
     return ok
   })
   ctx.jobs.wake()
@@ -98,7 +98,7 @@ async function moveWhenDue(ctx: AppContext, orderId: number, action: OrderAction
         modified: now,
       })
     ) {
-      await afterStateChange(ctx, trx, o.id, to)
+      await afterStateChange(ctx, trx, o.id, to, { from: o.state as OrderState, action })
     }
   })
 }

@@ -273,6 +273,26 @@ export function ordersRepository(db: Db) {
       const row = (await transitionRowByUuid(db, [], [uuid])).rows[0]
       return row && isVisible(vis, row) ? row : undefined
     },
+    /** What the order's events tell of it: its state and the uuids of it and its scopes. */
+    eventRow(id: number) {
+      return db
+        .selectFrom('orders')
+        .innerJoin('offerings', 'offerings.id', 'orders.offering_id')
+        .innerJoin('projects', 'projects.id', 'orders.project_id')
+        .innerJoin('customers', 'customers.id', 'orders.customer_id')
+        .leftJoin('resources', 'resources.id', 'orders.resource_id')
+        .select([
+          'orders.uuid',
+          'orders.type',
+          'orders.state',
+          'offerings.uuid as offering_uuid',
+          'projects.uuid as project_uuid',
+          'customers.uuid as customer_uuid',
+          'resources.uuid as resource_uuid',
+        ])
+        .where('orders.id', '=', id)
+        .executeTakeFirst()
+    },
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'orders', id, values),
     delete: (id: number) => deleteRow(db, 'orders', id),
     /** Is the offering open to this customer: no organization groups, or one the customer is in? */

@@ -67,7 +67,7 @@ async function resourceOrder(
       start_date: null,
       ...newOrderColumns(actor, implied, now),
     })
-    await afterStateChange(ctx, trx, orderId, state)
+    await afterStateChange(ctx, trx, orderId, state, { from: null, action: 'create' })
   })
   ctx.jobs.wake()
   return { order_uuid: uuid }

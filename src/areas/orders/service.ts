@@ -7,7 +7,7 @@ import type { Actor } from '../../http/permissions.js'
 import { offeringRecord } from '../catalog/service.js'
 import { findVisible } from './order-rules.js'
 
-export { orderVisibility } from './order-rules.js'
+export { orderVisibility, findVisible as findVisibleOrder } from './order-rules.js'
 export { CALLBACK_LANE, JOBS } from './state-changes.js'
 export { getOrder, listOrders, orderRecord, orderRecordCounters } from './records.js'
 export { createOrder } from './create.js'

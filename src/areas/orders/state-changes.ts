@@ -10,6 +10,7 @@ import { moveResource, type ResourceState } from '../catalog/service.js'
 import { resourceStateAfter, type ApprovalContext, type OrderState, type OrderType } from './state-machine.js'
 import { rulesOf, today, type Trx } from './order-rules.js'
 import { ensureOfferingUsersForProject } from '../offering-users/provisioning.js'
+import { tellOrderChange } from './events.js'
 
 /** The states of a Create order in which its resource's offering gives the project's members accounts. */
 const ACCOUNT_GIVING_STATES: ReadonlySet<OrderState> = new Set(['pending-provider', 'executing', 'done'])
@@ -55,19 +56,31 @@ export type StateChangeFacts = Pick<
   | 'modified'
 > & { resource_uuid: string | null; project_start_date: string | null }
 
+/** The change that reached a state: the state before (null for a new order) and the action that moved it. */
+export interface StateChange {
+  from: OrderState | null
+  action: string
+}
+
 /**
- * Side effects of reaching `state`, in order: resource state, processing, delayed start, callback.
- * Given the order's id, its row is read back; a caller that has just written the whole row (a new
- * order) gives its facts instead.
+ * Side effects of reaching `state`, in order: the event, resource state, processing, delayed
+ * start, callback. Given the order's id, its row is read back; a caller that has just written the
+ * whole row (a new order) gives its facts instead.
  */
 export async function afterStateChange(
   ctx: AppContext,
   trx: Trx,
   order: number | StateChangeFacts,
   state: OrderState,
+  change: StateChange,
 ): Promise<void> {
   const o = typeof order === 'number' ? await ordersRepository(trx).transitionRow(order) : order
   const orderId = o.id
+  await tellOrderChange(ctx, trx, orderId, change.from === null ? 'created' : 'state_changed', {
+    state_before: change.from,
+    state_after: state,
+    action: change.action,
+  })
   const type = o.type as OrderType
   const now = ctx.clock().toISOString()
   let resourceState = resourceStateAfter(type, state)
@@ -83,7 +96,7 @@ export async function afterStateChange(
       values.limits = toJson(parseJson(o.limits, {}))
     }
     // The order decided the resource's state: it applies whatever state the resource is in.
-    await moveResource(trx, o.resource_id, resourceState as ResourceState, { from: null, values, now })
+    await moveResource(ctx, trx, o.resource_id, resourceState as ResourceState, { from: null, values, now })
     await scheduleCostPolicyEvaluation(ctx, trx, o.offering_id)
   }
   // A new resource the provider takes on gives the project's members accounts on its offering.

@@ -7,14 +7,10 @@ import { AppError, forbidden, invalidState, nonFieldError, notFound } from '../.
 import { normalizeUuid } from '../../http/uuid.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
-import { moveResource } from '../catalog/service.js'
+import { changeResource, moveResource } from '../catalog/service.js'
+import { tellOrderChange } from './events.js'
 import type { OfferingTypeRules } from '../catalog/offering-types.js'
-import {
-  ordersRepository,
-  resourcesWriteRepository,
-  type OrderRow,
-  type TransitionRow,
-} from './repository.js'
+import { ordersRepository, type OrderRow, type TransitionRow } from './repository.js'
 import {
   allowedFrom,
   nextState,
@@ -76,7 +72,7 @@ async function transition(
     const moved = await ordersRepository(trx).updateStateIfCurrent(o.id, from, values)
     if (!moved) throw invalidState(from)
     // The row read above, as written: no second read of it for the side effects.
-    await afterStateChange(ctx, trx, { ...o, modified: now }, to)
+    await afterStateChange(ctx, trx, { ...o, modified: now }, to, { from: o.state as OrderState, action })
   })
   ctx.jobs.wake()
 }
@@ -191,7 +187,10 @@ export async function deleteOrder(ctx: AppContext, actor: Actor, uuid: string): 
     if (!(await ordersRepository(trx).deleteIfState(o.id, from))) throw invalidState(from)
     // A resource that only existed for this Create order goes with it.
     if (o.type === 'Create' && o.resource_id !== null) {
-      await moveResource(trx, o.resource_id, 'Terminated', { from: null, now: ctx.clock().toISOString() })
+      await moveResource(ctx, trx, o.resource_id, 'Terminated', {
+        from: null,
+        now: ctx.clock().toISOString(),
+      })
       await scheduleCostPolicyEvaluation(ctx, trx, o.offering_id)
     }
   })
@@ -216,7 +215,12 @@ export async function setBackendId(
   await ctx.db.transaction().execute(async (trx) => {
     const now = ctx.clock().toISOString()
     await ordersRepository(trx).update(o.id, { backend_id: backendId, modified: now })
+    if (o.backend_id !== backendId)
+      await tellOrderChange(ctx, trx, o.id, 'backend_id_changed', {
+        backend_id_before: o.backend_id,
+        backend_id_after: backendId,
+      })
     if (o.resource_id !== null)
-      await resourcesWriteRepository(trx).update(o.resource_id, { backend_id: backendId, modified: now })
+      await changeResource(ctx, trx, o.resource_id, { backend_id: backendId, modified: now })
   })
 }

@@ -4,7 +4,8 @@ import type { AppContext } from '../../context.js'
 import { fieldError, forbidden } from '../../http/errors.js'
 import { seesAll, type Actor } from '../../http/permissions.js'
 import * as repo from './repository.js'
-import type { CleanupResultT, Stats } from './schema.js'
+import { SERVICE_PATH, STATE_LABELS, type CleanupResultT, type Stats } from './schema.js'
+import { emitEvent } from '../events/service.js'
 
 export const ACTIVE = 1
 export const IDLE = 2
@@ -101,6 +102,25 @@ export async function cleanupStale(
 }
 
 /**
+ * Tells a service's new state (`marketplace.site_agent_service.state_changed`, or `.registered`
+ * for a new one), in the transaction that changed it.
+ */
+export async function tellServiceState(ctx: AppContext, trx: repo.Db, id: number, from: number | null) {
+  const s = await repo.serviceEventRow(trx, id)
+  if (!s || s.state === from) return
+  const label = (code: number | null) =>
+    code === null ? null : (STATE_LABELS[code as 1 | 2 | 3] ?? String(code))
+  await emitEvent(ctx, trx, {
+    type: `marketplace.site_agent_service.${from === null ? 'registered' : 'state_changed'}`,
+    objectType: 'site_agent_service',
+    objectUuid: s.uuid,
+    path: `/api/${SERVICE_PATH}/${s.uuid}/`,
+    offeringUuid: s.offering_uuid,
+    data: { state_before: label(from), state_after: label(Number(s.state)) },
+  })
+}
+
+/**
  * The idle sweep (reference §3.3): an Active service whose newest processor run is at least 10
  * minutes old becomes Idle (modified bumped); services without processors are skipped. While Active
  * services remain the sweep re-enqueues itself SWEEP_INTERVAL_MS later (runAt), so it runs only
@@ -111,9 +131,10 @@ export async function markIdle(ctx: AppContext): Promise<number> {
   const threshold = new Date(now.getTime() - IDLE_AFTER_MS).toISOString()
   return ctx.db.transaction().execute(async (trx) => {
     const r = await repo.markIdle(trx, ACTIVE, IDLE, threshold, now.toISOString())
+    for (const id of r.idled) await tellServiceState(ctx, trx, id, ACTIVE)
     if (r.activeLeft) {
       await ctx.jobs.enqueue(trx, MARK_IDLE_JOB, {}, { runAt: new Date(now.getTime() + SWEEP_INTERVAL_MS) })
     }
-    return r.idled
+    return r.idled.length
   })
 }

@@ -221,6 +221,17 @@ export function serviceByName(trx: Db, identityId: number, name: string) {
   return idByName(trx, 'site_agent_services', 'identity_id', identityId, name)
 }
 
+/** What a service's events tell of it: its uuid and state code, and its identity's offering. */
+export function serviceEventRow(db: Db, id: number) {
+  return db
+    .selectFrom('site_agent_services')
+    .innerJoin('site_agent_identities', 'site_agent_identities.id', 'site_agent_services.identity_id')
+    .innerJoin('offerings', 'offerings.id', 'site_agent_identities.offering_id')
+    .select(['site_agent_services.uuid', 'site_agent_services.state', 'offerings.uuid as offering_uuid'])
+    .where('site_agent_services.id', '=', id)
+    .executeTakeFirst()
+}
+
 export function updateService(db: Db, id: number, set: Record<string, unknown>) {
   return updateRow(db, 'site_agent_services', id, set)
 }
@@ -275,18 +286,19 @@ export async function markIdle(trx: Db, active: number, idle: number, threshold:
     .selectFrom('site_agent_processors')
     .select((eb) => eb.fn.max('last_run').as('m'))
     .where(sql<boolean>`site_agent_processors.service_id = site_agent_services.id`)
-  const r = await trx
+  const idled = await trx
     .updateTable('site_agent_services')
     .set({ state: idle, modified: now })
     .where('state', '=', active)
     .where(newest, '<=', threshold)
-    .executeTakeFirst()
+    .returning('id')
+    .execute()
   const remaining = await trx
     .selectFrom('site_agent_services')
     .select('id')
     .where('state', '=', active)
     .executeTakeFirst()
-  return { idled: Number(r.numUpdatedRows), activeLeft: remaining !== undefined }
+  return { idled: idled.map((r) => r.id), activeLeft: remaining !== undefined }
 }
 
 // ---- processors ----

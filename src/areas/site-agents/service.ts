@@ -11,7 +11,7 @@ import { resolveLink, resolveUuid } from '../../http/links.js'
 import { can, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
 import { parseDateTime } from '../../http/query.js'
 import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
-import { ACTIVE, IDLE_AFTER_MS, MARK_IDLE_JOB, STALE_MS } from './maintenance.js'
+import { ACTIVE, IDLE_AFTER_MS, MARK_IDLE_JOB, STALE_MS, tellServiceState } from './maintenance.js'
 import { identityRecord, serviceRecord, toIdentities, toProcessor, toServices } from './records.js'
 import * as repo from './repository.js'
 import * as eventSubscriptions from '../event-subscriptions/service.js'
@@ -226,6 +226,7 @@ export async function registerService(
     ctx.db.transaction().execute(async (trx) => {
       const now = ctx.clock().toISOString()
       const existing = await repo.serviceByName(trx, identity.id, body.name)
+      const before = existing && (await repo.serviceEventRow(trx, existing.id))
       let id: number
       if (existing) {
         const set: Record<string, unknown> = { state: ACTIVE, modified: now }
@@ -242,6 +243,7 @@ export async function registerService(
           now,
         })
       }
+      await tellServiceState(ctx, trx, id, before ? Number(before.state) : null)
       await ensureSweep(ctx, trx)
       return { id, created: !existing }
     }),

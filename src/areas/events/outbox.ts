@@ -1,0 +1,294 @@
+// The event outbox: events written in the transaction of the change they tell, given positions in
+// the order they became visible, and the wake-up of whoever waits for new ones.
+//
+// Positions. SQLite runs one writing transaction at a time, so a position taken from the counter
+// row inside the transaction commits in order with it. On PostgreSQL transactions commit in any
+// order: a position taken inside one could become visible after a higher one taken by a later
+// transaction, and a reader that moved past the higher one would never see it. So an event is
+// written there without a position, and a sequencer gives positions to the committed events after
+// the fact: it locks the counter row, numbers the events still without a position in the order
+// they were written, and commits. The lock makes sequencers run one at a time, and each one's
+// positions are visible before the next one takes the lock, so the positions a reader sees are
+// always every position up to the highest it sees.
+//
+// Wake-ups. On PostgreSQL a trigger notifies `marketplace_events` when a transaction that wrote
+// events commits (nothing on rollback); every process listening runs the sequencer (at most one
+// at a time gets anything to do) and wakes its waiters. A poll of the counter backs this up (and
+// is the only signal on SQLite, where no other process can notify): it costs one indexed read.
+import pg from 'pg'
+import type { AppContext } from '../../context.js'
+import { parseJson, toJson } from '../../db/values.js'
+import { eventsRepository, type EventRow } from './repository.js'
+
+/** The CloudEvents 1.0 JSON envelope of an event. */
+export interface CloudEvent {
+  specversion: '1.0'
+  id: string
+  source: string
+  type: string
+  subject: string
+  time: string
+  datacontenttype: 'application/json'
+  data: Record<string, unknown>
+}
+
+/** A committed event and the objects it concerns. */
+export interface StoredEvent {
+  position: number
+  envelope: CloudEvent
+  objectType: string
+  offeringUuid: string | null
+  projectUuid: string | null
+  customerUuid: string | null
+}
+
+/** What an area tells: the object, its URL's path, its scopes and the facts of the change. */
+export interface EventInput {
+  /** `<area>.<object>.<change>`, e.g. `marketplace.order.state_changed`. */
+  type: string
+  /** The object's kind, e.g. `order`, `resource`, `role_grant`. */
+  objectType: string
+  objectUuid: string
+  /** The object's path under the API, e.g. `/api/marketplace-orders/<uuid>/`. */
+  path: string
+  offeringUuid?: string | null
+  projectUuid?: string | null
+  customerUuid?: string | null
+  /** The change's facts (state before and after, the new value, ...). */
+  data?: Record<string, unknown>
+}
+
+type Db = Parameters<typeof eventsRepository>[0]
+
+/** Events given positions by one sequencer transaction at most. */
+const SEQUENCE_BATCH = 1000
+
+/**
+ * Writes an event in `db`, the transaction of the change it tells: it commits with the change or
+ * not at all.
+ */
+export async function emitEvent(ctx: AppContext, db: Db, e: EventInput): Promise<void> {
+  const time = ctx.clock().toISOString()
+  const prefix = ctx.config.publicUrl ?? ''
+  const url = `${prefix}${e.path}`
+  const uuid = ctx.newUuid()
+  const envelope: CloudEvent = {
+    specversion: '1.0',
+    id: uuid,
+    source: `${prefix}/api/`,
+    type: e.type,
+    subject: url,
+    time,
+    datacontenttype: 'application/json',
+    data: {
+      uuid: e.objectUuid,
+      url,
+      object_type: e.objectType,
+      offering_uuid: e.offeringUuid ?? null,
+      project_uuid: e.projectUuid ?? null,
+      customer_uuid: e.customerUuid ?? null,
+      ...e.data,
+    },
+  }
+  await eventsRepository(db).insert({
+    uuid,
+    type: e.type,
+    object_type: e.objectType,
+    object_uuid: e.objectUuid,
+    offering_uuid: e.offeringUuid ?? null,
+    project_uuid: e.projectUuid ?? null,
+    customer_uuid: e.customerUuid ?? null,
+    envelope: toJson(envelope),
+    created: time,
+  })
+}
+
+/** PostgreSQL: gives every committed event without a position its position (see above). */
+export async function sequenceEvents(ctx: AppContext): Promise<void> {
+  if (ctx.dialect !== 'postgres') return
+  for (;;) {
+    const n = await ctx.db.transaction().execute((trx) => eventsRepository(trx).sequenceBatch(SEQUENCE_BATCH))
+    if (n < SEQUENCE_BATCH) return
+  }
+}
+
+export function storedEvent(r: EventRow): StoredEvent {
+  return {
+    position: Number(r.position),
+    envelope: parseJson(r.envelope, {}) as CloudEvent,
+    objectType: r.object_type,
+    offeringUuid: r.offering_uuid,
+    projectUuid: r.project_uuid,
+    customerUuid: r.customer_uuid,
+  }
+}
+
+/** Committed events with a position past `position`, ascending, at most `limit`. */
+export async function eventsAfter(ctx: AppContext, position: number, limit: number): Promise<StoredEvent[]> {
+  // What committed before this read is read: on PostgreSQL, events still without a position get one first.
+  if (ctx.dialect === 'postgres' && (await eventsRepository(ctx.db).anyUnsequenced()))
+    await sequenceEvents(ctx)
+  return (await eventsRepository(ctx.db).after(position, limit)).map(storedEvent)
+}
+
+/** The last committed position (0 before any event). */
+export async function eventsHead(ctx: AppContext): Promise<number> {
+  if (ctx.dialect === 'postgres' && (await eventsRepository(ctx.db).anyUnsequenced()))
+    await sequenceEvents(ctx)
+  return eventsRepository(ctx.db).head()
+}
+
+/** The positions the retention has deleted up to (0: none). */
+export function eventsPurgedUpTo(ctx: AppContext): Promise<number> {
+  return eventsRepository(ctx.db).purgedUpTo()
+}
+
+/** Deletes the events older than the retention; how many. */
+export async function purgeEvents(ctx: AppContext): Promise<number> {
+  const before = new Date(ctx.clock().getTime() - ctx.config.eventRetentionDays * 86_400_000).toISOString()
+  // Committed events still without a position get one first, so that old ones go too.
+  await sequenceEvents(ctx)
+  let total = 0
+  for (;;) {
+    const n = await ctx.db.transaction().execute((trx) => eventsRepository(trx).purgeBatch(before, 1000))
+    total += n
+    if (n < 1000) return total
+  }
+}
+
+/** The waiters of one app's events, the poll and (PostgreSQL) the LISTEN connection. */
+class EventHub {
+  readonly #listeners = new Set<() => void>()
+  #head = -1
+  #checking = false
+  #again = false
+  #poll: NodeJS.Timeout | null = null
+  #client: pg.Client | null = null
+  #schema: string | null = null
+  #closed = false
+  #reconnect: NodeJS.Timeout | null = null
+
+  constructor(private readonly ctx: AppContext) {}
+
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener)
+    if (!this.#poll && !this.#closed) this.#start()
+    return () => {
+      this.#listeners.delete(listener)
+      if (!this.#listeners.size) this.#stop()
+    }
+  }
+
+  /** Looks for new events now; wakes the waiters when the head moved. Calls during a look fold into one more. */
+  check(): void {
+    if (this.#checking) {
+      this.#again = true
+      return
+    }
+    this.#checking = true
+    void (async () => {
+      try {
+        do {
+          this.#again = false
+          const head = await eventsHead(this.ctx)
+          if (head !== this.#head) {
+            this.#head = head
+            for (const l of [...this.#listeners]) l()
+          }
+        } while (this.#again && !this.#closed)
+      } catch (e) {
+        if (!this.#closed) this.ctx.log.warn({ err: e }, 'looking for new events failed')
+      } finally {
+        this.#checking = false
+      }
+    })()
+  }
+
+  #start(): void {
+    const pollMs = this.ctx.config.eventPollMs * (this.ctx.dialect === 'postgres' ? 20 : 1)
+    this.#poll = setInterval(() => this.check(), pollMs)
+    if (this.ctx.dialect === 'postgres' && !this.#client) void this.#listen()
+    else this.check()
+  }
+
+  #stop(): void {
+    if (this.#poll) clearInterval(this.#poll)
+    this.#poll = null
+  }
+
+  async #listen(): Promise<void> {
+    if (this.#closed || this.#client) return
+    const url = new URL(this.ctx.config.databaseUrl)
+    url.searchParams.delete('schema')
+    const client = new pg.Client({ connectionString: url.toString() })
+    this.#client = client
+    const lost = (e?: unknown) => {
+      if (this.#client !== client) return
+      this.#client = null
+      void client.end().catch(() => undefined)
+      if (this.#closed) return
+      if (e) this.ctx.log.warn({ err: e }, 'event notifications lost; listening again in a second')
+      this.#reconnect = setTimeout(() => void this.#listen(), 1000)
+      this.#reconnect.unref()
+    }
+    client.on('error', lost)
+    client.on('end', () => lost(new Error('connection ended')))
+    client.on('notification', (n) => {
+      if (n.payload === this.#schema) this.check()
+    })
+    try {
+      this.#schema ??= String(
+        (
+          await this.ctx.db
+            .selectNoFrom((eb) => eb.fn<string>('current_schema', []).as('s'))
+            .executeTakeFirst()
+        )?.s,
+      )
+      await client.connect()
+      await client.query('LISTEN marketplace_events')
+      // Whatever committed while nobody listened.
+      this.check()
+    } catch (e) {
+      lost(e)
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    this.#stop()
+    if (this.#reconnect) clearTimeout(this.#reconnect)
+    const client = this.#client
+    this.#client = null
+    this.#listeners.clear()
+    if (client) await client.end().catch(() => undefined)
+  }
+}
+
+const hubs = new WeakMap<AppContext, EventHub>()
+
+function hubOf(ctx: AppContext): EventHub {
+  let hub = hubs.get(ctx)
+  if (!hub) hubs.set(ctx, (hub = new EventHub(ctx)))
+  return hub
+}
+
+/**
+ * Calls `listener` after events commit, in this process or (PostgreSQL) any process on the
+ * database; the answer unsubscribes. A wake-up may come without a new event, and several commits
+ * may share one: the listener reads what is new with `eventsAfter`.
+ */
+export function onEventsCommitted(ctx: AppContext, listener: () => void): () => void {
+  return hubOf(ctx).subscribe(listener)
+}
+
+/** Looks for new events now (after a commit in this process, so its waiters need not wait for the poll). */
+export function eventsMayHaveCommitted(ctx: AppContext): void {
+  hubs.get(ctx)?.check()
+}
+
+/** Stops the poll and closes the LISTEN connection (the app's onClose). */
+export async function closeEvents(ctx: AppContext): Promise<void> {
+  const hub = hubs.get(ctx)
+  hubs.delete(ctx)
+  await hub?.close()
+}
