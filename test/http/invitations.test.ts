@@ -205,10 +205,10 @@ describe('creating invitations', () => {
     assert.equal(ok.project_name_template, '{username} {email} {full_name}')
   })
 
-  test('user_email_patterns must be valid, short and free of nested quantifiers', async () => {
+  test('user_email_patterns must be valid, short and of bounded size', async () => {
     const { c, owner } = await ownedCustomer()
     const r = await postInvitation(owner, 'CUSTOMER.MANAGER', c, {
-      user_email_patterns: ['.*@ok\\.org', '(a+)+@x', '([', 'x'.repeat(201)],
+      user_email_patterns: ['.*@ok\\.org', '(a+)+@x', '([', 'x'.repeat(201), '(?:a{0,40}){0,40}'],
     })
     assert.equal(r.status, 400)
     assert.equal(r.body.user_email_patterns.length, 3)
