@@ -42,6 +42,8 @@ export interface Config {
   loginRateLimitPerMinute: number
   /** Redis holding the rate limits' counts instead of the database (null: the database). */
   redisUrl: string | null
+  /** Redis: longest wait for a connection or a command's answer, in ms. */
+  redisTimeoutMs: number
   corsOrigins: string[]
   /** Hosts or CIDRs that callback_url may target besides public addresses. */
   callbackAllowList: string[]
@@ -145,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0),
     loginRateLimitPerMinute: int(env, 'LOGIN_RATE_LIMIT_PER_MINUTE', 10),
     redisUrl: env.REDIS_URL || null,
+    redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 500, 10, 60_000),
     corsOrigins: list(env, 'CORS_ORIGINS'),
     callbackAllowList: hostList(env, 'CALLBACK_ALLOW_LIST'),
     callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),

@@ -1,7 +1,7 @@
 // Rate limits through @fastify/rate-limit: one limit per caller (the authenticated user, or the
 // client address for anonymous callers and for credentials that fail), and a login throttle per
 // username and address. Counts live in the database (every process and every server on it shares
-// them) or in Redis when REDIS_URL is set.
+// them) or in Redis when REDIS_URL is set, and in the database while Redis is away.
 import { createHash } from 'node:crypto'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
@@ -67,6 +67,62 @@ export class DatabaseRateLimitStore {
   }
 }
 
+/** Counts one hit in a fixed window (INCR, then the window's expiry on the first hit) → [count, ttl]. */
+const REDIS_HIT = `
+local current = redis.call('INCR', KEYS[1])
+if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {current, ttl}
+`
+
+type RedisWithHit = Redis & {
+  rateLimitHit(key: string, windowMs: number, cb: (err: Error | null, res?: [number, number]) => void): void
+}
+
+/** The prefix of every rate limit key in Redis. */
+export const REDIS_KEY_PREFIX = 'marketplace-rate-limit:'
+
+/**
+ * A store on Redis that never waits on it: connections and commands have timeouts, commands are
+ * never queued while Redis is unreachable, and while Redis is away (not connected, or a command
+ * failed or timed out in the last `pauseMs`) each hit is counted by `fallback` instead, so the
+ * limit still holds. Once the pause is over the next hit tries Redis again.
+ */
+export class RedisRateLimitStore {
+  private awayUntil = 0
+  private readonly redis: RedisWithHit
+  constructor(
+    redis: Redis,
+    private readonly fallback: DatabaseRateLimitStore,
+    private readonly onAway: (err: Error) => void,
+    private readonly pauseMs = 5000,
+  ) {
+    this.redis = redis as RedisWithHit
+    if (!('rateLimitHit' in redis)) redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: REDIS_HIT })
+  }
+
+  child(): RedisRateLimitStore {
+    return this
+  }
+
+  incr(key: string, cb: IncrCallback, timeWindow: number): void {
+    if (this.redis.status !== 'ready' || Date.now() < this.awayUntil) {
+      this.fallback.incr(key, cb, timeWindow)
+      return
+    }
+    this.redis.rateLimitHit(REDIS_KEY_PREFIX + key, timeWindow, (err, res) => {
+      if (err || !res) {
+        this.awayUntil = Date.now() + this.pauseMs
+        this.onAway(err ?? new Error('no answer'))
+        this.fallback.incr(key, cb, timeWindow)
+        return
+      }
+      cb(null, { current: Number(res[0]), ttl: Number(res[1]) })
+    })
+  }
+}
+
 /** The caller a request is counted for: the authenticated user, else the client address. */
 export function callerKey(request: FastifyRequest): string {
   return request.actor ? `u:${request.actor.uuid}` : `ip:${request.ip}`
@@ -89,30 +145,48 @@ export async function installRateLimit(
   db: Kysely<any>,
   clock: () => Date,
 ): Promise<{ requestHook: ReturnType<FastifyInstance['rateLimit']> | null }> {
-  let redis: Redis | null = null
+  const database = new DatabaseRateLimitStore(db, clock)
+  let store: DatabaseRateLimitStore | RedisRateLimitStore = database
   if (config.redisUrl) {
-    redis = new Redis(config.redisUrl, {
-      connectTimeout: 1000,
-      maxRetriesPerRequest: 1,
-      lazyConnect: false,
+    const timeout = config.redisTimeoutMs
+    const redis = new Redis(config.redisUrl, {
+      connectTimeout: timeout,
+      commandTimeout: timeout,
+      // A command is sent only on a ready connection; otherwise the store counts elsewhere.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      // Reconnect in the background, at most every 2 s, for as long as the server runs.
+      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     })
-    // Connection errors are reported per request (the limit is then skipped), not thrown here.
-    redis.on('error', (err: Error) => app.log.warn({ err: err.message }, 'rate limit: Redis unavailable'))
+    let warned = 0
+    const away = (err: Error) => {
+      // One warning per pause, not one per request.
+      if (Date.now() - warned < 5000) return
+      warned = Date.now()
+      app.log.warn({ err: err.message }, 'rate limit: Redis unavailable, counting in the database')
+    }
+    redis.on('error', away)
+    store = new RedisRateLimitStore(redis, database, away)
+    // The first requests find Redis connected when it answers at once; the server starts anyway.
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        redis.off('ready', done)
+        resolve()
+      }
+      const timer = setTimeout(done, timeout)
+      redis.once('ready', done)
+    })
     app.addHook('onClose', async () => {
-      redis?.disconnect()
+      redis.disconnect()
     })
   }
-  const store = new DatabaseRateLimitStore(db, clock)
   await app.register(rateLimit, {
     global: false,
     timeWindow: WINDOW_MS,
-    ...(redis
-      ? { redis, nameSpace: 'marketplace-rate-limit:', skipOnError: true }
-      : {
-          store: function Store() {
-            return store
-          } as any,
-        }),
+    store: function Store() {
+      return store
+    } as any,
     errorResponseBuilder: (_req, ctx) => throttled(Math.ceil(ctx.ttl / 1000)),
   })
 
