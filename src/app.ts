@@ -26,6 +26,7 @@ import {
   installValidators,
 } from './http/plumbing.js'
 import { installMetrics } from './http/metrics.js'
+import { trustProxyFunction } from './http/addresses.js'
 import { JobQueue } from './jobs/queue.js'
 import { installBenchLimit } from './http/bench-limit.js'
 import { installBodyDrain } from './http/drain.js'
@@ -106,7 +107,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       },
     },
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyFunction(config.trustProxy),
     requestTimeout: config.requestTimeoutMs,
     // Node checks for requests past their time every connectionsCheckingInterval (30 s by
     // default), so a slow request was cut up to that late; check often enough that the timeout,

@@ -1,13 +1,17 @@
 // The only reader of process.env. Every setting is documented in README.md with its default.
 import { SQLITE_CACHE_MB } from './db/database.js'
-import { parseCidr } from './http/addresses.js'
+import { parseCidr, parseIp } from './http/addresses.js'
 
 export interface Config {
   port: number
   host: string
   databaseUrl: string
   publicUrl: string | null
-  trustProxy: boolean
+  /**
+   * Proxies whose X-Forwarded-* headers are believed: false (none), a hop count (the client is the
+   * address that many proxies back), or the proxies' addresses and CIDRs.
+   */
+  trustProxy: false | number | string[]
   logLevel: string
   bootstrapStaffToken: string | null
   secretKey: string
@@ -100,6 +104,31 @@ function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
   throw new Error(`${name} must be true or false, got "${raw}"`)
 }
 
+/**
+ * TRUST_PROXY: unset, `false` or `0` trusts no proxy; a number is the count of proxies in front of
+ * the server; otherwise a comma-separated list of the proxies' addresses and CIDRs. `true` would
+ * believe a client's own X-Forwarded-For (the left-most address, which the client writes), so it
+ * is refused.
+ */
+function trustProxy(env: NodeJS.ProcessEnv): false | number | string[] {
+  const raw = (env.TRUST_PROXY ?? '').trim()
+  if (raw === '' || /^(0|false|no|off)$/i.test(raw)) return false
+  if (/^(true|yes|on)$/i.test(raw)) {
+    throw new Error(
+      `TRUST_PROXY=${raw} would trust the X-Forwarded-For a client writes itself: give the number of ` +
+        'proxies in front of the server (e.g. 1) or their addresses/CIDRs (e.g. 10.0.0.5,10.1.0.0/16)',
+    )
+  }
+  if (/^\d+$/.test(raw)) return int(env, 'TRUST_PROXY', 0, 1, 100)
+  const entries = list(env, 'TRUST_PROXY')
+  for (const entry of entries) {
+    if (!(entry.includes('/') ? parseCidr(entry) : parseIp(entry))) {
+      throw new Error(`TRUST_PROXY: "${entry}" is not an address or a CIDR (nor a hop count)`)
+    }
+  }
+  return entries
+}
+
 function list(env: NodeJS.ProcessEnv, name: string): string[] {
   return (env[name] ?? '')
     .split(',')
@@ -124,7 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || 'sqlite:./data/marketplace.sqlite',
     publicUrl,
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
     logLevel: env.LOG_LEVEL || 'info',
     bootstrapStaffToken: env.BOOTSTRAP_STAFF_TOKEN || null,
     secretKey: env.SECRET_KEY || DEVELOPMENT_SECRET_KEY,

@@ -101,6 +101,36 @@ describe('request rate limit', () => {
   })
 })
 
+describe('behind a proxy', () => {
+  for (const trustProxy of [1, ['127.0.0.1']] as const) {
+    test(`TRUST_PROXY=${String(trustProxy)}: a client's own X-Forwarded-For entries do not escape the limit`, async () => {
+      const t = await buildTestApp({ rateLimitPerMinute: 2, trustProxy: trustProxy as number | string[] })
+      try {
+        const statuses = []
+        for (let i = 0; i < 3; i++) {
+          // The client writes the left-most entries; the proxy appends the address it saw.
+          const r = await t.app.inject({
+            url: '/api/customers/',
+            remoteAddress: '127.0.0.1',
+            headers: { 'x-forwarded-for': `198.51.100.${i + 1}, 203.0.113.7` },
+          })
+          statuses.push(r.statusCode)
+        }
+        assert.deepEqual(statuses, [401, 401, 429])
+        // Another client behind the same proxy has a limit of its own.
+        const other = await t.app.inject({
+          url: '/api/customers/',
+          remoteAddress: '127.0.0.1',
+          headers: { 'x-forwarded-for': '203.0.113.8' },
+        })
+        assert.equal(other.statusCode, 401)
+      } finally {
+        await t.close()
+      }
+    })
+  }
+})
+
 describe('login', () => {
   let t: TestApp
   before(async () => {
