@@ -65,12 +65,12 @@ describe('request rate limit', () => {
 
   test('/health/ and /metrics are never limited', async () => {
     for (let i = 0; i < 6; i++) {
-      assert.equal(await from(t, '10.0.2.1', '/health/'), 200)
-      assert.equal(await from(t, '10.0.2.1', '/metrics'), 200)
+      assert.equal(await from(t, '127.0.2.1', '/health/'), 200)
+      assert.equal(await from(t, '127.0.2.1', '/metrics'), 200)
     }
-    for (let i = 0; i < 3; i++) assert.equal(await from(t, '10.0.2.1', '/api/customers/'), 401)
-    assert.equal(await from(t, '10.0.2.1', '/api/customers/'), 429)
-    assert.equal(await from(t, '10.0.2.1', '/health/'), 200)
+    for (let i = 0; i < 3; i++) assert.equal(await from(t, '127.0.2.1', '/api/customers/'), 401)
+    assert.equal(await from(t, '127.0.2.1', '/api/customers/'), 429)
+    assert.equal(await from(t, '127.0.2.1', '/health/'), 200)
   })
 
   test('two servers on one database share the counts', async () => {
