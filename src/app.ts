@@ -11,6 +11,7 @@ import type { Config } from './config.js'
 import type { AppContext, LookupHost } from './context.js'
 import { connectDatabase, ping, type Database } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
+import { installSecret } from './db/install-secret.js'
 import { installErrorHandling } from './http/errors.js'
 import { installAuth, installAuthCheck, TokenCache } from './http/auth.js'
 import { installRateLimit } from './http/rate-limit.js'
@@ -85,8 +86,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       cacheMb: config.sqliteCacheMb,
     }))
   let migrationsApplied: string[] = []
+  let secretKey: string
   try {
     if (deps.migrate !== false) migrationsApplied = await migrateToLatest(database.db, database.schema)
+    secretKey = config.secretKey ?? (await installSecret(database.db, 'secret_key'))
   } catch (e) {
     if (!deps.database) await database.close()
     throw e
@@ -134,6 +137,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     db: database.db,
     dialect: database.dialect,
     config,
+    secretKey,
     clock,
     newUuid,
     lookupHost,

@@ -14,7 +14,8 @@ export interface Config {
   trustProxy: false | number | string[]
   logLevel: string
   bootstrapStaffToken: string | null
-  secretKey: string
+  /** Signs support feedback tokens; null: the install's own secret, kept in the database. */
+  secretKey: string | null
   /** Run the job worker inside the serve process. */
   workerEnabled: boolean
   workerPollMs: number
@@ -45,6 +46,8 @@ export interface Config {
   /** Login attempts per minute per username and client address; 0 disables. */
   loginRateLimitPerMinute: number
   /** Redis holding the rate limits' counts instead of the database (null: the database). */
+  /** Failed password logins per minute from one client address, across usernames (0: off). */
+  loginFailuresPerAddressPerMinute: number
   redisUrl: string | null
   /** Redis: longest wait for a connection or a command's answer, in ms. */
   redisTimeoutMs: number
@@ -69,8 +72,6 @@ export interface Config {
   benchRoutes: boolean
 }
 
-/** The development SECRET_KEY: fine on a developer's machine, warned about anywhere else. */
-export const DEVELOPMENT_SECRET_KEY = 'insecure-development-secret-change-me'
 
 /** Only this machine can reach a server bound to a loopback address. */
 export function isLoopbackHost(host: string): boolean {
@@ -156,7 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: trustProxy(env),
     logLevel: env.LOG_LEVEL || 'info',
     bootstrapStaffToken: env.BOOTSTRAP_STAFF_TOKEN || null,
-    secretKey: env.SECRET_KEY || DEVELOPMENT_SECRET_KEY,
+    secretKey: env.SECRET_KEY || null,
     workerEnabled: bool(env, 'WORKER_ENABLED', true),
     workerPollMs: int(env, 'WORKER_POLL_MS', 500, 10),
     jobRetentionDays: int(env, 'JOB_RETENTION_DAYS', 30),
@@ -175,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     metricsAllow: hostList(env, 'METRICS_ALLOW'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0),
     loginRateLimitPerMinute: int(env, 'LOGIN_RATE_LIMIT_PER_MINUTE', 10),
+    loginFailuresPerAddressPerMinute: int(env, 'LOGIN_FAILURES_PER_ADDRESS_PER_MINUTE', 30),
     redisUrl: env.REDIS_URL || null,
     redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 500, 10, 60_000),
     corsOrigins: list(env, 'CORS_ORIGINS'),

@@ -18,6 +18,8 @@ declare module 'fastify' {
 }
 
 const WINDOW_MS = 60_000
+/** The password login route, whose failures are counted per client address. */
+const LOGIN_ROUTE = '/api-auth/password/'
 /** Routes never limited: probes and scrapers call them on a schedule of their own. */
 const EXEMPT = new Set(['/health/', '/metrics'])
 /** Expired rows are deleted at most this often (by clock time) per process. */
@@ -46,6 +48,16 @@ export class DatabaseRateLimitStore {
 
   child(): DatabaseRateLimitStore {
     return this
+  }
+
+  /** The count of `key`'s current window, without counting (0 when it has none). */
+  async read(key: string): Promise<{ current: number; ttl: number }> {
+    const now = this.clock().getTime()
+    const { rows } = await sql<{ count: number | string; window_end_ms: number | string }>`
+      select count, window_end_ms from rate_limits where key = ${key}`.execute(this.db)
+    const row = rows[0]
+    if (!row || Number(row.window_end_ms) <= now) return { current: 0, ttl: 0 }
+    return { current: Number(row.count), ttl: Number(row.window_end_ms) - now }
   }
 
   async hit(key: string, timeWindow: number): Promise<{ current: number; ttl: number }> {
@@ -104,6 +116,29 @@ export class RedisRateLimitStore {
 
   child(): RedisRateLimitStore {
     return this
+  }
+
+  hit(key: string, timeWindow: number): Promise<{ current: number; ttl: number }> {
+    return new Promise((resolve, reject) =>
+      this.incr(key, (err, res) => (err || !res ? reject(err ?? new Error('no count')) : resolve(res)), timeWindow),
+    )
+  }
+
+  /** The count of `key`'s current window, without counting; from the database while Redis is away. */
+  async read(key: string): Promise<{ current: number; ttl: number }> {
+    if (this.redis.status !== 'ready' || Date.now() < this.awayUntil) return this.fallback.read(key)
+    try {
+      const [[, count], [, ttl]] = (await this.redis
+        .multi()
+        .get(REDIS_KEY_PREFIX + key)
+        .pttl(REDIS_KEY_PREFIX + key)
+        .exec()) as [[Error | null, string | null], [Error | null, number]]
+      return count === null ? { current: 0, ttl: 0 } : { current: Number(count), ttl: Math.max(0, ttl) }
+    } catch (e) {
+      this.awayUntil = Date.now() + this.pauseMs
+      this.onAway(e as Error)
+      return this.fallback.read(key)
+    }
   }
 
   incr(key: string, cb: IncrCallback, timeWindow: number): void {
@@ -200,11 +235,30 @@ export async function installRateLimit(
       return `login:${request.ip}:${digest}`
     },
   })
+  // Failed logins per client address, whatever the usernames: password spraying across many
+  // accounts is refused as a whole, while the per-username limit above keeps its own count.
+  const failureLimit = config.loginFailuresPerAddressPerMinute
+  const failureKey = (request: FastifyRequest) => `login-failed:${request.ip}`
   app.decorate('loginThrottle', async (request: FastifyRequest) => {
+    if (failureLimit > 0) {
+      const failures = await store.read(failureKey(request))
+      if (failures.current >= failureLimit) throw throttled(Math.ceil(failures.ttl / 1000))
+    }
     if (loginLimit <= 0) return
     const res = await login(request)
     if (!res.isAllowed && res.isExceeded) throw throttled(res.ttlInSeconds)
   })
+  if (failureLimit > 0) {
+    // Counted before the answer goes out, so the next attempt already sees it.
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (request.method !== 'POST' || request.routeOptions.url !== LOGIN_ROUTE) return payload
+      if (reply.statusCode !== 400) return payload
+      await store.hit(failureKey(request), WINDOW_MS).catch((err: unknown) => {
+        app.log.warn({ err }, 'rate limit: a failed login was not counted')
+      })
+      return payload
+    })
+  }
 
   if (config.rateLimitPerMinute <= 0) return { requestHook: null }
   const requestHook = app.rateLimit({

@@ -158,6 +158,43 @@ describe('login', () => {
     assert.equal((await login('victim', '10.1.0.1')).statusCode, 400)
   })
 
+  test('failed logins are throttled per address across usernames, by default', async () => {
+    assert.equal(loadConfig({}).loginFailuresPerAddressPerMinute, 30)
+    // Password spraying: one attempt per username, each under its own per-username limit.
+    for (let i = 0; i < 30; i++) assert.equal((await login(`spray-${i}`, '10.1.2.1')).statusCode, 400)
+    const r = await login('spray-next', '10.1.2.1')
+    assert.equal(r.statusCode, 429)
+    assert.ok(Number(r.headers['retry-after']) >= 1)
+    assert.equal((await login('spray-next', '10.1.2.2')).statusCode, 400, 'another address')
+    t.clock.advance(61_000)
+    assert.equal((await login('spray-next', '10.1.2.1')).statusCode, 400)
+  })
+
+  test('successful logins do not count as failures', async () => {
+    const u = await makeUser(t.ctx)
+    const set = await call(t.app, 'POST', `/api/users/${u.uuid}/password/`, {
+      token: u.token,
+      body: { password: 'Correct-horse-42' },
+    })
+    assert.ok(set.status < 300)
+    const few = await buildTestApp({ loginFailuresPerAddressPerMinute: 2, loginRateLimitPerMinute: 0 }, t.clock, t)
+    try {
+      const attempt = (password: string) =>
+        few.app.inject({
+          method: 'POST',
+          url: '/api-auth/password/',
+          remoteAddress: '10.1.3.1',
+          payload: { username: u.username, password },
+        })
+      for (let i = 0; i < 5; i++) assert.equal((await attempt('Correct-horse-42')).statusCode, 200)
+      assert.equal((await attempt('wrong')).statusCode, 400)
+      assert.equal((await attempt('wrong')).statusCode, 400)
+      assert.equal((await attempt('Correct-horse-42')).statusCode, 429)
+    } finally {
+      await few.close()
+    }
+  })
+
   test('an unknown username costs the same key derivation as a wrong password', async () => {
     const known = await makeUser(t.ctx)
     assert.equal(
