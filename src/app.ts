@@ -11,6 +11,7 @@ import type { Config } from './config.js'
 import type { AppContext, LookupHost } from './context.js'
 import { connectDatabase, ping, type Database } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
+import { installSecret } from './db/install-secret.js'
 import { installErrorHandling } from './http/errors.js'
 import { installAuth, installAuthCheck, TokenCache } from './http/auth.js'
 import { installRateLimit } from './http/rate-limit.js'
@@ -26,6 +27,7 @@ import {
   installValidators,
 } from './http/plumbing.js'
 import { installMetrics } from './http/metrics.js'
+import { trustProxyFunction } from './http/addresses.js'
 import { JobQueue } from './jobs/queue.js'
 import { installBenchLimit } from './http/bench-limit.js'
 import { installBodyDrain } from './http/drain.js'
@@ -85,8 +87,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       cacheMb: config.sqliteCacheMb,
     }))
   let migrationsApplied: string[] = []
+  let secretKey: string
   try {
     if (deps.migrate !== false) migrationsApplied = await migrateToLatest(database.db, database.schema)
+    secretKey = config.secretKey ?? (await installSecret(database.db, 'secret_key'))
   } catch (e) {
     if (!deps.database) await database.close()
     throw e
@@ -107,7 +111,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       },
     },
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyFunction(config.trustProxy),
     requestTimeout: config.requestTimeoutMs,
     // Node checks for requests past their time every connectionsCheckingInterval (30 s by
     // default), so a slow request was cut up to that late; check often enough that the timeout,
@@ -135,6 +139,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     db: database.db,
     dialect: database.dialect,
     config,
+    secretKey,
     clock,
     newUuid,
     lookupHost,

@@ -20,3 +20,21 @@ test('the login throttle is on by default and REDIS_URL is read as given', () =>
   assert.equal(loadConfig({}).redisUrl, null)
   assert.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2' }).redisUrl, 'redis://127.0.0.1:6379/2')
 })
+
+test('TRUST_PROXY takes a hop count or proxy addresses and CIDRs, and refuses true', () => {
+  assert.equal(loadConfig({}).trustProxy, false)
+  assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false)
+  assert.equal(loadConfig({ TRUST_PROXY: '0' }).trustProxy, false)
+  assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+  assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,::1' }).trustProxy, [
+    '10.0.0.5',
+    '10.1.0.0/16',
+    '::1',
+  ])
+  for (const value of ['true', 'TRUE', 'yes', 'on']) {
+    assert.throws(() => loadConfig({ TRUST_PROXY: value }), /TRUST_PROXY=.* would trust the X-Forwarded-For/)
+  }
+  assert.throws(() => loadConfig({ TRUST_PROXY: 'proxy.example' }), /TRUST_PROXY: "proxy.example"/)
+  assert.throws(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99' }), /TRUST_PROXY/)
+  assert.throws(() => loadConfig({ TRUST_PROXY: '101' }), /TRUST_PROXY/)
+})

@@ -1,16 +1,21 @@
 // The only reader of process.env. Every setting is documented in README.md with its default.
 import { SQLITE_CACHE_MB } from './db/database.js'
-import { parseCidr } from './http/addresses.js'
+import { parseCidr, parseIp } from './http/addresses.js'
 
 export interface Config {
   port: number
   host: string
   databaseUrl: string
   publicUrl: string | null
-  trustProxy: boolean
+  /**
+   * Proxies whose X-Forwarded-* headers are believed: false (none), a hop count (the client is the
+   * address that many proxies back), or the proxies' addresses and CIDRs.
+   */
+  trustProxy: false | number | string[]
   logLevel: string
   bootstrapStaffToken: string | null
-  secretKey: string
+  /** Signs support feedback tokens; null: the install's own secret, kept in the database. */
+  secretKey: string | null
   /** Run the job worker inside the serve process. */
   workerEnabled: boolean
   workerPollMs: number
@@ -47,7 +52,11 @@ export interface Config {
   /** Login attempts per minute per username and client address; 0 disables. */
   loginRateLimitPerMinute: number
   /** Redis holding the rate limits' counts instead of the database (null: the database). */
+  /** Failed password logins per minute from one client address, across usernames (0: off). */
+  loginFailuresPerAddressPerMinute: number
   redisUrl: string | null
+  /** Redis: longest wait for a connection or a command's answer, in ms. */
+  redisTimeoutMs: number
   corsOrigins: string[]
   /** Hosts or CIDRs that callback_url may target besides public addresses. */
   callbackAllowList: string[]
@@ -77,8 +86,6 @@ export interface Config {
   rabbitmqRelayPollMs: number
 }
 
-/** The development SECRET_KEY: fine on a developer's machine, warned about anywhere else. */
-export const DEVELOPMENT_SECRET_KEY = 'insecure-development-secret-change-me'
 
 /** Only this machine can reach a server bound to a loopback address. */
 export function isLoopbackHost(host: string): boolean {
@@ -110,6 +117,31 @@ function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true
   if (/^(0|false|no|off)$/i.test(raw)) return false
   throw new Error(`${name} must be true or false, got "${raw}"`)
+}
+
+/**
+ * TRUST_PROXY: unset, `false` or `0` trusts no proxy; a number is the count of proxies in front of
+ * the server; otherwise a comma-separated list of the proxies' addresses and CIDRs. `true` would
+ * believe a client's own X-Forwarded-For (the left-most address, which the client writes), so it
+ * is refused.
+ */
+function trustProxy(env: NodeJS.ProcessEnv): false | number | string[] {
+  const raw = (env.TRUST_PROXY ?? '').trim()
+  if (raw === '' || /^(0|false|no|off)$/i.test(raw)) return false
+  if (/^(true|yes|on)$/i.test(raw)) {
+    throw new Error(
+      `TRUST_PROXY=${raw} would trust the X-Forwarded-For a client writes itself: give the number of ` +
+        'proxies in front of the server (e.g. 1) or their addresses/CIDRs (e.g. 10.0.0.5,10.1.0.0/16)',
+    )
+  }
+  if (/^\d+$/.test(raw)) return int(env, 'TRUST_PROXY', 0, 1, 100)
+  const entries = list(env, 'TRUST_PROXY')
+  for (const entry of entries) {
+    if (!(entry.includes('/') ? parseCidr(entry) : parseIp(entry))) {
+      throw new Error(`TRUST_PROXY: "${entry}" is not an address or a CIDR (nor a hop count)`)
+    }
+  }
+  return entries
 }
 
 function list(env: NodeJS.ProcessEnv, name: string): string[] {
@@ -150,10 +182,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || 'sqlite:./data/marketplace.sqlite',
     publicUrl,
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
     logLevel: env.LOG_LEVEL || 'info',
     bootstrapStaffToken: env.BOOTSTRAP_STAFF_TOKEN || null,
-    secretKey: env.SECRET_KEY || DEVELOPMENT_SECRET_KEY,
+    secretKey: env.SECRET_KEY || null,
     workerEnabled: bool(env, 'WORKER_ENABLED', true),
     workerPollMs: int(env, 'WORKER_POLL_MS', 500, 10),
     jobRetentionDays: int(env, 'JOB_RETENTION_DAYS', 30),
@@ -175,7 +207,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     metricsAllow: hostList(env, 'METRICS_ALLOW'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0),
     loginRateLimitPerMinute: int(env, 'LOGIN_RATE_LIMIT_PER_MINUTE', 10),
+    loginFailuresPerAddressPerMinute: int(env, 'LOGIN_FAILURES_PER_ADDRESS_PER_MINUTE', 30),
     redisUrl: env.REDIS_URL || null,
+    redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 500, 10, 60_000),
     corsOrigins: list(env, 'CORS_ORIGINS'),
     callbackAllowList: hostList(env, 'CALLBACK_ALLOW_LIST'),
     callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),

@@ -13,6 +13,8 @@ export interface AppContext {
   db: Kysely<DB>
   dialect: Dialect
   config: Config
+  /** SECRET_KEY, else the install's own secret from the database (never shared by two installs). */
+  secretKey: string
   /** The current time; tests replace it to control clocks. */
   clock: () => Date
   newUuid: () => string

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util'
 import cluster from 'node:cluster'
 import v8 from 'node:v8'
 import type { FastifyBaseLogger } from 'fastify'
-import { DEVELOPMENT_SECRET_KEY, isLoopbackHost, loadConfig, type Config } from './config.js'
+import { loadConfig, type Config } from './config.js'
 import { buildApp } from './app.js'
 import { connectDatabase, describeDatabaseUrl } from './db/database.js'
 import { listMigrations, migrateToLatest } from './db/migrate.js'
@@ -57,12 +57,6 @@ function logStart(
       ? `starting: ${migrationsApplied.length} migration(s) applied`
       : 'starting: database schema up to date',
   )
-  if (config.secretKey === DEVELOPMENT_SECRET_KEY && !isLoopbackHost(config.host)) {
-    log.warn(
-      { host: config.host },
-      'SECRET_KEY is the development default while the server is reachable from other machines: set SECRET_KEY to a long random value',
-    )
-  }
 }
 
 async function serve(config: Config, workers: number): Promise<void> {

@@ -226,4 +226,26 @@ describe('job lanes', () => {
     assert.match(row.last_error ?? '', /no point/)
     assert.deepEqual(failed, ['hopeless'])
   })
+  test('an attempt that never ends is given up at its timeout and retried later', async () => {
+    let aborted = false
+    t.ctx.jobs.define<{ name: string }>('test.stuck', {
+      maxAttempts: 3,
+      timeoutMs: 50,
+      run: async (_p, job) => {
+        job.signal.addEventListener('abort', () => (aborted = true))
+        await new Promise(() => undefined) // ignores its signal
+      },
+    })
+    await t.ctx.jobs.enqueue(t.ctx.db, 'test.stuck', { name: 'stuck' })
+    assert.equal(await t.ctx.jobs.drain(1, MAIN_LANE), 1)
+    const row = await t.ctx.db
+      .selectFrom('jobs')
+      .select(['state', 'attempts', 'last_error'])
+      .where('kind', '=', 'test.stuck')
+      .executeTakeFirstOrThrow()
+    assert.deepEqual([row.state, row.attempts], ['queued', 1])
+    assert.match(row.last_error ?? '', /timed out after 50 ms/)
+    assert.equal(aborted, true)
+    await t.ctx.db.deleteFrom('jobs').where('kind', '=', 'test.stuck').execute()
+  })
 })

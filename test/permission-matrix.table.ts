@@ -353,7 +353,7 @@ export const rows: Row[] = [
   row(e(401, 200, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-offering-estimated-cost-policies/actions/'),
 
   // ---- orders ----
-  row(e(401, 400, 201, 201, 201, 201, 400, 400, 201, 201), 'POST /api/marketplace-orders/', { body: (w) => ({ offering: w.offering.url, plan: w.plan.url, project: w.project.url }) }),
+  row(e(401, 400, 201, 201, 201, 201, 400, 400, 403, 201), 'POST /api/marketplace-orders/', { body: (w) => ({ offering: w.offering.url, plan: w.plan.url, project: w.project.url }) }),
   row(e(401, 404, 200, 200, 200, 200, 200, 200, 200, 200), 'GET /api/marketplace-orders/{uuid}/', { on: (w) => w.fresh.order('manager') }),
   row(e(401, 404, 403, 403, 403, 200, 403, 403, 403, 200), 'POST /api/marketplace-orders/{uuid}/approve_by_consumer/', { on: (w) => w.fresh.order('manager') }),
   row(e(401, 404, 403, 403, 403, 403, 200, 200, 403, 200), 'POST /api/marketplace-orders/{uuid}/approve_by_provider/', { on: (w) => w.fresh.order('owner') }),

@@ -65,3 +65,25 @@ export function addressAfter(a: Address, n: number): Address {
   }
   return ipaddr.fromByteArray(bytes)
 }
+
+/**
+ * Which hops' X-Forwarded-For may be believed, as Fastify asks (`address`, `hop` from 0, the
+ * socket's peer): a hop count trusts that many proxies whatever their addresses (so the server
+ * must be reachable only through them); a list trusts the proxies at those addresses and CIDRs.
+ */
+export function trustProxyFunction(
+  trust: false | number | string[],
+): false | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false
+  if (typeof trust === 'number') return (_address, hop) => hop < trust
+  const networks = trust.map((entry) => parseCidr(entry)).filter((n): n is [Address, number] => n !== null)
+  return (address) => {
+    const a = parseIp(address)
+    if (!a) return false
+    const candidates = [a]
+    if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) {
+      candidates.push((a as ipaddr.IPv6).toIPv4Address())
+    }
+    return networks.some((n) => candidates.some((c) => inNetwork(c, n)))
+  }
+}

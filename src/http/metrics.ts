@@ -8,6 +8,7 @@ import type { JobQueue } from '../jobs/queue.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import { inNetwork, parseCidr, parseIp } from './addresses.js'
+import type ipaddr from 'ipaddr.js'
 
 /** A counter read when /metrics is scraped. */
 export interface MetricCounter {
@@ -104,14 +105,24 @@ export function installMetrics(
 
 const sha = (s: string) => createHash('sha256').update(s).digest()
 
+/** Loopback addresses (IPv4-mapped ones included): callers on this machine. */
+function isLoopback(address: string): boolean {
+  const a = parseIp(address)
+  if (!a) return false
+  if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) {
+    return (a as ipaddr.IPv6).toIPv4Address().range() === 'loopback'
+  }
+  return a.range() === 'loopback'
+}
+
 /**
- * Who may read /metrics. With neither METRICS_TOKEN nor METRICS_ALLOW set, anyone (as before);
- * otherwise a caller presenting `Authorization: Bearer <METRICS_TOKEN>`, or connecting from an
+ * Who may read /metrics. With neither METRICS_TOKEN nor METRICS_ALLOW set, callers on this
+ * machine only (loopback addresses); otherwise a caller presenting `Authorization: Bearer <METRICS_TOKEN>`, or connecting from an
  * address in METRICS_ALLOW (the client address as TRUST_PROXY defines it).
  */
 export function metricsAccess(config: Config): (req: FastifyRequest) => boolean {
   const { metricsToken, metricsAllow } = config
-  if (!metricsToken && !metricsAllow.length) return () => true
+  if (!metricsToken && !metricsAllow.length) return (req) => isLoopback(req.ip)
   const expected = metricsToken ? sha(metricsToken) : null
   const networks = metricsAllow.map((entry) => {
     const cidr = entry.includes('/') ? parseCidr(entry) : null

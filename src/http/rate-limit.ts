@@ -1,7 +1,7 @@
 // Rate limits through @fastify/rate-limit: one limit per caller (the authenticated user, or the
 // client address for anonymous callers and for credentials that fail), and a login throttle per
 // username and address. Counts live in the database (every process and every server on it shares
-// them) or in Redis when REDIS_URL is set.
+// them) or in Redis when REDIS_URL is set, and in the database while Redis is away.
 import { createHash } from 'node:crypto'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
@@ -18,6 +18,8 @@ declare module 'fastify' {
 }
 
 const WINDOW_MS = 60_000
+/** The password login route, whose failures are counted per client address. */
+const LOGIN_ROUTE = '/api-auth/password/'
 /** Routes never limited: probes and scrapers call them on a schedule of their own. */
 const EXEMPT = new Set(['/health/', '/metrics'])
 /** Expired rows are deleted at most this often (by clock time) per process. */
@@ -48,6 +50,16 @@ export class DatabaseRateLimitStore {
     return this
   }
 
+  /** The count of `key`'s current window, without counting (0 when it has none). */
+  async read(key: string): Promise<{ current: number; ttl: number }> {
+    const now = this.clock().getTime()
+    const { rows } = await sql<{ count: number | string; window_end_ms: number | string }>`
+      select count, window_end_ms from rate_limits where key = ${key}`.execute(this.db)
+    const row = rows[0]
+    if (!row || Number(row.window_end_ms) <= now) return { current: 0, ttl: 0 }
+    return { current: Number(row.count), ttl: Number(row.window_end_ms) - now }
+  }
+
   async hit(key: string, timeWindow: number): Promise<{ current: number; ttl: number }> {
     const now = this.clock().getTime()
     if (now >= this.nextPurge) {
@@ -64,6 +76,85 @@ export class DatabaseRateLimitStore {
       returning count, window_end_ms`.execute(this.db)
     const row = rows[0]!
     return { current: Number(row.count), ttl: Math.max(0, Number(row.window_end_ms) - now) }
+  }
+}
+
+/** Counts one hit in a fixed window (INCR, then the window's expiry on the first hit) → [count, ttl]. */
+const REDIS_HIT = `
+local current = redis.call('INCR', KEYS[1])
+if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {current, ttl}
+`
+
+type RedisWithHit = Redis & {
+  rateLimitHit(key: string, windowMs: number, cb: (err: Error | null, res?: [number, number]) => void): void
+}
+
+/** The prefix of every rate limit key in Redis. */
+export const REDIS_KEY_PREFIX = 'marketplace-rate-limit:'
+
+/**
+ * A store on Redis that never waits on it: connections and commands have timeouts, commands are
+ * never queued while Redis is unreachable, and while Redis is away (not connected, or a command
+ * failed or timed out in the last `pauseMs`) each hit is counted by `fallback` instead, so the
+ * limit still holds. Once the pause is over the next hit tries Redis again.
+ */
+export class RedisRateLimitStore {
+  private awayUntil = 0
+  private readonly redis: RedisWithHit
+  constructor(
+    redis: Redis,
+    private readonly fallback: DatabaseRateLimitStore,
+    private readonly onAway: (err: Error) => void,
+    private readonly pauseMs = 5000,
+  ) {
+    this.redis = redis as RedisWithHit
+    if (!('rateLimitHit' in redis)) redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: REDIS_HIT })
+  }
+
+  child(): RedisRateLimitStore {
+    return this
+  }
+
+  hit(key: string, timeWindow: number): Promise<{ current: number; ttl: number }> {
+    return new Promise((resolve, reject) =>
+      this.incr(key, (err, res) => (err || !res ? reject(err ?? new Error('no count')) : resolve(res)), timeWindow),
+    )
+  }
+
+  /** The count of `key`'s current window, without counting; from the database while Redis is away. */
+  async read(key: string): Promise<{ current: number; ttl: number }> {
+    if (this.redis.status !== 'ready' || Date.now() < this.awayUntil) return this.fallback.read(key)
+    try {
+      const [[, count], [, ttl]] = (await this.redis
+        .multi()
+        .get(REDIS_KEY_PREFIX + key)
+        .pttl(REDIS_KEY_PREFIX + key)
+        .exec()) as [[Error | null, string | null], [Error | null, number]]
+      return count === null ? { current: 0, ttl: 0 } : { current: Number(count), ttl: Math.max(0, ttl) }
+    } catch (e) {
+      this.awayUntil = Date.now() + this.pauseMs
+      this.onAway(e as Error)
+      return this.fallback.read(key)
+    }
+  }
+
+  incr(key: string, cb: IncrCallback, timeWindow: number): void {
+    if (this.redis.status !== 'ready' || Date.now() < this.awayUntil) {
+      this.fallback.incr(key, cb, timeWindow)
+      return
+    }
+    this.redis.rateLimitHit(REDIS_KEY_PREFIX + key, timeWindow, (err, res) => {
+      if (err || !res) {
+        this.awayUntil = Date.now() + this.pauseMs
+        this.onAway(err ?? new Error('no answer'))
+        this.fallback.incr(key, cb, timeWindow)
+        return
+      }
+      cb(null, { current: Number(res[0]), ttl: Number(res[1]) })
+    })
   }
 }
 
@@ -89,30 +180,48 @@ export async function installRateLimit(
   db: Kysely<any>,
   clock: () => Date,
 ): Promise<{ requestHook: ReturnType<FastifyInstance['rateLimit']> | null }> {
-  let redis: Redis | null = null
+  const database = new DatabaseRateLimitStore(db, clock)
+  let store: DatabaseRateLimitStore | RedisRateLimitStore = database
   if (config.redisUrl) {
-    redis = new Redis(config.redisUrl, {
-      connectTimeout: 1000,
-      maxRetriesPerRequest: 1,
-      lazyConnect: false,
+    const timeout = config.redisTimeoutMs
+    const redis = new Redis(config.redisUrl, {
+      connectTimeout: timeout,
+      commandTimeout: timeout,
+      // A command is sent only on a ready connection; otherwise the store counts elsewhere.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      // Reconnect in the background, at most every 2 s, for as long as the server runs.
+      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     })
-    // Connection errors are reported per request (the limit is then skipped), not thrown here.
-    redis.on('error', (err: Error) => app.log.warn({ err: err.message }, 'rate limit: Redis unavailable'))
+    let warned = 0
+    const away = (err: Error) => {
+      // One warning per pause, not one per request.
+      if (Date.now() - warned < 5000) return
+      warned = Date.now()
+      app.log.warn({ err: err.message }, 'rate limit: Redis unavailable, counting in the database')
+    }
+    redis.on('error', away)
+    store = new RedisRateLimitStore(redis, database, away)
+    // The first requests find Redis connected when it answers at once; the server starts anyway.
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        redis.off('ready', done)
+        resolve()
+      }
+      const timer = setTimeout(done, timeout)
+      redis.once('ready', done)
+    })
     app.addHook('onClose', async () => {
-      redis?.disconnect()
+      redis.disconnect()
     })
   }
-  const store = new DatabaseRateLimitStore(db, clock)
   await app.register(rateLimit, {
     global: false,
     timeWindow: WINDOW_MS,
-    ...(redis
-      ? { redis, nameSpace: 'marketplace-rate-limit:', skipOnError: true }
-      : {
-          store: function Store() {
-            return store
-          } as any,
-        }),
+    store: function Store() {
+      return store
+    } as any,
     errorResponseBuilder: (_req, ctx) => throttled(Math.ceil(ctx.ttl / 1000)),
   })
 
@@ -126,11 +235,30 @@ export async function installRateLimit(
       return `login:${request.ip}:${digest}`
     },
   })
+  // Failed logins per client address, whatever the usernames: password spraying across many
+  // accounts is refused as a whole, while the per-username limit above keeps its own count.
+  const failureLimit = config.loginFailuresPerAddressPerMinute
+  const failureKey = (request: FastifyRequest) => `login-failed:${request.ip}`
   app.decorate('loginThrottle', async (request: FastifyRequest) => {
+    if (failureLimit > 0) {
+      const failures = await store.read(failureKey(request))
+      if (failures.current >= failureLimit) throw throttled(Math.ceil(failures.ttl / 1000))
+    }
     if (loginLimit <= 0) return
     const res = await login(request)
     if (!res.isAllowed && res.isExceeded) throw throttled(res.ttlInSeconds)
   })
+  if (failureLimit > 0) {
+    // Counted before the answer goes out, so the next attempt already sees it.
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (request.method !== 'POST' || request.routeOptions.url !== LOGIN_ROUTE) return payload
+      if (reply.statusCode !== 400) return payload
+      await store.hit(failureKey(request), WINDOW_MS).catch((err: unknown) => {
+        app.log.warn({ err }, 'rate limit: a failed login was not counted')
+      })
+      return payload
+    })
+  }
 
   if (config.rateLimitPerMinute <= 0) return { requestHook: null }
   const requestHook = app.rateLimit({

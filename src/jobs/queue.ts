@@ -12,6 +12,7 @@ import type { DB } from '../db/tables.js'
 import type { Dialect } from '../db/database.js'
 import { parseJson, toJson } from '../db/values.js'
 import { insertReturningId } from '../db/compiled.js'
+import { settledBy, withDeadline } from './deadline.js'
 import { LaneRunner, type LaneOptions } from './lane.js'
 
 /** The lane of every kind that names no other. */
@@ -38,6 +39,11 @@ export interface JobDefinition<P = any> {
   backoffMs?: number
   /** The lane whose loop runs this kind (default: the main lane). */
   lane?: string
+  /**
+   * Longest one attempt may take: then its signal aborts and the attempt counts as failed, even
+   * if the work itself does not stop, so it never holds its lane longer (default: no limit).
+   */
+  timeoutMs?: number
 }
 
 export interface EnqueueOptions {
@@ -195,7 +201,10 @@ export class JobQueue {
     }
     const isLastAttempt = job.attempts >= job.max_attempts
     try {
-      await def.run(job.payload, { attempt: job.attempts, isLastAttempt, jobId: job.id, signal })
+      const attempt = (s: AbortSignal) =>
+        def.run(job.payload, { attempt: job.attempts, isLastAttempt, jobId: job.id, signal: s })
+      if (def.timeoutMs === undefined) await attempt(signal)
+      else await withDeadline(def.timeoutMs, signal, (s) => settledBy(attempt(s), s))
       await this.db
         .updateTable('jobs')
         .set({ state: 'done', finished: finishedAt(), locked_by: null })

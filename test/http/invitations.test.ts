@@ -205,10 +205,10 @@ describe('creating invitations', () => {
     assert.equal(ok.project_name_template, '{username} {email} {full_name}')
   })
 
-  test('user_email_patterns must be valid, short and free of nested quantifiers', async () => {
+  test('user_email_patterns must be valid, short and of bounded size', async () => {
     const { c, owner } = await ownedCustomer()
     const r = await postInvitation(owner, 'CUSTOMER.MANAGER', c, {
-      user_email_patterns: ['.*@ok\\.org', '(a+)+@x', '([', 'x'.repeat(201)],
+      user_email_patterns: ['.*@ok\\.org', '(a+)+@x', '([', 'x'.repeat(201), '(?:a{0,40}){0,40}'],
     })
     assert.equal(r.status, 400)
     assert.equal(r.body.user_email_patterns.length, 3)
@@ -397,6 +397,31 @@ describe('submit_request', () => {
     const p = await projectOf(c)
     assert.equal(p.name, 'bo_project')
     assert.deepEqual(await roleOf(user, 'project', p.id), ['PROJECT.MEMBER'])
+  })
+
+  test('concurrent accepts whose projects render the same name each get a name of their own', async () => {
+    const { c, inv } = await customerInvitation('CUSTOMER.MANAGER', {
+      auto_approve: true,
+      auto_create_project: true,
+      project_role: t.roles['PROJECT.ADMIN'],
+      project_name_template: '{full_name}',
+    })
+    const users = await Promise.all(
+      Array.from({ length: 6 }, () => makeUser(t.ctx, { fullName: 'Collide Target' })),
+    )
+    const results = await Promise.all(
+      users.map((u) => client(t.app, u.token).post(`${INV}${inv.uuid}/submit_request/`)),
+    )
+    assert.deepEqual(
+      results.map((r) => r.status),
+      users.map(() => 200),
+    )
+    const names = (
+      await t.ctx.db.selectFrom('projects').select('name').where('customer_id', '=', c.id).execute()
+    ).map((p) => p.name)
+    assert.equal(names.length, 6)
+    assert.equal(new Set(names).size, 6, names.join(', '))
+    assert.ok(names.includes('Collide Target'))
   })
 
   test('concurrent submit_request calls by one user: one request is created, the rest are 400', async () => {

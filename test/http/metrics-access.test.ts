@@ -1,4 +1,4 @@
-// /metrics: anonymous by default; with METRICS_TOKEN or METRICS_ALLOW set, only the token's bearer
+// /metrics: callers on this machine only by default; with METRICS_TOKEN or METRICS_ALLOW set, only the token's bearer
 // or a listed address reads it. Also: the request timeout holds from a request's first byte.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -8,10 +8,15 @@ import { loadConfig } from '../../src/config.js'
 
 const base = { databaseUrl: 'sqlite::memory:', logLevel: 'silent', workerEnabled: false }
 
-test('/metrics is open when unconfigured, and guarded by a token or an address list when set', async () => {
+test('/metrics answers only loopback callers when unconfigured, and a token or an address list when set', async () => {
   const open = await buildApp(loadConfig({}, base))
   try {
-    assert.equal((await open.inject({ url: '/metrics' })).statusCode, 200)
+    for (const local of ['127.0.0.1', '127.8.0.1', '::1', '::ffff:127.0.0.1']) {
+      assert.equal((await open.inject({ url: '/metrics', remoteAddress: local })).statusCode, 200, local)
+    }
+    for (const remote of ['203.0.113.9', '10.0.0.2', '::ffff:203.0.113.9', '2001:db8::1']) {
+      assert.equal((await open.inject({ url: '/metrics', remoteAddress: remote })).statusCode, 403, remote)
+    }
   } finally {
     await open.close()
   }

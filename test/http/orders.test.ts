@@ -123,6 +123,27 @@ describe('create', () => {
     assert.equal(resource.body.state, 'Creating')
   })
 
+  test('only roles holding ORDER.CREATE on the project or its organization place orders', async () => {
+    const customerManager = await makeUser(t.ctx)
+    const customerSupport = await makeUser(t.ctx)
+    await grant(t.ctx, customerManager, 'CUSTOMER.MANAGER', { type: 'customer', id: consumer.id })
+    await grant(t.ctx, customerSupport, 'CUSTOMER.SUPPORT', { type: 'customer', id: consumer.id })
+    const { offering, plan } = offerings['Marketplace.Slurm']!
+    const body = { offering: offering.url, plan: plan.url, project: project.url, limits: { cpu: 1 } }
+    for (const who of [customerManager, customerSupport, users.support]) {
+      const r = await as(who).post(`${R}/`, { ...body, attributes: { name: uniqueName('res') } })
+      assert.equal(r.status, 403, `${who.username}: ${JSON.stringify(r.body)}`)
+      assert.ok(r.body.detail)
+    }
+    const count = await t.ctx.db
+      .selectFrom('orders')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('created_by_id', 'in', [customerManager.id, customerSupport.id, users.support.id])
+      .executeTakeFirstOrThrow()
+    assert.equal(Number(count.n), 0)
+    for (const who of [users.member, users.admin, users.owner, users.staff]) await order(who)
+  })
+
   test('an order gets a slug from its resource name, else its offering name; staff may set one', async () => {
     // The reference's clients refuse an order whose slug does not match ^[-a-zA-Z0-9_]+$.
     const named = await order(users.manager, 'Marketplace.Slurm', { attributes: { name: 'My VM #1 (Déjà)' } })

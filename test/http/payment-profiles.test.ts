@@ -120,6 +120,9 @@ describe('payment profile records', () => {
         contract_sum: ['A valid integer is required.'],
       },
     })
+    const nullDate = await withAttributes({ end_date: null, agreement_number: 'AG-2' })
+    assert.equal(nullDate.status, 400)
+    assert.deepEqual(nullDate.body, { attributes: { end_date: ['This field may not be null.'] } })
     const notDate = await withAttributes({ end_date: '31.12.2026' })
     assert.equal(notDate.status, 400)
     assert.ok(notDate.body.attributes.end_date)

@@ -234,7 +234,7 @@ describe('identifiers, paths and methods', () => {
     } finally {
       await pub.close()
     }
-    const proxied = await buildTestApp({ trustProxy: true })
+    const proxied = await buildTestApp({ trustProxy: 1 })
     try {
       const s = await makeUser(proxied.ctx, { staff: true })
       const c3 = await makeCustomer(proxied.ctx)

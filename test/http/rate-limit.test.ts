@@ -2,12 +2,14 @@
 // database or Redis) and the login throttle.
 import assert from 'node:assert/strict'
 import { after, before, describe, mock, test } from 'node:test'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { Redis } from 'ioredis'
 import { passwordKdf } from '../../src/http/auth.js'
 import { loadConfig } from '../../src/config.js'
 import { buildTestApp, TestClock, type TestApp } from '../support/app.js'
 import { call, client } from '../support/client.js'
-import { makeUser } from '../support/fixtures.js'
+import { makeUser, type UserRef } from '../support/fixtures.js'
 import { issueToken } from '../../src/areas/directory/service.js'
 
 const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379'
@@ -63,12 +65,12 @@ describe('request rate limit', () => {
 
   test('/health/ and /metrics are never limited', async () => {
     for (let i = 0; i < 6; i++) {
-      assert.equal(await from(t, '10.0.2.1', '/health/'), 200)
-      assert.equal(await from(t, '10.0.2.1', '/metrics'), 200)
+      assert.equal(await from(t, '127.0.2.1', '/health/'), 200)
+      assert.equal(await from(t, '127.0.2.1', '/metrics'), 200)
     }
-    for (let i = 0; i < 3; i++) assert.equal(await from(t, '10.0.2.1', '/api/customers/'), 401)
-    assert.equal(await from(t, '10.0.2.1', '/api/customers/'), 429)
-    assert.equal(await from(t, '10.0.2.1', '/health/'), 200)
+    for (let i = 0; i < 3; i++) assert.equal(await from(t, '127.0.2.1', '/api/customers/'), 401)
+    assert.equal(await from(t, '127.0.2.1', '/api/customers/'), 429)
+    assert.equal(await from(t, '127.0.2.1', '/health/'), 200)
   })
 
   test('two servers on one database share the counts', async () => {
@@ -99,6 +101,36 @@ describe('request rate limit', () => {
   })
 })
 
+describe('behind a proxy', () => {
+  for (const trustProxy of [1, ['127.0.0.1']] as const) {
+    test(`TRUST_PROXY=${String(trustProxy)}: a client's own X-Forwarded-For entries do not escape the limit`, async () => {
+      const t = await buildTestApp({ rateLimitPerMinute: 2, trustProxy: trustProxy as number | string[] })
+      try {
+        const statuses = []
+        for (let i = 0; i < 3; i++) {
+          // The client writes the left-most entries; the proxy appends the address it saw.
+          const r = await t.app.inject({
+            url: '/api/customers/',
+            remoteAddress: '127.0.0.1',
+            headers: { 'x-forwarded-for': `198.51.100.${i + 1}, 203.0.113.7` },
+          })
+          statuses.push(r.statusCode)
+        }
+        assert.deepEqual(statuses, [401, 401, 429])
+        // Another client behind the same proxy has a limit of its own.
+        const other = await t.app.inject({
+          url: '/api/customers/',
+          remoteAddress: '127.0.0.1',
+          headers: { 'x-forwarded-for': '203.0.113.8' },
+        })
+        assert.equal(other.statusCode, 401)
+      } finally {
+        await t.close()
+      }
+    })
+  }
+})
+
 describe('login', () => {
   let t: TestApp
   before(async () => {
@@ -124,6 +156,43 @@ describe('login', () => {
     assert.equal((await login('victim', '10.1.0.2')).statusCode, 400, 'another address')
     t.clock.advance(61_000)
     assert.equal((await login('victim', '10.1.0.1')).statusCode, 400)
+  })
+
+  test('failed logins are throttled per address across usernames, by default', async () => {
+    assert.equal(loadConfig({}).loginFailuresPerAddressPerMinute, 30)
+    // Password spraying: one attempt per username, each under its own per-username limit.
+    for (let i = 0; i < 30; i++) assert.equal((await login(`spray-${i}`, '10.1.2.1')).statusCode, 400)
+    const r = await login('spray-next', '10.1.2.1')
+    assert.equal(r.statusCode, 429)
+    assert.ok(Number(r.headers['retry-after']) >= 1)
+    assert.equal((await login('spray-next', '10.1.2.2')).statusCode, 400, 'another address')
+    t.clock.advance(61_000)
+    assert.equal((await login('spray-next', '10.1.2.1')).statusCode, 400)
+  })
+
+  test('successful logins do not count as failures', async () => {
+    const u = await makeUser(t.ctx)
+    const set = await call(t.app, 'POST', `/api/users/${u.uuid}/password/`, {
+      token: u.token,
+      body: { password: 'Correct-horse-42' },
+    })
+    assert.ok(set.status < 300)
+    const few = await buildTestApp({ loginFailuresPerAddressPerMinute: 2, loginRateLimitPerMinute: 0 }, t.clock, t)
+    try {
+      const attempt = (password: string) =>
+        few.app.inject({
+          method: 'POST',
+          url: '/api-auth/password/',
+          remoteAddress: '10.1.3.1',
+          payload: { username: u.username, password },
+        })
+      for (let i = 0; i < 5; i++) assert.equal((await attempt('Correct-horse-42')).statusCode, 200)
+      assert.equal((await attempt('wrong')).statusCode, 400)
+      assert.equal((await attempt('wrong')).statusCode, 400)
+      assert.equal((await attempt('Correct-horse-42')).statusCode, 429)
+    } finally {
+      await few.close()
+    }
   })
 
   test('an unknown username costs the same key derivation as a wrong password', async () => {
@@ -190,6 +259,121 @@ describe('request rate limit in Redis', () => {
     } finally {
       await one.close()
       await two.close()
+    }
+  })
+})
+
+/** A TCP listener standing in for a Redis server: `answer` handles each connection's bytes. */
+async function fakeRedis(answer: (data: string, socket: Socket) => void) {
+  const sockets = new Set<Socket>()
+  const server = createServer((s) => {
+    sockets.add(s)
+    s.on('data', (d) => answer(d.toString('latin1'), s))
+    s.on('close', () => sockets.delete(s))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    close: () => {
+      sockets.forEach((s) => s.destroy())
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+/** Three requests of one user with a limit of 2: the third is refused, and none waits long. */
+async function limitStillHolds(t: TestApp) {
+  const u = await makeUser(t.ctx)
+  const started = performance.now()
+  const statuses = []
+  for (let i = 0; i < 3; i++) statuses.push((await client(t.app, u.token).get('/api/users/me/')).status)
+  assert.deepEqual(statuses, [200, 200, 429])
+  assert.equal((await client(t.app, u.token).get('/health/')).status, 200)
+  const ms = performance.now() - started
+  assert.ok(ms < 2500, `took ${ms} ms`)
+  return u
+}
+
+describe('request rate limit while Redis is away', () => {
+  const redisOptions = { rateLimitPerMinute: 2, redisTimeoutMs: 200 }
+
+  test('a Redis that accepts connections and never answers: counted in the database', async () => {
+    const silent = await fakeRedis(() => undefined)
+    const t = await buildTestApp({ ...redisOptions, redisUrl: silent.url })
+    try {
+      await limitStillHolds(t)
+    } finally {
+      await t.close()
+      await silent.close()
+    }
+  })
+
+  test('a Redis that stops answering once connected: commands time out, counted in the database', async () => {
+    // Answers the connection's readiness check, then nothing more (a frozen server).
+    const frozen = await fakeRedis((data, s) => {
+      if (/info/i.test(data)) {
+        const info = 'redis_version:7.0.0\r\nloading:0\r\n'
+        s.write(`$${info.length}\r\n${info}\r\n`)
+      }
+    })
+    const t = await buildTestApp({ ...redisOptions, redisUrl: frozen.url })
+    try {
+      const started = performance.now()
+      while (performance.now() - started < 3000) {
+        if ((await t.app.inject({ url: '/health/' })).statusCode === 200) break
+      }
+      await limitStillHolds(t)
+      await limitStillHolds(t) // the next user too, without waiting on Redis again
+    } finally {
+      await t.close()
+      await frozen.close()
+    }
+  })
+
+  test('a Redis that refuses connections: counted in the database, then in Redis once it is back', async (ctx) => {
+    const port = await closedPort()
+    const t = await buildTestApp({ ...redisOptions, redisUrl: `redis://127.0.0.1:${port}` })
+    let server: ChildProcess | null = null
+    try {
+      await limitStillHolds(t)
+      const binary = spawnSync('redis-server', ['--version'])
+      if (binary.status !== 0) return ctx.skip('no redis-server to come back')
+      server = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      })
+      const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0 })
+      probe.on('error', () => {})
+      try {
+        // The server reconnects on its own: a user's requests are counted in Redis again.
+        let counted: string[] = []
+        let u: UserRef | null = null
+        const started = performance.now()
+        while (!counted.length && performance.now() - started < 15_000) {
+          u = await makeUser(t.ctx)
+          assert.equal((await client(t.app, u.token).get('/api/users/me/')).status, 200)
+          await probe.connect().catch(() => undefined)
+          counted = probe.status === 'ready' ? await probe.keys(`marketplace-rate-limit:u:${u.uuid}`) : []
+        }
+        assert.deepEqual(counted, [`marketplace-rate-limit:u:${u!.uuid}`])
+        const all = await probe.keys('*')
+        assert.ok(all.every((k) => !k.includes('undefined')), all.join(' '))
+        await limitStillHolds(t)
+      } finally {
+        probe.disconnect()
+      }
+    } finally {
+      await t.close()
+      server?.kill()
     }
   })
 })

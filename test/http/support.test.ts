@@ -1,7 +1,7 @@
 import { before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
-import { sharedTestApp } from '../support/app.js'
+import { buildTestApp, sharedTestApp } from '../support/app.js'
 import { call, client, pathOf } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
 
@@ -179,7 +179,7 @@ describe('feedback tokens', () => {
     assert.equal(r.status, 200)
     const hex = issue.uuid.replace(/-/g, '')
     const ts = Math.floor(t.clock.now().getTime() / 1000)
-    const sig = createHmac('sha256', t.config.secretKey).update(`${hex}:${ts}`).digest('base64url')
+    const sig = createHmac('sha256', t.ctx.secretKey).update(`${hex}:${ts}`).digest('base64url')
     assert.deepEqual(r.body, {
       token: `${hex}:${ts}:${sig}`,
       url: `http://localhost:80/api/support-feedbacks/?token=${encodeURIComponent(`${hex}:${ts}:${sig}`)}`,
@@ -455,5 +455,39 @@ describe('reading feedback', () => {
       `${FEEDBACKS}${feedbacks[1]}/?field=evaluation&field=issue_key`,
     )
     assert.deepEqual(r.body, { evaluation: 8, issue_key: issues[1]!.key })
+  })
+})
+
+describe('the signing key without SECRET_KEY', () => {
+  test('each install makes its own, kept in its database; a token signed with a known key is refused', async () => {
+    assert.equal(t.config.secretKey, null)
+    assert.ok(t.ctx.secretKey.length >= 40)
+    const other = await buildTestApp()
+    try {
+      assert.notEqual(other.ctx.secretKey, t.ctx.secretKey, 'two databases, two secrets')
+      const again = await buildTestApp({}, other.clock, other)
+      try {
+        assert.equal(again.ctx.secretKey, other.ctx.secretKey, 'one database, one secret')
+      } finally {
+        await again.close()
+      }
+    } finally {
+      await other.close()
+    }
+    // A forged token, signed with the key every install used to share by default.
+    const issue = await makeIssue()
+    const hex = issue.uuid.replace(/-/g, '')
+    const ts = Math.floor(t.clock.now().getTime() / 1000)
+    const forged = createHmac('sha256', 'insecure-development-secret-change-me')
+      .update(`${hex}:${ts}`)
+      .digest('base64url')
+    const r = await anonymous().post(FEEDBACKS, { token: `${hex}:${ts}:${forged}`, evaluation: 1 })
+    assert.equal(r.status, 400, JSON.stringify(r.body))
+    const set = await buildTestApp({ secretKey: 'configured-secret-value' }, other.clock, t)
+    try {
+      assert.equal(set.ctx.secretKey, 'configured-secret-value')
+    } finally {
+      await set.close()
+    }
   })
 })

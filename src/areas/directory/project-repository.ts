@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import { insertReturningId, reusableByForm, slot, slottedLists, perDatabase } from '../../db/compiled.js'
 import { scopedList } from '../../db/listing.js'
 import { deleteRow, updateRow } from '../../db/rows.js'
-import { icontainsAny, inAnyOf } from '../../db/sql.js'
+import { icontainsAny, inAnyOf, isPostgres } from '../../db/sql.js'
 import { deleteGrantsOn } from './customer-repository.js'
 import { unlessAll } from '../../db/joins.js'
 import type { Db, Visibility } from './repository.js'
@@ -75,6 +75,14 @@ export const projectsRepository = perDatabase((db: Db) => {
         .where('customer_id', '=', customerId)
         .orderBy('id')
         .execute()
+    },
+    /**
+     * Holds the customer's project names until the transaction ends (PostgreSQL; SQLite runs one
+     * write transaction at a time), so two transactions picking a free name never pick the same.
+     */
+    async lockNames(customerId: number): Promise<void> {
+      if (isPostgres(db))
+        await sql`select pg_advisory_xact_lock(hashtext(${`project-names:${customerId}`}))`.execute(db)
     },
     /** Names of the customer's projects that begin with `prefix` (exact, case-sensitive). */
     async namesStartingWith(prefix: string, customerId: number): Promise<string[]> {

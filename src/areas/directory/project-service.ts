@@ -117,6 +117,7 @@ export async function createProjectWithFreeName(
   customerId: number,
 ): Promise<number> {
   const base = name.slice(0, MAX_BASE_NAME)
+  await projectsRepository(db).lockNames(customerId)
   const taken = new Set(await projectsRepository(db).namesStartingWith(base, customerId))
   let free = base
   for (let n = 2; taken.has(free); n++) free = `${base} ${n}`

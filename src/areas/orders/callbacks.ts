@@ -11,6 +11,7 @@ import { Agent, buildConnector, request } from 'undici'
 import type { Config } from '../../config.js'
 import type { LookupHost } from '../../context.js'
 import { inNetwork, parseCidr, parseIp, type Address } from '../../http/addresses.js'
+import { settledBy, withDeadline } from '../../jobs/deadline.js'
 import { PermanentJobError } from '../../jobs/queue.js'
 
 const REFUSED = 'Callback URLs may not point at private or loopback addresses.'
@@ -150,16 +151,6 @@ export interface CallbackPayload {
   deadline?: string
 }
 
-/** `work`, or the signal's reason once it is aborted first (a name lookup cannot be cancelled). */
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error)
-    if (signal.aborted) return onAbort()
-    signal.addEventListener('abort', onAbort, { once: true })
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
-  })
-}
-
 /** Sends callbacks over connections that only ever reach addresses `targetProblem` accepts. */
 export class CallbackSender {
   private readonly agent: Agent
@@ -221,20 +212,21 @@ export class CallbackSender {
     if (problem) throw new PermanentJobError(problem)
     const url = new URL(p.url)
     const host = hostOf(url)
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
-    // Refuses early, with a clear message; the connection checks again what it connects to.
-    if (!isIP(host) && !this.config.callbackAllowPrivate) await abortable(this.addresses(host), deadline)
-    const answer = await request(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'marketplace-api callback' },
-      body: JSON.stringify(p.body),
-      signal: deadline,
-      dispatcher: this.agent,
+    await withDeadline(timeoutMs, signal, async (deadline) => {
+      // Refuses early, with a clear message; the connection checks again what it connects to.
+      if (!isIP(host) && !this.config.callbackAllowPrivate) await settledBy(this.addresses(host), deadline)
+      const answer = await request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'marketplace-api callback' },
+        body: JSON.stringify(p.body),
+        signal: deadline,
+        dispatcher: this.agent,
+      })
+      await answer.body.dump({ limit: 64 * 1024, signal: deadline }).catch(() => undefined)
+      if (answer.statusCode < 200 || answer.statusCode >= 300) {
+        throw new Error(`callback answered ${answer.statusCode}`)
+      }
     })
-    await answer.body.dump({ limit: 64 * 1024, signal: deadline }).catch(() => undefined)
-    if (answer.statusCode < 200 || answer.statusCode >= 300) {
-      throw new Error(`callback answered ${answer.statusCode}`)
-    }
   }
 
   /** Drops open connections (those of deliveries still waiting included). */

@@ -3,7 +3,7 @@
 // is placed by.
 import type { AppContext } from '../../context.js'
 import { parseJson, toBool, toJson } from '../../db/values.js'
-import { FieldErrorSet, fieldError, nonFieldError } from '../../http/errors.js'
+import { FieldErrorSet, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { slugify } from '../../http/slug.js'
 import { findCustomerById, resolveProjectLink } from '../directory/service.js'
@@ -130,6 +130,11 @@ export async function createOrder(
     errors.add('type', 'Update and Terminate orders are created through the resource actions.')
   }
   const project = await errors.check('project', () => resolveProjectLink(ctx, actor, 'project', body.project))
+  // Seeing a project is not enough to order for it: support roles and the provider-side manager
+  // see the organization's projects and may not place orders for them.
+  if (project && !can(actor, 'ORDER.CREATE', { customerId: project.customer_id, projectId: project.id })) {
+    throw forbidden()
+  }
   const offering = await errors.check('offering', async () => {
     const o = await resolveOfferingLink(ctx, actor, 'offering', body.offering)
     if (o.state !== 'Active') throw fieldError('offering', 'Offering is not available.')

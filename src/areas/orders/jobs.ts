@@ -134,6 +134,8 @@ export function defineOrderJobs(ctx: AppContext): { close: () => Promise<void> }
     lane: CALLBACK_LANE,
     maxAttempts: 5,
     backoffMs: 2000,
+    // A backstop: the delivery's own deadline ends it first.
+    timeoutMs: ctx.config.callbackTimeoutMs + 1000,
     run: async (p, job) => deliverCallback(ctx, sender, p, job.signal),
   })
   ctx.jobs.define<{ orderId: number }>(JOBS.startDate, {

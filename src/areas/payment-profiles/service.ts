@@ -72,7 +72,9 @@ export function validateAttributes(input: Record<string, unknown>): Record<strin
   const out: Record<string, unknown> = { ...input }
   const errors: Record<string, string[]> = {}
   const endDate = input.end_date
-  if (endDate !== undefined && endDate !== null) {
+  // The contract's end is read for alerts and invoicing: a key given without a date is refused.
+  if (endDate === null) errors.end_date = ['This field may not be null.']
+  else if (endDate !== undefined) {
     if (typeof endDate !== 'string' || !validDate(endDate)) {
       errors.end_date = ['Date has wrong format. Use one of these formats instead: YYYY-MM-DD.']
     }

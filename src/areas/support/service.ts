@@ -183,7 +183,7 @@ export async function feedbackToken(
 ): Promise<{ token: string; url: string }> {
   requireSupportDesk(actor)
   const issue = await issues.find(ctx, actor, uuid)
-  const token = signFeedbackToken(ctx.config.secretKey, issue.uuid, ctx.clock())
+  const token = signFeedbackToken(ctx.secretKey, issue.uuid, ctx.clock())
   return { token, url: `${base}/api/${FEEDBACKS_PATH}/?token=${encodeURIComponent(token)}` }
 }
 
@@ -212,7 +212,7 @@ export async function createFeedback(
   const evaluation = parseEvaluation(body.evaluation)
   if (typeof evaluation === 'string') errors.evaluation = [evaluation]
   const check = verifyFeedbackToken(
-    ctx.config.secretKey,
+    ctx.secretKey,
     body.token,
     ctx.clock(),
     ctx.config.feedbackTokenDays * 86400,

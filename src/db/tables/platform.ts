@@ -123,6 +123,12 @@ export interface EventsTable {
   created: string
 }
 
+/** Secrets the install generated for itself, by name (see installSecret). */
+export interface InstallSecretsTable {
+  name: string
+  value: string
+}
+
 /** Totals kept by triggers (name → row count), so unfiltered lists need not count. */
 export interface RowCountsTable {
   name: string
@@ -141,4 +147,5 @@ export interface PlatformTables {
   user_roles: UserRolesTable
   jobs: JobsTable
   events: EventsTable
+  install_secrets: InstallSecretsTable
 }
