@@ -145,6 +145,16 @@ const linkArb = (): fc.Arbitrary<string> =>
     fc.constantFrom('http://evil.example/', 'not a url', '/api/customers/zzz/', 'javascript:alert(1)', ''),
   )
 
+/** A generated value as query text: objects without a prototype (no toString) as JSON. */
+function text(v: unknown): string {
+  if (v === null || typeof v !== 'object') return String(v)
+  try {
+    return JSON.stringify(v)
+  } catch {
+    return ''
+  }
+}
+
 const hostile = fc.oneof(
   fc.constantFrom(...INJECTIONS),
   fc.string({ unit: 'grapheme', maxLength: 40 }),
@@ -209,7 +219,7 @@ function queryFor(op: Operation): fc.Arbitrary<string> {
       .chain((name) =>
         fc
           .oneof(valueFor(op.query[name]), hostile)
-          .map((v) => [[name, Array.isArray(v) ? String(v[0] ?? '') : String(v)]] as [string, string][]),
+          .map((v) => [[name, text(Array.isArray(v) ? (v[0] ?? '') : v)]] as [string, string][]),
       ),
     fc
       .tuple(

@@ -271,7 +271,8 @@ function offeringTypesRoute(fastify: FastifyInstance): void {
     {
       schema: {
         tags: ['marketplace-offering-types'],
-        response: { 200: Type.Array(s.OfferingTypeSchema), 401: errors[401] },
+        // 400: a query the server refuses for every route (e.g. a NUL byte).
+        response: { 200: Type.Array(s.OfferingTypeSchema), 400: errors[400], 401: errors[401] },
       },
     },
     async (request) => {

@@ -169,7 +169,8 @@ export const orders = defineResource({
       },
       status: 204,
       response: null,
-      errors: { 403: NoContent, 404: DetailBody },
+      // 400: a malformed uuid or query, refused for every route.
+      errors: { 400: errors[400], 403: NoContent, 404: DetailBody },
       run: (c) => svc.unlinkOrder(c.ctx, c.actor, c.uuid),
     }),
     approval('approve_by_consumer', 'Approve the order as its consumer', svc.approveByConsumer),
