@@ -67,7 +67,14 @@ const SEQUENCE_BATCH = 1000
  * Writes an event in `db`, the transaction of the change it tells: it commits with the change or
  * not at all.
  */
-export async function emitEvent(ctx: AppContext, db: Db, e: EventInput): Promise<void> {
+export async function emitEvent(ctx: AppContext, db: Db, input: EventInput): Promise<void> {
+  // A scope known without its uuid ('') is told as none.
+  const e = {
+    ...input,
+    offeringUuid: input.offeringUuid || null,
+    projectUuid: input.projectUuid || null,
+    customerUuid: input.customerUuid || null,
+  }
   const time = ctx.clock().toISOString()
   const prefix = ctx.config.publicUrl ?? ''
   const url = `${prefix}${e.path}`
