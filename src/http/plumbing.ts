@@ -7,6 +7,7 @@ import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance, HTTPMethods } from 'fastify'
 import type { Config } from '../config.js'
 import { AppError, fieldError, methodNotAllowed } from './errors.js'
+import { FieldErrorsBody } from './schemas.js'
 
 export type { MetricCounter } from './metrics.js'
 
@@ -246,9 +247,11 @@ export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
   const routes = new Map<string, Set<string>>()
   app.addHook('onRoute', (r) => {
     if (!r.url.startsWith('/api') || r.schema?.hide) return
-    // Statuses the platform itself may answer on any route, documented everywhere.
+    // Statuses the platform itself may answer on any route, documented everywhere: among them a
+    // 400 for a query it refuses before the handler (a null character), named by field.
     const schema = (r.schema ??= {}) as { response?: Record<string | number, unknown> }
     schema.response ??= {}
+    schema.response[400] ??= FieldErrorsBody
     for (const code of GENERIC_STATUSES) schema.response[code] ??= GENERIC_ERROR
     const set = routes.get(r.url) ?? new Set<string>()
     for (const m of Array.isArray(r.method) ? r.method : [r.method]) set.add(m)

@@ -18,8 +18,7 @@ export function installVersion(app: FastifyInstance, version: string): void {
       schema: {
         tags: ['version'],
         summary: 'Get the installed version of the server',
-        // 400: a query the server refuses for every route (e.g. a NUL byte), named by parameter.
-        response: { 200: VersionSchema, 400: errors[400], 401: errors[401] },
+        response: { 200: VersionSchema, 401: errors[401] },
       },
     },
     // The route requires a token, as every API route does unless it says otherwise.

@@ -271,8 +271,7 @@ function offeringTypesRoute(fastify: FastifyInstance): void {
     {
       schema: {
         tags: ['marketplace-offering-types'],
-        // 400: a query the server refuses for every route (e.g. a NUL byte).
-        response: { 200: Type.Array(s.OfferingTypeSchema), 400: errors[400], 401: errors[401] },
+        response: { 200: Type.Array(s.OfferingTypeSchema), 401: errors[401] },
       },
     },
     async (request) => {

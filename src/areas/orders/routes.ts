@@ -169,8 +169,7 @@ export const orders = defineResource({
       },
       status: 204,
       response: null,
-      // 400: a malformed uuid or query, refused for every route.
-      errors: { 400: errors[400], 403: NoContent, 404: DetailBody },
+      errors: { 403: NoContent, 404: DetailBody },
       run: (c) => svc.unlinkOrder(c.ctx, c.actor, c.uuid),
     }),
     approval('approve_by_consumer', 'Approve the order as its consumer', svc.approveByConsumer),
