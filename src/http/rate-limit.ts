@@ -4,7 +4,12 @@
 // them) or in Redis when REDIS_URL is set, and in the database while Redis is away.
 import { createHash } from 'node:crypto'
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  onSendAsyncHookHandler,
+  preHandlerAsyncHookHandler,
+} from 'fastify'
 import { Redis } from 'ioredis'
 import { sql, type Kysely } from 'kysely'
 import type { Config } from '../config.js'
@@ -14,12 +19,12 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** A route's preHandler throttling login attempts per username and client address. */
     loginThrottle: preHandlerAsyncHookHandler
+    /** The login route's onSend hook: counts a refused login (400) for its client address. */
+    loginFailed: onSendAsyncHookHandler
   }
 }
 
 const WINDOW_MS = 60_000
-/** The password login route, whose failures are counted per client address. */
-const LOGIN_ROUTE = '/api-auth/password/'
 /** Routes never limited: probes and scrapers call them on a schedule of their own. */
 const EXEMPT = new Set(['/health/', '/metrics'])
 /** Expired rows are deleted at most this often (by clock time) per process. */
@@ -120,7 +125,11 @@ export class RedisRateLimitStore {
 
   hit(key: string, timeWindow: number): Promise<{ current: number; ttl: number }> {
     return new Promise((resolve, reject) =>
-      this.incr(key, (err, res) => (err || !res ? reject(err ?? new Error('no count')) : resolve(res)), timeWindow),
+      this.incr(
+        key,
+        (err, res) => (err || !res ? reject(err ?? new Error('no count')) : resolve(res)),
+        timeWindow,
+      ),
     )
   }
 
@@ -248,17 +257,18 @@ export async function installRateLimit(
     const res = await login(request)
     if (!res.isAllowed && res.isExceeded) throw throttled(res.ttlInSeconds)
   })
-  if (failureLimit > 0) {
-    // Counted before the answer goes out, so the next attempt already sees it.
-    app.addHook('onSend', async (request, reply, payload) => {
-      if (request.method !== 'POST' || request.routeOptions.url !== LOGIN_ROUTE) return payload
-      if (reply.statusCode !== 400) return payload
+  // Counted before the answer goes out, so the next attempt already sees it; a hook of the login
+  // route only, so no other request pays for it.
+  app.decorate(
+    'loginFailed',
+    async (request: FastifyRequest, reply: { statusCode: number }, payload: unknown) => {
+      if (failureLimit <= 0 || reply.statusCode !== 400) return payload
       await store.hit(failureKey(request), WINDOW_MS).catch((err: unknown) => {
         app.log.warn({ err }, 'rate limit: a failed login was not counted')
       })
       return payload
-    })
-  }
+    },
+  )
 
   if (config.rateLimitPerMinute <= 0) return { requestHook: null }
   const requestHook = app.rateLimit({

@@ -223,6 +223,7 @@ export async function directoryRoutes(fastify: FastifyInstance, { ctx }: { ctx: 
     {
       config: { auth: 'optional' },
       preHandler: fastify.loginThrottle,
+      onSend: fastify.loginFailed,
       schema: {
         tags: ['auth'],
         summary: 'Log in with a username and password: answers an API token',
