@@ -52,6 +52,18 @@ export function inNetwork(address: Address, [net, prefix]: [Address, number]): b
 }
 
 /**
+ * Whether `address` lies in one of `networks`; an IPv4 network also admits the IPv4-mapped
+ * spelling of its addresses (`::ffff:a.b.c.d`, as a dual-stack socket shows an IPv4 peer).
+ */
+export function inAnyNetwork(address: Address, networks: readonly [Address, number][]): boolean {
+  const candidates: Address[] = [address]
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
+    candidates.push((address as ipaddr.IPv6).toIPv4Address())
+  }
+  return networks.some((network) => candidates.some((a) => inNetwork(a, network)))
+}
+
+/**
  * The address `n` places after `a`. ipaddr.js has no address arithmetic; this adds `n` to the
  * address's bytes, carrying from the last one.
  */
@@ -79,11 +91,6 @@ export function trustProxyFunction(
   const networks = trust.map((entry) => parseCidr(entry)).filter((n): n is [Address, number] => n !== null)
   return (address) => {
     const a = parseIp(address)
-    if (!a) return false
-    const candidates = [a]
-    if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) {
-      candidates.push((a as ipaddr.IPv6).toIPv4Address())
-    }
-    return networks.some((n) => candidates.some((c) => inNetwork(c, n)))
+    return !!a && inAnyNetwork(a, networks)
   }
 }

@@ -7,8 +7,7 @@ import { Registry, Histogram, Counter, Gauge, AggregatorRegistry, collectDefault
 import type { JobQueue } from '../jobs/queue.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
-import { inNetwork, parseCidr, parseIp } from './addresses.js'
-import type ipaddr from 'ipaddr.js'
+import { inAnyNetwork, parseCidr, parseIp, type Address } from './addresses.js'
 
 /** A counter read when /metrics is scraped. */
 export interface MetricCounter {
@@ -105,14 +104,13 @@ export function installMetrics(
 
 const sha = (s: string) => createHash('sha256').update(s).digest()
 
-/** Loopback addresses (IPv4-mapped ones included): callers on this machine. */
-function isLoopback(address: string): boolean {
-  const a = parseIp(address)
-  if (!a) return false
-  if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) {
-    return (a as ipaddr.IPv6).toIPv4Address().range() === 'loopback'
-  }
-  return a.range() === 'loopback'
+/** The loopback networks: callers on this machine. */
+const LOOPBACK = ['127.0.0.0/8', '::1'].map((n) => parseCidr(n)!)
+
+/** Whether the request's client address (as TRUST_PROXY defines it) lies in `networks`. */
+function from(req: FastifyRequest, networks: readonly [Address, number][]): boolean {
+  const ip = parseIp(req.ip)
+  return !!ip && inAnyNetwork(ip, networks)
 }
 
 /**
@@ -122,7 +120,7 @@ function isLoopback(address: string): boolean {
  */
 export function metricsAccess(config: Config): (req: FastifyRequest) => boolean {
   const { metricsToken, metricsAllow } = config
-  if (!metricsToken && !metricsAllow.length) return (req) => isLoopback(req.ip)
+  if (!metricsToken && !metricsAllow.length) return (req) => from(req, LOOPBACK)
   const expected = metricsToken ? sha(metricsToken) : null
   const networks = metricsAllow.map((entry) => {
     const cidr = entry.includes('/') ? parseCidr(entry) : null
@@ -135,8 +133,7 @@ export function metricsAccess(config: Config): (req: FastifyRequest) => boolean 
     const header = req.headers.authorization ?? ''
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header)
     if (expected && m && timingSafeEqual(sha(m[1]!), expected)) return true
-    const ip = parseIp(req.ip)
-    return !!ip && networks.some((net) => inNetwork(ip, net))
+    return from(req, networks)
   }
 }
 

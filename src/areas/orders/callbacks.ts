@@ -10,7 +10,7 @@ import ipaddr from 'ipaddr.js'
 import { Agent, buildConnector, request } from 'undici'
 import type { Config } from '../../config.js'
 import type { LookupHost } from '../../context.js'
-import { inNetwork, parseCidr, parseIp, type Address } from '../../http/addresses.js'
+import { inAnyNetwork, inNetwork, parseCidr, parseIp, type Address } from '../../http/addresses.js'
 import { settledBy, withDeadline } from '../../jobs/deadline.js'
 import { PermanentJobError } from '../../jobs/queue.js'
 
@@ -92,13 +92,7 @@ function allowListOf(config: Config) {
 function allowListed(config: Config, host: string, address: Address | null): boolean {
   const list = allowListOf(config)
   if (list.names.has(canonicalName(host))) return true
-  if (!address) return false
-  const candidates: Address[] = [address]
-  // An IPv4 network in the list also admits the IPv4-mapped spelling of its addresses.
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
-    candidates.push((address as ipaddr.IPv6).toIPv4Address())
-  }
-  return list.networks.some((network) => candidates.some((a) => inNetwork(a, network)))
+  return !!address && inAnyNetwork(address, list.networks)
 }
 
 /**
