@@ -1,6 +1,6 @@
 // The only reader of process.env. Every setting is documented in README.md with its default.
 import { SQLITE_CACHE_MB } from './db/database.js'
-import { parseCidr, parseIp } from './http/addresses.js'
+import { parseCidr } from './http/addresses.js'
 
 export interface Config {
   port: number
@@ -51,9 +51,9 @@ export interface Config {
   rateLimitPerMinute: number
   /** Login attempts per minute per username and client address; 0 disables. */
   loginRateLimitPerMinute: number
-  /** Redis holding the rate limits' counts instead of the database (null: the database). */
   /** Failed password logins per minute from one client address, across usernames (0: off). */
   loginFailuresPerAddressPerMinute: number
+  /** Redis holding the rate limits' counts instead of the database (null: the database). */
   redisUrl: string | null
   /** Redis: longest wait for a connection or a command's answer, in ms. */
   redisTimeoutMs: number
@@ -137,7 +137,7 @@ function trustProxy(env: NodeJS.ProcessEnv): false | number | string[] {
   if (/^\d+$/.test(raw)) return int(env, 'TRUST_PROXY', 0, 1, 100)
   const entries = list(env, 'TRUST_PROXY')
   for (const entry of entries) {
-    if (!(entry.includes('/') ? parseCidr(entry) : parseIp(entry))) {
+    if (!parseCidr(entry)) {
       throw new Error(`TRUST_PROXY: "${entry}" is not an address or a CIDR (nor a hop count)`)
     }
   }

@@ -123,11 +123,9 @@ export function metricsAccess(config: Config): (req: FastifyRequest) => boolean 
   if (!metricsToken && !metricsAllow.length) return (req) => from(req, LOOPBACK)
   const expected = metricsToken ? sha(metricsToken) : null
   const networks = metricsAllow.map((entry) => {
-    const cidr = entry.includes('/') ? parseCidr(entry) : null
-    if (cidr) return cidr
-    const ip = parseIp(entry)
-    if (!ip) throw new Error(`METRICS_ALLOW: "${entry}" is not an address or CIDR`)
-    return [ip, ip.kind() === 'ipv4' ? 32 : 128] as [typeof ip, number]
+    const network = parseCidr(entry)
+    if (!network) throw new Error(`METRICS_ALLOW: "${entry}" is not an address or CIDR`)
+    return network
   })
   return (req) => {
     const header = req.headers.authorization ?? ''
