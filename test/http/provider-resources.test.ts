@@ -19,6 +19,7 @@ import {
   assertClientParsesProjectUser,
   assertClientParsesResource,
 } from '../support/resource-client-model.js'
+import { AGENT_RESOURCE_FIELDS } from '../support/client-models.js'
 
 const R = '/api/marketplace-provider-resources/'
 
@@ -116,31 +117,7 @@ describe('who sees the provider view', () => {
 
   test('field= selects the fields the site agent reads', async () => {
     const r = await fresh({ name: 'agent-view' })
-    const fields = [
-      'uuid',
-      'backend_id',
-      'name',
-      'slug',
-      'state',
-      'project_uuid',
-      'project_slug',
-      'customer_slug',
-      'restrict_member_access',
-      'backend_metadata',
-      'limits',
-      'paused',
-      'downscaled',
-      'attributes',
-      'offering_plugin_options',
-      'offering_backend_id',
-      'project_name',
-      'project_description',
-      'customer_uuid',
-      'customer_name',
-      'end_date',
-      'end_date_updated_at',
-      'project_end_date',
-    ]
+    const fields = AGENT_RESOURCE_FIELDS
     const q = fields.map((f) => `field=${f}`).join('&')
     const list = await as(t.offeringManager).get(
       `${R}?offering_uuid=${t.offering.uuid}&state=OK&state=Erred&page_size=100&${q}&uuid=${r.uuid}`,

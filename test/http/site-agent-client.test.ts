@@ -9,34 +9,9 @@ import { sharedTestApp } from '../support/app.js'
 import { client } from '../support/client.js'
 import { grant, makeCustomer, makeProject, makeUser, type UserRef } from '../support/fixtures.js'
 import { makeCategory, makeOffering, makePlan, providerGraph } from '../support/catalog-fixtures.js'
-import { assertClientParses } from '../support/client-models.js'
+import { AGENT_RESOURCE_FIELDS, assertClientParses } from '../support/client-models.js'
 
 const AGENT_VERSION = '1.0.6rc17'
-const RESOURCE_FIELDS = [
-  'uuid',
-  'backend_id',
-  'name',
-  'slug',
-  'state',
-  'project_uuid',
-  'project_slug',
-  'customer_slug',
-  'restrict_member_access',
-  'backend_metadata',
-  'limits',
-  'paused',
-  'downscaled',
-  'attributes',
-  'offering_plugin_options',
-  'offering_backend_id',
-  'project_name',
-  'project_description',
-  'customer_uuid',
-  'customer_name',
-  'end_date',
-  'end_date_updated_at',
-  'project_end_date',
-]
 const OFFERING_USER_FIELDS = [
   'user_uuid',
   'username',
@@ -226,7 +201,7 @@ async function membershipSync() {
   await start('membership_sync', 'OfferingMembershipProcessor')
   const resources = await agentCall(
     'GET',
-    `/api/marketplace-provider-resources/?offering_uuid=${t.offering.uuid}&state=OK&state=Erred&page_size=100&${fields(RESOURCE_FIELDS)}`,
+    `/api/marketplace-provider-resources/?offering_uuid=${t.offering.uuid}&state=OK&state=Erred&page_size=100&${fields(AGENT_RESOURCE_FIELDS)}`,
   )
   assertClientParses('Resource', resources, { list: true, selected: true })
   const options = await agentCall(

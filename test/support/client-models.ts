@@ -86,3 +86,30 @@ export function assertClientParses(
   assert.ok(body && typeof body === 'object' && !Array.isArray(body), `${model}: not an object`)
   parses(model, body as Record<string, unknown>, model, opts.selected)
 }
+
+/** The fields of a resource the agent's membership_sync asks for with `field=`. */
+export const AGENT_RESOURCE_FIELDS = [
+  'uuid',
+  'backend_id',
+  'name',
+  'slug',
+  'state',
+  'project_uuid',
+  'project_slug',
+  'customer_slug',
+  'restrict_member_access',
+  'backend_metadata',
+  'limits',
+  'paused',
+  'downscaled',
+  'attributes',
+  'offering_plugin_options',
+  'offering_backend_id',
+  'project_name',
+  'project_description',
+  'customer_uuid',
+  'customer_name',
+  'end_date',
+  'end_date_updated_at',
+  'project_end_date',
+]
