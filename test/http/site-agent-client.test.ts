@@ -66,6 +66,12 @@ async function agentCall(
 
 const consumer = (u: UserRef = t.consumerOwner) => client(t.app, u.token)
 
+/** The consumer organization's owner placed the order: it needs no consumer approval. */
+async function waitsForProvider(orderUuid: string) {
+  const order = await consumer().get(`/api/marketplace-orders/${orderUuid}/`)
+  assert.equal(order.body.state, 'pending-provider')
+}
+
 /** What the agent does at the start of every mode: its identity, service and processor. */
 async function start(mode: string, processor: string) {
   const version = await agentCall('GET', '/api/version/')
@@ -274,10 +280,7 @@ describe('the reference site agent, order_process and membership_sync', () => {
       attributes: { name: 'Protein folding' },
     })
     assert.equal(placed.status, 201, placed.text)
-    if (placed.body.state === 'pending-consumer') {
-      const ok = await consumer().post(`/api/marketplace-orders/${placed.body.uuid}/approve_by_consumer/`, {})
-      assert.equal(ok.status, 200, ok.text)
-    }
+    await waitsForProvider(placed.body.uuid)
     assert.deepEqual(await orderProcess(backend), [placed.body.uuid])
     const order = await consumer().get(`/api/marketplace-orders/${placed.body.uuid}/`)
     assert.equal(order.body.state, 'done')
@@ -313,11 +316,7 @@ describe('the reference site agent, order_process and membership_sync', () => {
     })
     assert.equal(placed.status, 200, placed.text)
     const orderUuid = placed.body.order_uuid as string
-    const pending = await consumer().get(`/api/marketplace-orders/${orderUuid}/`)
-    if (pending.body.state === 'pending-consumer') {
-      const ok = await consumer().post(`/api/marketplace-orders/${orderUuid}/approve_by_consumer/`, {})
-      assert.equal(ok.status, 200, ok.text)
-    }
+    await waitsForProvider(orderUuid)
     assert.deepEqual(await orderProcess(backend), [orderUuid])
     const resource = await consumer().get(`/api/marketplace-resources/${resourceUuid}/`)
     assert.equal(resource.body.state, 'OK')
@@ -329,11 +328,7 @@ describe('the reference site agent, order_process and membership_sync', () => {
     const placed = await consumer().post(`/api/marketplace-resources/${resourceUuid}/terminate/`, {})
     assert.equal(placed.status, 200, placed.text)
     const orderUuid = placed.body.order_uuid as string
-    const pending = await consumer().get(`/api/marketplace-orders/${orderUuid}/`)
-    if (pending.body.state === 'pending-consumer') {
-      const ok = await consumer().post(`/api/marketplace-orders/${orderUuid}/approve_by_consumer/`, {})
-      assert.equal(ok.status, 200, ok.text)
-    }
+    await waitsForProvider(orderUuid)
     assert.deepEqual(await orderProcess(backend), [orderUuid])
     const order = await consumer().get(`/api/marketplace-orders/${orderUuid}/`)
     assert.equal(order.body.state, 'done')
