@@ -59,6 +59,19 @@ function logStart(
   )
 }
 
+/**
+ * The background work of a process that runs jobs: the job loop, and the relay of events to
+ * RabbitMQ when it is configured (processes share it by lease). Answers what stops the relay
+ * before the app closes (the app's close stops the jobs).
+ */
+function startBackground(app: Awaited<ReturnType<typeof buildApp>>, config: Config): () => Promise<void> {
+  app.ctx.jobs.start(config.workerPollMs, config.jobRetentionDays)
+  const relay = startRelay(app.ctx, { eventsAfter, onEventsCommitted })
+  return async () => {
+    await relay?.stop()
+  }
+}
+
 async function serve(config: Config, workers: number): Promise<void> {
   if (workers > 1 && cluster.isPrimary) {
     // N processes sharing the port (node:cluster) and one database. Migrations and the bootstrap
@@ -93,15 +106,13 @@ async function serve(config: Config, workers: number): Promise<void> {
   // In a cluster the primary has already done this once.
   if (config.bootstrapStaffToken && !cluster.isWorker)
     await ensureBootstrapStaff(app.ctx, config.bootstrapStaffToken)
-  if (config.workerEnabled) app.ctx.jobs.start(config.workerPollMs, config.jobRetentionDays)
-  // The relay to RabbitMQ (when configured) runs where the jobs run; processes share it by lease.
-  const relay = config.workerEnabled ? startRelay(app.ctx, { eventsAfter, onEventsCommitted }) : null
+  const stopBackground = config.workerEnabled ? startBackground(app, config) : async () => {}
   let closing = false
   const shutdown = (signal: string) => {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
-    Promise.resolve(relay?.stop())
+    stopBackground()
       .then(() => app.close())
       .then(
         () => process.exit(0),
@@ -118,14 +129,13 @@ async function serve(config: Config, workers: number): Promise<void> {
 
 async function worker(config: Config): Promise<void> {
   const app = await buildApp(config)
-  app.ctx.jobs.start(config.workerPollMs, config.jobRetentionDays)
-  const relay = startRelay(app.ctx, { eventsAfter, onEventsCommitted })
+  const stopBackground = startBackground(app, config)
   app.log.info(
     { database: describeDatabaseUrl(config.databaseUrl), migrationsApplied: app.migrationsApplied },
     'worker started',
   )
   const stop = () =>
-    void Promise.resolve(relay?.stop())
+    void stopBackground()
       .then(() => app.close())
       .then(() => process.exit(0))
   process.on('SIGTERM', stop)
