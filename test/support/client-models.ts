@@ -1,4 +1,4 @@
-// What the reference's generated Python client (`waldur-api-client`, the one its site agent parses
+// What the reference's generated Python client (`waldur-api-client` 8.1.0rc19, the one its site agent parses
 // every answer with) requires of the records the agent reads: client-models.json lists, per model,
 // each field the client's `from_dict` reads, whether it is required, whether null is accepted, and
 // what it parses the value as (a UUID, a date-time, a date, an enum, a nested model, a list of
