@@ -146,6 +146,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     jobs,
     log: app.log,
     actorsChanged: () => tokenCache.invalidate(),
+    onCommit: database.onCommit,
   }
   app.decorate('appConfig', config)
   app.decorate('ctx', ctx)

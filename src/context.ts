@@ -24,4 +24,6 @@ export interface AppContext {
   log: FastifyBaseLogger
   /** Drops cached token look-ups after users or role grants change. */
   actorsChanged: () => void
+  /** SQLite: calls `listener` after each commit of writes by this process; the answer stops it. */
+  onCommit?: (listener: () => void) => () => void
 }

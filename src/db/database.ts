@@ -21,6 +21,8 @@ export interface Database {
   schema?: string
   /** SQLite: commits so far, and the writes they carried (several requests share a commit). */
   commitStats?: () => CommitStats
+  /** SQLite: calls `listener` after each commit of writes by this process; the answer stops it. */
+  onCommit?: (listener: () => void) => () => void
   /** SQLite file with background checkpoints only: copies the log into the file now. */
   checkpoint?: () => Promise<CheckpointResult>
   /** Closes the pool or file handle. */
@@ -159,8 +161,9 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     // driver.execute: the compiled statements may call it themselves.
     runsDirectly(db, (query) => driver.execute(query))
     const commitStats = () => driver.stats
+    const onCommit = (listener: () => void) => driver.onCommit(listener)
     if (file === ':memory:' || !opts.checkpointIntervalMs) {
-      return { db, dialect, commitStats, close: () => db.destroy() }
+      return { db, dialect, commitStats, onCommit, close: () => db.destroy() }
     }
     // Should the thread stop, commits checkpoint at the connection's own threshold again.
     const own = handle.pragma('wal_autocheckpoint', { simple: true }) as number
@@ -172,6 +175,7 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
       db,
       dialect,
       commitStats,
+      onCommit,
       checkpoint: () => checkpointer.run(),
       close: async () => {
         await checkpointer.close()

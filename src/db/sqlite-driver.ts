@@ -230,6 +230,7 @@ export class GroupCommitDriver implements Driver {
   #batch: Batch | null = null
   #commitScheduled = false
   readonly stats: CommitStats = { commits: 0, writes: 0 }
+  readonly #committed = new Set<() => void>()
 
   constructor(writer: StatementCache, reader: StatementCache | null, opts: GroupCommitOptions = {}) {
     this.#writer = writer
@@ -238,6 +239,12 @@ export class GroupCommitDriver implements Driver {
   }
 
   async init(): Promise<void> {}
+
+  /** Calls `listener` after each commit that made writes durable; the answer stops it. */
+  onCommit(listener: () => void): () => void {
+    this.#committed.add(listener)
+    return () => this.#committed.delete(listener)
+  }
 
   async acquireConnection(): Promise<DatabaseConnection> {
     return new BatchConnection(this)
@@ -384,6 +391,8 @@ export class GroupCommitDriver implements Driver {
       return
     }
     batch.resolve()
+    // After the lock is given back: a listener may well read at once.
+    if (this.#committed.size) queueMicrotask(() => this.#committed.forEach((l) => l()))
   }
 
   /** SQLite rolled the whole transaction back (a full disk, say): every member of it has failed. */

@@ -14,7 +14,8 @@
 // Wake-ups. On PostgreSQL a trigger notifies `marketplace_events` when a transaction that wrote
 // events commits (nothing on rollback); every process listening runs the sequencer (at most one
 // at a time gets anything to do) and wakes its waiters. A poll of the counter backs this up (and
-// is the only signal on SQLite, where no other process can notify): it costs one indexed read.
+// is the only signal on SQLite for other processes' commits; this process's own wake the waiters
+// at once): it costs one indexed read.
 import pg from 'pg'
 import type { AppContext } from '../../context.js'
 import { parseJson, toJson } from '../../db/values.js'
@@ -170,6 +171,7 @@ class EventHub {
   #checking = false
   #again = false
   #poll: NodeJS.Timeout | null = null
+  #stopCommits: (() => void) | null = null
   #client: pg.Client | null = null
   #schema: string | null = null
   #closed = false
@@ -214,6 +216,8 @@ class EventHub {
   #start(): void {
     const pollMs = this.ctx.config.eventPollMs * (this.ctx.dialect === 'postgres' ? 20 : 1)
     this.#poll = setInterval(() => this.check(), pollMs)
+    // SQLite: this process's own commits wake the waiters at once; the poll is for other processes'.
+    this.#stopCommits = this.ctx.onCommit?.(() => this.check()) ?? null
     if (this.ctx.dialect === 'postgres' && !this.#client) void this.#listen()
     else this.check()
   }
@@ -221,6 +225,8 @@ class EventHub {
   #stop(): void {
     if (this.#poll) clearInterval(this.#poll)
     this.#poll = null
+    this.#stopCommits?.()
+    this.#stopCommits = null
   }
 
   async #listen(): Promise<void> {
@@ -286,11 +292,6 @@ function hubOf(ctx: AppContext): EventHub {
  */
 export function onEventsCommitted(ctx: AppContext, listener: () => void): () => void {
   return hubOf(ctx).subscribe(listener)
-}
-
-/** Looks for new events now (after a commit in this process, so its waiters need not wait for the poll). */
-export function eventsMayHaveCommitted(ctx: AppContext): void {
-  hubs.get(ctx)?.check()
 }
 
 /** Stops the poll and closes the LISTEN connection (the app's onClose). */

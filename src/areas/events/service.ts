@@ -16,7 +16,6 @@ export {
   emitEvent,
   eventsAfter,
   eventsHead,
-  eventsMayHaveCommitted,
   eventsPurgedUpTo,
   onEventsCommitted,
   purgeEvents,
