@@ -7,6 +7,8 @@ import { WebSocket } from 'undici'
 export interface StompMessage {
   headers: Record<string, string>
   body: string
+  /** When the frame arrived (Date.now()). */
+  receivedAt: number
 }
 
 export class StompConsumer {
@@ -87,7 +89,7 @@ export class StompConsumer {
         if (i > 0 && !(l.slice(0, i) in headers)) headers[l.slice(0, i)] = l.slice(i + 1)
       }
       if (command === 'CONNECTED') onConnected()
-      else if (command === 'MESSAGE') this.messages.push({ headers, body })
+      else if (command === 'MESSAGE') this.messages.push({ headers, body, receivedAt: Date.now() })
       else if (command === 'ERROR') this.error = `${headers.message ?? ''} ${body}`.trim()
       this.notify()
     }
