@@ -75,6 +75,16 @@ const choice = (field: string, allowed: readonly string[], v: unknown): string =
   return v
 }
 
+/** Settable only on prepaid components. */
+const PREPAID_ONLY = [
+  'min_prepaid_duration',
+  'max_prepaid_duration',
+  'prepaid_duration_step',
+  'min_renewal_duration',
+  'max_renewal_duration',
+  'renewal_duration_step',
+] as const
+
 /** Copied as given (null allowed where the schema allows it). */
 const PLAIN = [
   'type',
@@ -88,22 +98,7 @@ const PLAIN = [
   'min_value',
   'max_available_limit',
   'default_limit',
-  'min_prepaid_duration',
-  'max_prepaid_duration',
-  'prepaid_duration_step',
-  'min_renewal_duration',
-  'max_renewal_duration',
-  'renewal_duration_step',
-] as const
-
-/** Settable only on prepaid components. */
-const PREPAID_ONLY = [
-  'min_prepaid_duration',
-  'max_prepaid_duration',
-  'prepaid_duration_step',
-  'min_renewal_duration',
-  'max_renewal_duration',
-  'renewal_duration_step',
+  ...PREPAID_ONLY,
 ] as const
 
 /** The built-in components' type, name and unit are fixed. */
