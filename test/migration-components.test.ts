@@ -2,29 +2,13 @@
 // built-in components of their type, on both databases.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { randomBytes, randomUUID } from 'node:crypto'
-import { Migrator, type Kysely } from 'kysely'
-import { TEST_DATABASE_URL } from './support/app.js'
-import { createDatabase, dropSchema } from '../src/db/database.js'
-import { DirectoryProvider } from '../src/db/migrate.js'
+import { randomUUID } from 'node:crypto'
+import { beforeMigration } from './support/migration.js'
 
 const MIGRATION = '2026-11-29T1100_offering_components'
 
-test('offerings of a type with built-in components get them; others get none', async () => {
-  const pg = TEST_DATABASE_URL.startsWith('postgres')
-  const schema = pg ? `t_${randomBytes(6).toString('hex')}` : undefined
-  const database = await createDatabase(TEST_DATABASE_URL, schema ? { schema, poolSize: 2 } : {})
-  try {
-    const db = database.db as Kysely<any>
-    const migrator = new Migrator({
-      db,
-      provider: new DirectoryProvider(),
-      ...(schema ? { migrationTableSchema: schema } : {}),
-    })
-    const names = (await migrator.getMigrations()).map((m) => m.name)
-    const at = names.indexOf(MIGRATION)
-    assert.ok(at > 0)
-    assert.equal((await migrator.migrateTo(names[at - 1]!)).error, undefined)
+test('offerings of a type with built-in components get them; others get none', () =>
+  beforeMigration(MIGRATION, async ({ db, migrateToLatest }) => {
     const now = '2026-01-15T10:00:00.000Z'
     const { id: customerId } = await db
       .insertInto('customers')
@@ -50,7 +34,7 @@ test('offerings of a type with built-in components get them; others get none', a
       ).id as number
     const tenant = await offering('CloudB.Tenant')
     const basic = await offering('Marketplace.Basic')
-    assert.equal((await migrator.migrateToLatest()).error, undefined)
+    await migrateToLatest()
     const rows = await db
       .selectFrom('offering_components')
       .select(['offering_id', 'type', 'name', 'measured_unit', 'billing_type', 'limit_period'])
@@ -83,8 +67,4 @@ test('offerings of a type with built-in components get them; others get none', a
       },
     ])
     assert.ok(!rows.some((r) => r.offering_id === basic))
-  } finally {
-    await database.close()
-    if (schema) await dropSchema(TEST_DATABASE_URL, schema)
-  }
-})
+  }))

@@ -3,30 +3,13 @@
 // counters where the next resource of each name continues.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { randomBytes } from 'node:crypto'
-import { Migrator, type Kysely } from 'kysely'
-import { TEST_DATABASE_URL } from './support/app.js'
-import { createDatabase, dialectOf, dropSchema } from '../src/db/database.js'
-import { DirectoryProvider } from '../src/db/migrate.js'
+import { beforeMigration } from './support/migration.js'
 import { insertResource } from '../src/areas/catalog/service.js'
 
 const MIGRATION = '2026-11-29T1000_resource_record'
 
-test('existing resources get unique slugs in creation order, and new ones continue the count', async () => {
-  const pg = dialectOf(TEST_DATABASE_URL) === 'postgres'
-  const schema = pg ? `t_${randomBytes(6).toString('hex')}` : undefined
-  const database = await createDatabase(TEST_DATABASE_URL, { schema, poolSize: 2 })
-  try {
-    const db = database.db as Kysely<any>
-    const migrator = new Migrator({
-      db,
-      provider: new DirectoryProvider(),
-      ...(schema ? { migrationTableSchema: schema } : {}),
-    })
-    const names = (await migrator.getMigrations()).map((m) => m.name)
-    const at = names.indexOf(MIGRATION)
-    assert.ok(at > 0)
-    assert.equal((await migrator.migrateTo(names[at - 1]!)).error, undefined)
+test('existing resources get unique slugs in creation order, and new ones continue the count', () =>
+  beforeMigration(MIGRATION, async ({ database, db, pg, migrateToLatest }) => {
     const t0 = '2026-01-15T10:00:00.000Z'
     const flag = (v: boolean) => (pg ? v : v ? 1 : 0)
     const uuid = () => crypto.randomUUID()
@@ -86,7 +69,7 @@ test('existing resources get unique slugs in creation order, and new ones contin
     const b1 = await resource('other', t0)
     const a2 = await resource('alloc a', t0)
     const empty = await resource('', t0)
-    assert.equal((await migrator.migrateToLatest()).error, undefined)
+    await migrateToLatest()
     const rows = await db.selectFrom('resources').select(['id', 'slug', 'last_sync']).orderBy('id').execute()
     const slug = (id: number) => rows.find((r) => r.id === id)!.slug
     assert.deepEqual([a1, b1, a2, empty].map(slug), ['alloc-a-1', 'other-1', 'alloc-a-2', 'resource-1'])
@@ -122,8 +105,4 @@ test('existing resources get unique slugs in creation order, and new ones contin
       modified: t0,
     })
     assert.equal(other.slug, 'other-3')
-  } finally {
-    await database.close()
-    if (schema) await dropSchema(TEST_DATABASE_URL, schema)
-  }
-})
+  }))
