@@ -177,7 +177,11 @@ describe('login', () => {
       body: { password: 'Correct-horse-42' },
     })
     assert.ok(set.status < 300)
-    const few = await buildTestApp({ loginFailuresPerAddressPerMinute: 2, loginRateLimitPerMinute: 0 }, t.clock, t)
+    const few = await buildTestApp(
+      { loginFailuresPerAddressPerMinute: 2, loginRateLimitPerMinute: 0 },
+      t.clock,
+      t,
+    )
     try {
       const attempt = (password: string) =>
         few.app.inject({
@@ -366,7 +370,10 @@ describe('request rate limit while Redis is away', () => {
         }
         assert.deepEqual(counted, [`marketplace-rate-limit:u:${u!.uuid}`])
         const all = await probe.keys('*')
-        assert.ok(all.every((k) => !k.includes('undefined')), all.join(' '))
+        assert.ok(
+          all.every((k) => !k.includes('undefined')),
+          all.join(' '),
+        )
         await limitStillHolds(t)
       } finally {
         probe.disconnect()
