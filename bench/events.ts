@@ -239,7 +239,9 @@ async function main(): Promise<void> {
     sse.abort()
     consumer?.close()
     const latencies = (arrivals: Map<string, number>) =>
-      placed.filter((u) => arrivals.has(u) && eventTime.has(u)).map((u) => arrivals.get(u)! - eventTime.get(u)!)
+      placed
+        .filter((u) => arrivals.has(u) && eventTime.has(u))
+        .map((u) => arrivals.get(u)! - eventTime.get(u)!)
 
     // Idle streams: the server's RSS before and after opening them.
     const rssBefore = rssMb(child.pid!)

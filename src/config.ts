@@ -86,7 +86,6 @@ export interface Config {
   rabbitmqRelayPollMs: number
 }
 
-
 /** Only this machine can reach a server bound to a loopback address. */
 export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)

@@ -24,7 +24,11 @@ const giveUp = setTimeout(() => {
 }, timeoutMs * 20)
 let outcome = 'answered'
 try {
-  await sender.deliver({ url: `http://127.0.0.1:${port}/hook`, body }, timeoutMs, new AbortController().signal)
+  await sender.deliver(
+    { url: `http://127.0.0.1:${port}/hook`, body },
+    timeoutMs,
+    new AbortController().signal,
+  )
 } catch (e) {
   outcome = (e as Error).name
 }
