@@ -149,6 +149,7 @@ test('serve --workers 2: a change through one process reaches the streams held o
     const streamPids = () =>
       stdout
         .split('\n')
+        .slice(0, -1) // complete lines only
         .filter((l) => l.includes('"/api/events/stream/"') && l.includes('incoming request'))
         .map((l) => (JSON.parse(l) as { pid: number }).pid)
     while (streamPids().length < 4) {
