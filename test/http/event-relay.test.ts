@@ -9,8 +9,8 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { client } from '../support/client.js'
-import { makeOffering, providerGraph, type OfferingRef } from '../support/catalog-fixtures.js'
-import type { UserRef } from '../support/fixtures.js'
+import { makeOffering, makeResource, providerGraph, type OfferingRef } from '../support/catalog-fixtures.js'
+import type { Ref, UserRef } from '../support/fixtures.js'
 import { StompConsumer } from '../support/stomp.js'
 import {
   closeConnections,
@@ -21,6 +21,8 @@ import {
 import { Relay } from '../../src/areas/event-subscriptions/relay.js'
 import type { EventSource, StoredEvent } from '../../src/areas/event-subscriptions/messages.js'
 import { hex } from '../../src/areas/event-subscriptions/broker.js'
+import { eventsAfter, onEventsCommitted } from '../../src/areas/events/service.js'
+import { grant, makeCustomer, makeProject, makeUser } from '../support/fixtures.js'
 
 let settings: RabbitTestSettings | null = null
 let missing: Error | null = null
@@ -88,13 +90,23 @@ interface Agent {
   t: TestApp
   owner: UserRef
   offering: OfferingRef
+  /** The provider's organization. */
+  customer: Ref
   subscription: { uuid: string; user_uuid: string }
   queue: { queue_name: string; vhost: string }
   consumer: StompConsumer
 }
 
-/** A provider's agent in event mode on a fresh app: identity, subscription, queue, STOMP consumer. */
-async function agent(s: RabbitTestSettings, cleanups: (() => Promise<void>)[], on?: TestApp): Promise<Agent> {
+/**
+ * A provider's agent in event mode on a fresh app: identity, subscription, queue, STOMP consumer
+ * (for `objectType`'s queue: order by default).
+ */
+async function agent(
+  s: RabbitTestSettings,
+  cleanups: (() => Promise<void>)[],
+  on?: TestApp,
+  objectType = 'order',
+): Promise<Agent> {
   const t =
     on ??
     (await buildTestApp({
@@ -105,7 +117,8 @@ async function agent(s: RabbitTestSettings, cleanups: (() => Promise<void>)[], o
   if (!on) cleanups.push(() => t.close())
   const provider = providerGraph(t.ctx)
   const owner = await provider.owner()
-  const offering = await makeOffering(t.ctx, await provider.customer(), { type: 'Marketplace.Slurm' })
+  const customer = await provider.customer()
+  const offering = await makeOffering(t.ctx, customer, { type: 'Marketplace.Slurm' })
   const as = client(t.app, owner.token)
   const identity = await as.post('/api/marketplace-site-agent-identities/', {
     name: `agent-${offering.uuid}`,
@@ -114,12 +127,12 @@ async function agent(s: RabbitTestSettings, cleanups: (() => Promise<void>)[], o
   assert.equal(identity.status, 201, JSON.stringify(identity.body))
   const sub = await as.post(
     `/api/marketplace-site-agent-identities/${hex(identity.body.uuid)}/register_event_subscription/`,
-    { observable_object_type: 'order', description: 'agent' },
+    { observable_object_type: objectType, description: 'agent' },
   )
   assert.equal(sub.status, 201, JSON.stringify(sub.body))
   const q = await as.post(`/api/event-subscriptions/${hex(sub.body.uuid)}/create_queue/`, {
     offering_uuid: offering.uuid,
-    object_type: 'order',
+    object_type: objectType,
   })
   assert.equal(q.status, 201, JSON.stringify(q.body))
   cleanups.push(async () => {
@@ -133,7 +146,7 @@ async function agent(s: RabbitTestSettings, cleanups: (() => Promise<void>)[], o
     queue: q.body.queue_name,
   })
   cleanups.push(async () => consumer.close())
-  return { t, owner, offering, subscription: sub.body, queue: q.body, consumer }
+  return { t, owner, offering, customer, subscription: sub.body, queue: q.body, consumer }
 }
 
 /** Passes until the relay's position reaches `position`, at most `tries` of them (each may fail). */
@@ -356,6 +369,69 @@ describe('site agent event queues on RabbitMQ', { skip: settings ? false : 'TEST
     const u = randomUUID()
     order(log, a.offering.uuid, u, 'pending-provider', true)
     assert.deepEqual(await a.consumer.take(1), [orderBody(a.offering.uuid, u, 'pending-provider')])
+  })
+
+  test('a project role granted, then revoked, reaches the user_role queue of each offering with a resource there', async () => {
+    const a = await agent(s, cleanups, undefined, 'user_role')
+    const as = client(a.t.app, a.owner.token)
+    // The provider's second offering, whose only resource in the project is Terminated: its own
+    // user_role queue is told nothing.
+    const other = await makeOffering(a.t.ctx, a.customer, { type: 'Marketplace.Slurm' })
+    const otherQueue = await as.post(`/api/event-subscriptions/${a.subscription.uuid}/create_queue/`, {
+      offering_uuid: other.uuid,
+      object_type: 'user_role',
+    })
+    assert.equal(otherQueue.status, 201, JSON.stringify(otherQueue.body))
+    const consumerOrg = await makeCustomer(a.t.ctx)
+    const boss = await makeUser(a.t.ctx)
+    await grant(a.t.ctx, boss, 'CUSTOMER.OWNER', { type: 'customer', id: consumerOrg.id })
+    const project = await makeProject(a.t.ctx, consumerOrg, { name: 'Genome lab' })
+    await makeResource(a.t.ctx, a.offering, project)
+    await makeResource(a.t.ctx, a.offering, project) // a second resource: still one message
+    await makeResource(a.t.ctx, other, project, { state: 'Terminated' })
+    const member = await makeUser(a.t.ctx)
+
+    const relay = new Relay(a.t.ctx, { eventsAfter, onEventsCommitted })
+    cleanups.push(() => relay.stop())
+    const pass = async () => {
+      let r = await relay.runOnce()
+      let messages = r.messages
+      while (r.more) messages += (r = await relay.runOnce()).messages
+      return messages
+    }
+    await pass() // what the set-up told
+    const body = (granted: boolean) => ({
+      user_uuid: hex(member.uuid),
+      user_username: member.username,
+      project_uuid: hex(project.uuid),
+      project_name: 'Genome lab',
+      role_name: 'PROJECT.ADMIN',
+      granted,
+      offering_uuid: hex(a.offering.uuid),
+    })
+    const asBoss = client(a.t.app, boss.token)
+    const added = await asBoss.post(`/api/projects/${project.uuid}/add_user/`, {
+      user: member.uuid,
+      role: 'PROJECT.ADMIN',
+    })
+    assert.equal(added.status, 201, JSON.stringify(added.body))
+    assert.equal(await pass(), 1)
+    assert.deepEqual(await a.consumer.take(1), [body(true)])
+    const removed = await asBoss.post(`/api/projects/${project.uuid}/delete_user/`, {
+      user: member.uuid,
+      role: 'PROJECT.ADMIN',
+    })
+    assert.equal(removed.status, 204, JSON.stringify(removed.body))
+    assert.equal(await pass(), 1)
+    assert.deepEqual(await a.consumer.take(1), [body(false)])
+    // A role on the organization tells the agent nothing.
+    const orgGrant = await asBoss.post(`/api/customers/${consumerOrg.uuid}/add_user/`, {
+      user: member.uuid,
+      role: 'CUSTOMER.MANAGER',
+    })
+    assert.equal(orgGrant.status, 201, JSON.stringify(orgGrant.body))
+    assert.equal(await pass(), 0)
+    assert.equal(a.consumer.pending, 0)
   })
 
   test('a deleted subscription loses its RabbitMQ user and queue', async () => {

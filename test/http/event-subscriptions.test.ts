@@ -12,7 +12,7 @@ import {
   providerGraph,
   type OfferingRef,
 } from '../support/catalog-fixtures.js'
-import { messageFor, type StoredEvent } from '../../src/areas/event-subscriptions/messages.js'
+import { messageFor, messagesFor, type StoredEvent } from '../../src/areas/event-subscriptions/messages.js'
 import { BrokerError, withTimeout } from '../../src/areas/event-subscriptions/broker.js'
 import { loadConfig } from '../../src/config.js'
 
@@ -221,6 +221,51 @@ describe('the message of each event', () => {
       null,
     )
     assert.equal(messageFor(event('role_grant', 'marketplace.role_grant.granted')), null)
+  })
+
+  test('a role granted on or revoked from a project: one user_role body per offering of its resources', () => {
+    const user = '0190e2b4-0000-7000-8000-00000000000a'
+    const project = '0190e2b4-0000-7000-8000-00000000000b'
+    const second = '0190e2b4-0000-7000-8000-00000000000c'
+    const facts = {
+      usernames: new Map([[user, 'alice']]),
+      projects: new Map([[project, { name: 'Alpha', offerings: [offering, second] }]]),
+    }
+    const grant = (type: string, scopeType = 'project') => ({
+      ...event('role_grant', type, {
+        user_uuid: user,
+        role_name: 'PROJECT.ADMIN',
+        scope_type: scopeType,
+        scope_uuid: project,
+        offering_uuid: null,
+      }),
+      offeringUuid: null,
+    })
+    const body = (o: string, granted: boolean) => ({
+      user_uuid: user.replace(/-/g, ''),
+      user_username: 'alice',
+      project_uuid: project.replace(/-/g, ''),
+      project_name: 'Alpha',
+      role_name: 'PROJECT.ADMIN',
+      granted,
+      offering_uuid: o.replace(/-/g, ''),
+    })
+    assert.deepEqual(messagesFor(grant('role.granted'), facts), [
+      { objectType: 'user_role', offeringUuid: offering, body: body(offering, true) },
+      { objectType: 'user_role', offeringUuid: second, body: body(second, true) },
+    ])
+    assert.deepEqual(
+      messagesFor(grant('role.revoked'), facts).map((m) => m.body),
+      [body(offering, false), body(second, false)],
+    )
+    // On a customer or an offering: none. A user or project gone: none.
+    assert.deepEqual(messagesFor(grant('role.granted', 'customer'), facts), [])
+    assert.deepEqual(messagesFor(grant('role.granted', 'offering'), facts), [])
+    assert.deepEqual(messagesFor(grant('role.granted'), { ...facts, usernames: new Map() }), [])
+    assert.deepEqual(messagesFor(grant('role.granted'), { ...facts, projects: new Map() }), [])
+    // Any other event gives what messageFor gives.
+    const resource = event('resource', 'marketplace.resource.state_changed')
+    assert.deepEqual(messagesFor(resource, facts), [messageFor(resource)])
   })
 })
 

@@ -1,8 +1,10 @@
 // RabbitMQ: its management HTTP API (virtual hosts, users, permissions and queues of the event
-// subscriptions) and an AMQP publisher with publisher confirms. Every call to the broker is bounded
-// by a timer held here (setTimeout and an AbortController, cleared when the call ends).
+// subscriptions) and an AMQP publisher with publisher confirms. Every call to the broker (requests,
+// connecting, opening a channel, waiting for confirms, closing) is bounded by the jobs' deadline
+// helper: a timer held by the event loop, not an AbortSignal.timeout() a garbage collection can drop.
 import amqp from 'amqplib'
 import type { Config } from '../../config.js'
+import { deadline, settledBy } from '../../jobs/deadline.js'
 
 export interface BrokerSettings {
   /** amqp(s)://user:password@host:port[/vhost]: the relay's connections (the vhost is replaced). */
@@ -35,40 +37,34 @@ export class BrokerError extends Error {
 }
 
 /**
- * Runs `work` with an AbortSignal that fires after `ms`; the timer is cleared when `work` settles.
- * When the time is up first, answers a BrokerError naming `what` (and `work`'s late result is
- * handed to `late`, so that a connection opened too late is closed rather than leaked).
+ * Runs `work` with a signal aborted after `ms` by the deadline's own timer (held by the event loop
+ * whatever the garbage collector does, cleared when `work` settles). When the time is up first,
+ * answers a BrokerError naming `what` at once, without waiting for `work` (and `work`'s late result
+ * is handed to `late`, so that a connection opened too late is closed rather than leaked).
  */
-export function withTimeout<T>(
+export async function withTimeout<T>(
   ms: number,
   what: string,
   work: (signal: AbortSignal) => Promise<T>,
   late?: (value: T) => void,
 ): Promise<T> {
-  const controller = new AbortController()
-  return new Promise<T>((resolve, reject) => {
-    let done = false
-    const timer = setTimeout(() => {
-      if (done) return
-      done = true
-      controller.abort()
-      reject(new BrokerError(`${what}: no answer within ${ms} ms`))
-    }, ms)
-    work(controller.signal).then(
-      (v) => {
-        clearTimeout(timer)
-        if (done) return late?.(v)
-        done = true
-        resolve(v)
-      },
-      (e: unknown) => {
-        clearTimeout(timer)
-        if (done) return
-        done = true
-        reject(e instanceof BrokerError ? e : new BrokerError(`${what}: ${(e as Error)?.message ?? e}`))
-      },
-    )
-  })
+  const d = deadline(ms)
+  let running: Promise<T> | undefined
+  try {
+    running = work(d.signal)
+    return await settledBy(running, d.signal)
+  } catch (e) {
+    if (d.signal.aborted) {
+      running?.then(
+        (v) => late?.(v),
+        () => {},
+      )
+      throw new BrokerError(`${what}: no answer within ${ms} ms`)
+    }
+    throw e instanceof BrokerError ? e : new BrokerError(`${what}: ${(e as Error)?.message ?? e}`)
+  } finally {
+    d.clear()
+  }
 }
 
 /** Names of the broker's objects for one subscription (the reference agent derives the same). */
@@ -198,6 +194,20 @@ interface Link {
 }
 
 /**
+ * Closes a connection, waiting for the broker's answer at most `ms`; without one, its socket is
+ * dropped. Never throws.
+ */
+export async function closeConnection(connection: amqp.ChannelModel, ms: number): Promise<void> {
+  try {
+    await withTimeout(ms, 'RabbitMQ connection close', () => connection.close())
+  } catch (e) {
+    if (!(e instanceof BrokerError) || !/no answer within/.test(e.message)) return
+    const socket = (connection.connection as unknown as { stream?: { destroy?: () => void } }).stream
+    socket?.destroy?.()
+  }
+}
+
+/**
  * Publishes to queues (through the default exchange, persistent) and answers once the broker has
  * confirmed every message: one AMQP connection and confirm channel per virtual host, opened when
  * first needed and dropped when it fails (the next publish opens it again).
@@ -242,12 +252,12 @@ export class Publisher {
             /NOT_ALLOWED|Expected ConnectionOpenOk; got <ConnectionClose/.test(message),
           )
         }),
-      (late) => void late.close().catch(() => {}),
+      (late) => void closeConnection(late, this.settings.timeoutMs),
     )
     this.connections.set(vhost, connection)
     const forget = () => {
       if (this.connections.get(vhost) === connection) this.forget(vhost)
-      else void connection.close().catch(() => {})
+      else void closeConnection(connection, this.settings.timeoutMs)
     }
     connection.on('error', forget)
     connection.on('close', forget)
@@ -259,7 +269,7 @@ export class Publisher {
       channel.on('close', forget)
       return { connection, channel }
     } catch (e) {
-      await connection.close().catch(() => {})
+      await closeConnection(connection, this.settings.timeoutMs)
       throw e
     }
   }
@@ -269,7 +279,7 @@ export class Publisher {
     this.connections.delete(vhost)
     if (!link) return
     this.links.delete(vhost)
-    link.then((l) => l.connection.close().catch(() => {})).catch(() => {})
+    link.then((l) => closeConnection(l.connection, this.settings.timeoutMs)).catch(() => {})
   }
 
   /**
@@ -342,6 +352,8 @@ export class Publisher {
     const links = [...this.links.values()]
     this.links.clear()
     this.connections.clear()
-    await Promise.all(links.map((l) => l.then((x) => x.connection.close()).catch(() => {})))
+    await Promise.all(
+      links.map((l) => l.then((x) => closeConnection(x.connection, this.settings.timeoutMs)).catch(() => {})),
+    )
   }
 }

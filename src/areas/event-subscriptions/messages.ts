@@ -1,6 +1,8 @@
 // What the relay reads (the event log, through the events area's public functions, handed in as an
 // `EventSource`) and what it sends: for each event, the kind of queue that observes it and the JSON
-// body the reference's site agent reads from that kind of queue.
+// body the reference's site agent reads from that kind of queue. A role grant's message names what
+// its event does not carry (the user's username, the project's name and the offerings of the
+// project's resources): the relay reads those `GrantFacts` for a whole batch of events at once.
 import type { AppContext } from '../../context.js'
 import type { StoredEvent } from '../events/service.js'
 import { hex } from './broker.js'
@@ -39,6 +41,75 @@ export interface QueueMessage {
   objectType: ObservableObjectType
   offeringUuid: string
   body: Record<string, unknown>
+}
+
+/**
+ * What the role grant events of a batch need besides themselves, read when the batch is sent: the
+ * username of each user they name, and each project's name and the offerings of its resources
+ * that are not Terminated.
+ */
+export interface GrantFacts {
+  usernames: ReadonlyMap<string, string>
+  projects: ReadonlyMap<string, { name: string; offerings: readonly string[] }>
+}
+
+/** A grant or revocation of a role on a project: the only grants the agent's `user_role` reads. */
+function projectGrant(event: StoredEvent): { user: string; project: string; granted: boolean } | null {
+  if (event.objectType !== 'role_grant') return null
+  const granted = event.envelope.type === 'role.granted'
+  if (!granted && event.envelope.type !== 'role.revoked') return null
+  const data = event.envelope.data
+  if (data.scope_type !== 'project') return null
+  const user = data.user_uuid
+  const project = data.scope_uuid
+  if (typeof user !== 'string' || !user || typeof project !== 'string' || !project) return null
+  return { user, project, granted }
+}
+
+/** The users and projects a batch's role grant events name (what `GrantFacts` are read for). */
+export function grantFactsWanted(events: readonly StoredEvent[]): { users: string[]; projects: string[] } {
+  const users = new Set<string>()
+  const projects = new Set<string>()
+  for (const e of events) {
+    const g = projectGrant(e)
+    if (!g) continue
+    users.add(g.user)
+    projects.add(g.project)
+  }
+  return { users: [...users], projects: [...projects] }
+}
+
+/**
+ * Every message an event gives: those of `messageFor`, and for a role granted on or revoked from
+ * a project, one `user_role` message per offering with a resource (not Terminated) in the project
+ * when the event is sent: `{"user_uuid", "user_username", "project_uuid", "project_name",
+ * "role_name", "granted", "offering_uuid"}` (`granted` true or false). Grants on a customer or an
+ * offering give none (the agent's `user_role` handler acts on a project's resources), nor does a
+ * grant whose user or project no longer exists.
+ */
+export function messagesFor(event: StoredEvent, facts: GrantFacts): QueueMessage[] {
+  const g = projectGrant(event)
+  if (!g) {
+    const m = messageFor(event)
+    return m ? [m] : []
+  }
+  const username = facts.usernames.get(g.user)
+  const project = facts.projects.get(g.project)
+  if (username === undefined || !project) return []
+  const role = event.envelope.data.role_name
+  return [...new Set(project.offerings)].map((offering) => ({
+    objectType: 'user_role' as const,
+    offeringUuid: offering,
+    body: {
+      user_uuid: hex(g.user),
+      user_username: username,
+      project_uuid: hex(g.project),
+      project_name: project.name,
+      role_name: typeof role === 'string' ? role : '',
+      granted: g.granted,
+      offering_uuid: hex(offering),
+    },
+  }))
 }
 
 const ORDER_STATE_EVENTS = new Set(['marketplace.order.created', 'marketplace.order.state_changed'])

@@ -14,8 +14,14 @@ import type { AppContext } from '../../context.js'
 import { loadActor } from '../../http/auth.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { brokerSettings, BrokerError, Publisher, queueName, vhostName, type Outgoing } from './broker.js'
-import { messageFor, type EventSource, type StoredEvent } from './messages.js'
-import { queuesRepository, relayPositions, type QueueRow } from './repository.js'
+import {
+  grantFactsWanted,
+  messagesFor,
+  type EventSource,
+  type GrantFacts,
+  type StoredEvent,
+} from './messages.js'
+import { grantFactsRows, queuesRepository, relayPositions, type QueueRow } from './repository.js'
 
 export const RELAY_NAME = 'rabbitmq'
 /** How long a relay's lease lasts without renewal. */
@@ -126,10 +132,28 @@ export class Relay {
     return { leader: true, events: done, messages: confirmed, more: !failure && events.length >= this.batch }
   }
 
+  /** What the batch's role grant events need besides themselves, read in one query. */
+  private async grantFacts(events: readonly StoredEvent[]): Promise<GrantFacts> {
+    const want = grantFactsWanted(events)
+    const usernames = new Map<string, string>()
+    const projects = new Map<string, { name: string; offerings: string[] }>()
+    for (const r of await grantFactsRows(this.ctx.db, want.users, want.projects)) {
+      if (r.kind === 'user') {
+        usernames.set(r.uuid, r.name)
+        continue
+      }
+      let p = projects.get(r.uuid)
+      if (!p) projects.set(r.uuid, (p = { name: r.name, offerings: [] }))
+      if (r.offering_uuid && !p.offerings.includes(r.offering_uuid)) p.offerings.push(r.offering_uuid)
+    }
+    return { usernames, projects }
+  }
+
   /** The messages of each event, in order: one per queue observing it. */
   private async messagesOf(events: readonly StoredEvent[]): Promise<Outgoing[][]> {
-    const wanted = events.map((e) => messageFor(e))
-    const offerings = [...new Set(wanted.flatMap((m) => (m ? [m.offeringUuid] : [])))]
+    const facts = await this.grantFacts(events)
+    const wanted = events.map((e) => messagesFor(e, facts))
+    const offerings = [...new Set(wanted.flatMap((ms) => ms.map((m) => m.offeringUuid)))]
     const queues = await queuesRepository(this.ctx.db).observing(offerings)
     const actors = new Map<number, Actor | null>()
     const now = this.ctx.clock().toISOString()
@@ -141,9 +165,8 @@ export class Relay {
     }
     const out: Outgoing[][] = []
     for (const [i, event] of events.entries()) {
-      const m = wanted[i]
       const mine: Outgoing[] = []
-      if (m) {
+      for (const m of wanted[i]!) {
         const body = Buffer.from(JSON.stringify(m.body))
         for (const q of queues) {
           if (q.offering_uuid !== m.offeringUuid || q.object_type !== m.objectType) continue

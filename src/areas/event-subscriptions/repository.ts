@@ -1,5 +1,5 @@
 // All SQL of event subscriptions, their queues, and the relay's position and lease.
-import type { Kysely, Transaction } from 'kysely'
+import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { tableRecords } from '../../db/rows.js'
 import { joined } from '../../db/joins.js'
@@ -183,4 +183,43 @@ export function relayPositions(db: Db, name: string) {
       return Number(r.numUpdatedRows) === 1
     },
   }
+}
+
+/**
+ * In one query: the usernames of these users, and the name of each of these projects with the
+ * offerings of its resources that are not Terminated (a row per resource; none: one row, offering
+ * null). Users and projects are found by uuid; those missing are left out.
+ */
+export async function grantFactsRows(
+  db: Db,
+  userUuids: readonly string[],
+  projectUuids: readonly string[],
+): Promise<{ kind: 'user' | 'project'; uuid: string; name: string; offering_uuid: string | null }[]> {
+  const users = () =>
+    db
+      .selectFrom('users')
+      .select([
+        sql<'user' | 'project'>`'user'`.as('kind'),
+        'users.uuid as uuid',
+        'users.username as name',
+        sql<string | null>`null`.as('offering_uuid'),
+      ])
+      .where('users.uuid', 'in', [...userUuids])
+  const projects = () =>
+    db
+      .selectFrom('projects')
+      .leftJoin('resources', (j) =>
+        j.onRef('resources.project_id', '=', 'projects.id').on('resources.state', '<>', 'Terminated'),
+      )
+      .leftJoin('offerings', 'offerings.id', 'resources.offering_id')
+      .select([
+        sql<'user' | 'project'>`'project'`.as('kind'),
+        'projects.uuid as uuid',
+        'projects.name as name',
+        'offerings.uuid as offering_uuid',
+      ])
+      .where('projects.uuid', 'in', [...projectUuids])
+  if (!projectUuids.length) return userUuids.length ? users().execute() : []
+  if (!userUuids.length) return projects().execute()
+  return users().unionAll(projects()).execute()
 }
