@@ -199,38 +199,18 @@ export type UserUsageRow = NonNullable<
 /** What a report names: the resource, its offering's components and accounts. */
 export function reportRepository(db: Db) {
   return {
+    /** The resource a report names, with its offering's organization (the side that reports). */
     resourceByUuid(uuid: string) {
       return db
         .selectFrom('resources')
         .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
-        .innerJoin('projects', 'projects.id', 'resources.project_id')
         .select([
           'resources.id',
-          'resources.uuid',
           'resources.state',
           'resources.offering_id',
-          'resources.project_id',
-          'projects.customer_id',
           'offerings.customer_id as offering_customer_id',
         ])
         .where('resources.uuid', '=', uuid)
-        .executeTakeFirst()
-    },
-    resourceById(id: number) {
-      return db
-        .selectFrom('resources')
-        .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
-        .innerJoin('projects', 'projects.id', 'resources.project_id')
-        .select([
-          'resources.id',
-          'resources.uuid',
-          'resources.state',
-          'resources.offering_id',
-          'resources.project_id',
-          'projects.customer_id',
-          'offerings.customer_id as offering_customer_id',
-        ])
-        .where('resources.id', '=', id)
         .executeTakeFirst()
     },
     /** The offering's components usage may be reported for: those billed by usage or by limit. */

@@ -121,8 +121,6 @@ export const getUserUsage = userUsages.get
 // ---- reports ----
 
 interface ResourceRef {
-  id: number
-  state: string
   offering_id: number
   offering_customer_id: number
 }
@@ -278,12 +276,14 @@ export async function setUsage(ctx: AppContext, actor: Actor, body: SetUsage): P
   })
 }
 
-/** The usage a path names, visible to the caller, that the caller may report on (403 otherwise). */
-async function reportableUsage(ctx: AppContext, actor: Actor, uuid: string) {
+/**
+ * The usage a path names, visible to the caller, that the caller may report on (403 otherwise):
+ * its row carries its resource's offering and the offering's organization.
+ */
+async function reportableUsage(ctx: AppContext, actor: Actor, uuid: string): Promise<UsageRow> {
   const row = await usages.find(ctx, actor, uuid)
-  const resource = (await reportRepository(ctx.db).resourceById(row.resource_id))!
-  if (!mayReport(actor, resource)) throw forbidden()
-  return { row, resource }
+  if (!mayReport(actor, row)) throw forbidden()
+  return row
 }
 
 /**
@@ -298,13 +298,13 @@ export async function setUserUsages(
   body: SetUserUsages,
   one = false,
 ): Promise<void> {
-  const { row, resource } = await reportableUsage(ctx, actor, uuid)
+  const row = await reportableUsage(ctx, actor, uuid)
   const report = reportRepository(ctx.db)
   const count = body.usages.length
   const fail = (i: number, name: string, message: string) =>
     one ? fieldError(name, message) : itemError('usages', i, count, name, message)
   const accounts = await report.accountsNamed(
-    resource.offering_id,
+    row.offering_id,
     body.usages.filter((u) => u.user === undefined || u.user === null).map((u) => u.username),
   )
   const items: { username: string; usage: string; account: number | null }[] = []
@@ -313,7 +313,7 @@ export async function setUserUsages(
     items.push({
       username: u.username,
       usage,
-      account: await accountOf(ctx, resource.offering_id, u, i, fail, accounts),
+      account: await accountOf(ctx, row.offering_id, u, i, fail, accounts),
     })
   }
   const now = ctx.clock().toISOString()
