@@ -7,7 +7,7 @@ import { parseJson } from '../../db/values.js'
 import { fieldError, forbidden, invalidState, nonFieldError } from '../../http/errors.js'
 import { linkedUuid, recordRenderer } from '../../http/links.js'
 import {
-  can,
+  canAsProvider,
   customerIds,
   offeringIds,
   seesAll,
@@ -192,7 +192,7 @@ async function written(ctx: AppContext, actor: Actor, id: number, base: string):
 /** The visible account of a path's uuid (404), on which the caller must hold `permission` (403). */
 async function permitted(ctx: AppContext, actor: Actor, uuid: string, permission: Permission) {
   const row = await accounts.find(ctx, actor, uuid)
-  if (!can(actor, permission, { customerId: row.offering_customer_id, offeringId: row.offering_id }))
+  if (!canAsProvider(actor, permission, { id: row.offering_id, customer_id: row.offering_customer_id }))
     throw forbidden()
   return row
 }
@@ -233,8 +233,7 @@ export async function createOfferingUser(
   const offering = await prov.offeringByUuid(offeringUuid)
   if (!offering)
     throw fieldError(body.offering !== undefined ? 'offering' : 'offering_uuid', 'Object does not exist.')
-  if (!can(actor, 'OFFERING.CREATE_USER', { customerId: offering.customer_id, offeringId: offering.id }))
-    throw forbidden()
+  if (!canAsProvider(actor, 'OFFERING.CREATE_USER', offering)) throw forbidden()
   const userUuid = eitherRef('user', body.user, 'user_uuid', body.user_uuid, PATHS.users)
   const user = await prov.userByUuid(userUuid)
   if (!user) throw fieldError(body.user !== undefined ? 'user' : 'user_uuid', 'Object does not exist.')

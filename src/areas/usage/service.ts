@@ -11,7 +11,14 @@ import type { AppContext } from '../../context.js'
 import { toJson } from '../../db/values.js'
 import { AppError, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { ownLink, recordRenderer, uuidFromLink } from '../../http/links.js'
-import { can, customerIds, offeringIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
+import {
+  canAsProvider,
+  customerIds,
+  offeringIds,
+  projectIds,
+  seesAll,
+  type Actor,
+} from '../../http/permissions.js'
 import { parseDateTime } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
@@ -120,17 +127,12 @@ export const getUserUsage = userUsages.get
 
 // ---- reports ----
 
-interface ResourceRef {
-  offering_id: number
-  offering_customer_id: number
-}
-
-/** The provider side of the resource may report its usage (and staff). */
-function mayReport(actor: Actor, r: ResourceRef): boolean {
-  return (
-    can(actor, 'RESOURCE.SET_USAGE', { customerId: r.offering_customer_id }) ||
-    can(actor, 'RESOURCE.SET_USAGE', { offeringId: r.offering_id })
-  )
+/** The provider side of the resource's offering may report its usage (and staff). */
+function mayReport(actor: Actor, r: { offering_id: number; offering_customer_id: number }): boolean {
+  return canAsProvider(actor, 'RESOURCE.SET_USAGE', {
+    id: r.offering_id,
+    customer_id: r.offering_customer_id,
+  })
 }
 
 /** States a resource takes usage reports in: live, or being changed or torn down. */
