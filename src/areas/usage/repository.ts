@@ -74,49 +74,69 @@ export function usagesRepository(db: Db) {
   return {
     ...tableRecords(db, { table: U, base, visible, select: (q) => q.select(columns) }),
     /**
-     * Writes the usage of a resource's component in a billing period: inserted, or (reported
-     * again in the period) replaced. One statement, so two racing reports leave one row.
+     * Writes the usages of a report, one per resource, component and billing period: each
+     * inserted, or (reported again in the period) replaced. One statement, so two racing reports
+     * leave one row per key; a key must not come twice in `rows`.
      */
-    async upsert(v: {
-      uuid: string
-      resource_id: number
-      component_id: number
-      billing_period: string
-      usage: string
-      date: string
-      description: string
-      missing_usage_policy: string
-      modified_by_id: number | null
-      now: string
-    }): Promise<void> {
-      const { now, ...values } = v
+    async upsert(
+      rows: readonly {
+        uuid: string
+        resource_id: number
+        component_id: number
+        billing_period: string
+        usage: string
+        date: string
+        description: string
+        missing_usage_policy: string
+        modified_by_id: number | null
+      }[],
+      now: string,
+    ): Promise<void> {
+      if (!rows.length) return
       await db
         .insertInto(U)
-        .values({ ...values, created: now, modified: now })
+        .values(rows.map((r) => ({ ...r, created: now, modified: now })))
         .onConflict((oc) =>
-          oc.columns(['resource_id', 'component_id', 'billing_period']).doUpdateSet({
-            usage: values.usage,
-            date: values.date,
-            description: values.description,
-            missing_usage_policy: values.missing_usage_policy,
-            modified_by_id: values.modified_by_id,
+          oc.columns(['resource_id', 'component_id', 'billing_period']).doUpdateSet((eb) => ({
+            usage: eb.ref('excluded.usage'),
+            date: eb.ref('excluded.date'),
+            description: eb.ref('excluded.description'),
+            missing_usage_policy: eb.ref('excluded.missing_usage_policy'),
+            modified_by_id: eb.ref('excluded.modified_by_id'),
             modified: now,
-          }),
+          })),
         )
         .execute()
     },
-    /** The sum of a component's usages of a resource in the periods from `from` to `to` (inclusive) but `except`. */
-    async sumOfPeriods(resourceId: number, componentId: number, from: string, to: string, except: string) {
-      const r = await db
+    /**
+     * For each component, the sum of its usages of the resource in the billing periods of its
+     * window (`from` to `to`, inclusive) but `except`: one read for every capped component.
+     */
+    async sumsOfPeriods(
+      resourceId: number,
+      windows: readonly { componentId: number; from: string; to: string }[],
+      except: string,
+    ): Promise<Map<number, unknown>> {
+      if (!windows.length) return new Map()
+      const rows = await db
         .selectFrom(U)
-        .select((eb) => eb.fn.sum<string | number | null>('usage').as('total'))
+        .select(['component_id', (eb) => eb.fn.sum<string | number | null>('usage').as('total')])
         .where('resource_id', '=', resourceId)
-        .where('component_id', '=', componentId)
-        .where('billing_period', '>=', from)
-        .where('billing_period', '<=', to)
         .where('billing_period', '<>', except)
-        .executeTakeFirst()
-      return r?.total ?? 0
+        .where((eb) =>
+          eb.or(
+            windows.map((w) =>
+              eb.and([
+                eb('component_id', '=', w.componentId),
+                eb('billing_period', '>=', w.from),
+                eb('billing_period', '<=', w.to),
+              ]),
+            ),
+          ),
+        )
+        .groupBy('component_id')
+        .execute()
+      return new Map(rows.map((r) => [r.component_id, r.total]))
     },
     /** The usages of a resource's latest reported billing period, by component type. */
     async latestPeriod(resourceId: number) {
@@ -167,25 +187,30 @@ export function userUsagesRepository(db: Db) {
   ] as const
   return {
     ...tableRecords(db, { table: UU, base, visible, select: (q) => q.select(columns) }),
-    /** Writes an account's usage under a component usage: inserted, or replaced for its username. */
-    async upsert(v: {
-      uuid: string
-      component_usage_id: number
-      username: string
-      offering_user_id: number | null
-      usage: string
-      now: string
-    }): Promise<void> {
-      const { now, ...values } = v
+    /**
+     * Writes the accounts' usages under a component usage, in one statement: each inserted, or
+     * replaced for its username (which must not come twice in `rows`).
+     */
+    async upsert(
+      rows: readonly {
+        uuid: string
+        component_usage_id: number
+        username: string
+        offering_user_id: number | null
+        usage: string
+      }[],
+      now: string,
+    ): Promise<void> {
+      if (!rows.length) return
       await db
         .insertInto(UU)
-        .values({ ...values, created: now, modified: now })
+        .values(rows.map((r) => ({ ...r, created: now, modified: now })))
         .onConflict((oc) =>
-          oc.columns(['component_usage_id', 'username']).doUpdateSet({
-            usage: values.usage,
-            offering_user_id: values.offering_user_id,
+          oc.columns(['component_usage_id', 'username']).doUpdateSet((eb) => ({
+            usage: eb.ref('excluded.usage'),
+            offering_user_id: eb.ref('excluded.offering_user_id'),
             modified: now,
-          }),
+          })),
         )
         .execute()
     },
@@ -222,23 +247,41 @@ export function reportRepository(db: Db) {
         .where('billing_type', 'in', ['usage', 'limit'])
         .execute()
     },
-    offeringUserByUuid(uuid: string) {
-      return db
-        .selectFrom('offering_users')
-        .select(['id', 'offering_id'])
-        .where('uuid', '=', uuid)
-        .executeTakeFirst()
-    },
-    /** The accounts of an offering with these usernames: id by username. */
-    async accountsNamed(offeringId: number, usernames: readonly string[]): Promise<Map<string, number>> {
-      if (!usernames.length) return new Map()
+    /**
+     * The accounts a report of shares names, in one read: those of the offering with these
+     * usernames (id by username), and those of these uuids, of any offering (by uuid).
+     */
+    async accountsNamed(
+      offeringId: number,
+      usernames: readonly string[],
+      uuids: readonly string[],
+    ): Promise<{
+      byUsername: Map<string, number>
+      byUuid: Map<string, { id: number; offering_id: number }>
+    }> {
+      const byUsername = new Map<string, number>()
+      const byUuid = new Map<string, { id: number; offering_id: number }>()
+      if (!usernames.length && !uuids.length) return { byUsername, byUuid }
+      const names = new Set(usernames)
+      const ids = new Set(uuids)
       const rows = await db
         .selectFrom('offering_users')
-        .select(['id', 'username'])
-        .where('offering_id', '=', offeringId)
-        .where('username', 'in', [...usernames])
+        .select(['id', 'uuid', 'username', 'offering_id'])
+        .where((eb) =>
+          eb.or([
+            ...(names.size
+              ? [eb.and([eb('offering_id', '=', offeringId), eb('username', 'in', [...names])])]
+              : []),
+            ...(ids.size ? [eb('uuid', 'in', [...ids])] : []),
+          ]),
+        )
         .execute()
-      return new Map(rows.map((r) => [r.username ?? '', r.id]))
+      for (const r of rows) {
+        if (ids.has(r.uuid)) byUuid.set(r.uuid, { id: r.id, offering_id: r.offering_id })
+        if (r.offering_id === offeringId && r.username !== null && names.has(r.username))
+          byUsername.set(r.username, r.id)
+      }
+      return { byUsername, byUuid }
     },
     async setCurrentUsages(resourceId: number, usages: string, now: string): Promise<void> {
       await db

@@ -235,39 +235,41 @@ export async function setUsage(ctx: AppContext, actor: Actor, body: SetUsage): P
     const policy: MissingUsagePolicy = u.missing_usage_policy ?? (u.recurring === true ? 'reuse' : 'none')
     return { component: components.get(u.type)!, amount, description: u.description ?? '', policy }
   })
+  // The last report of a component in one request wins, as reports replace each other.
+  const last = [...new Map(items.map((it) => [it.component.id, it])).values()]
+  // A usage component with a limit per period: the window its reports are summed over.
+  const capped = last.flatMap(({ component: c, amount }) => {
+    const window =
+      c.billing_type === 'usage' && c.limit_amount !== null ? limitWindow(c.limit_period, period) : null
+    return window ? [{ componentId: c.id, limit: c.limit_amount!, amount, ...window }] : []
+  })
   const nowIso = now.toISOString()
   await ctx.db.transaction().execute(async (trx) => {
     const repo = usagesRepository(trx)
-    // The last report of a component in one request wins, as reports replace each other.
-    const last = new Map(items.map((it) => [it.component.id, it]))
-    for (const it of last.values()) {
-      const c = it.component
-      const window =
-        c.billing_type === 'usage' && c.limit_amount !== null ? limitWindow(c.limit_period, period) : null
-      if (window) {
-        const total = new Big(
-          twoPlaces(await repo.sumOfPeriods(resource.id, c.id, window.from, window.to, period)),
-        ).plus(it.amount)
-        if (total.gt(c.limit_amount!)) {
-          throw fieldError(
-            'usages',
-            `Total amount exceeds limit. Total amount: ${total.toFixed(2)}, limit: ${c.limit_amount}.`,
-          )
-        }
+    const sums = await repo.sumsOfPeriods(resource.id, capped, period)
+    for (const cap of capped) {
+      const total = new Big(twoPlaces(sums.get(cap.componentId) ?? 0)).plus(cap.amount)
+      if (total.gt(cap.limit)) {
+        throw fieldError(
+          'usages',
+          `Total amount exceeds limit. Total amount: ${total.toFixed(2)}, limit: ${cap.limit}.`,
+        )
       }
-      await repo.upsert({
+    }
+    await repo.upsert(
+      last.map((it) => ({
         uuid: ctx.newUuid(),
         resource_id: resource.id,
-        component_id: c.id,
+        component_id: it.component.id,
         billing_period: period,
         usage: it.amount,
         date,
         description: it.description,
         missing_usage_policy: it.policy,
         modified_by_id: actor.id,
-        now: nowIso,
-      })
-    }
+      })),
+      nowIso,
+    )
     const current = await repo.latestPeriod(resource.id)
     await reportRepository(trx).setCurrentUsages(
       resource.id,
@@ -301,53 +303,47 @@ export async function setUserUsages(
   one = false,
 ): Promise<void> {
   const row = await reportableUsage(ctx, actor, uuid)
-  const report = reportRepository(ctx.db)
   const count = body.usages.length
   const fail = (i: number, name: string, message: string) =>
     one ? fieldError(name, message) : itemError('usages', i, count, name, message)
-  const accounts = await report.accountsNamed(
+  // The accounts the items name, read at once: by link where one is given, else by username.
+  const links = body.usages.map((u) => (linkGiven(u) ? uuidFromLink(u.user, PATHS.offeringUsers) : null))
+  const { byUsername, byUuid } = await reportRepository(ctx.db).accountsNamed(
     row.offering_id,
-    body.usages.filter((u) => u.user === undefined || u.user === null).map((u) => u.username),
+    body.usages.filter((u) => !linkGiven(u)).map((u) => u.username),
+    links.filter((l): l is string => !!l),
   )
-  const items: { username: string; usage: string; account: number | null }[] = []
+  const linked = (i: number): number => {
+    const link = links[i]
+    if (!link) throw fail(i, 'user', 'Invalid hyperlink - Incorrect URL match.')
+    const account = byUuid.get(link)
+    if (!account) throw fail(i, 'user', 'Invalid hyperlink - Object does not exist.')
+    if (account.offering_id !== row.offering_id)
+      throw fail(i, 'user', "The offering user is not an account of the resource's offering.")
+    return account.id
+  }
+  // The last share of a username in one request wins, as shares replace each other.
+  const shares = new Map<string, { usage: string; account: number | null }>()
   for (const [i, u] of body.usages.entries()) {
     const usage = u.usage === undefined ? '0.00' : amountOf(u.usage, (m) => fail(i, 'usage', m))
-    items.push({
-      username: u.username,
+    shares.set(u.username, {
       usage,
-      account: await accountOf(ctx, row.offering_id, u, i, fail, accounts),
+      account: linkGiven(u) ? linked(i) : (byUsername.get(u.username) ?? null),
     })
   }
-  const now = ctx.clock().toISOString()
-  await ctx.db.transaction().execute(async (trx) => {
-    const repo = userUsagesRepository(trx)
-    for (const it of items) {
-      await repo.upsert({
-        uuid: ctx.newUuid(),
-        component_usage_id: row.id,
-        username: it.username,
-        offering_user_id: it.account,
-        usage: it.usage,
-        now,
-      })
-    }
-  })
+  await userUsagesRepository(ctx.db).upsert(
+    [...shares].map(([username, it]) => ({
+      uuid: ctx.newUuid(),
+      component_usage_id: row.id,
+      username,
+      offering_user_id: it.account,
+      usage: it.usage,
+    })),
+    ctx.clock().toISOString(),
+  )
 }
 
-async function accountOf(
-  ctx: AppContext,
-  offeringId: number,
-  u: UserUsageItem,
-  i: number,
-  fail: (i: number, name: string, message: string) => AppError,
-  byUsername: Map<string, number>,
-): Promise<number | null> {
-  if (u.user === undefined || u.user === null || u.user === '') return byUsername.get(u.username) ?? null
-  const uuid = uuidFromLink(u.user, PATHS.offeringUsers)
-  if (!uuid) throw fail(i, 'user', 'Invalid hyperlink - Incorrect URL match.')
-  const account = await reportRepository(ctx.db).offeringUserByUuid(uuid)
-  if (!account) throw fail(i, 'user', 'Invalid hyperlink - Object does not exist.')
-  if (account.offering_id !== offeringId)
-    throw fail(i, 'user', "The offering user is not an account of the resource's offering.")
-  return account.id
+/** The item names its account by a link (an empty one names none). */
+function linkGiven(u: UserUsageItem): u is UserUsageItem & { user: string } {
+  return u.user !== undefined && u.user !== null && u.user !== ''
 }
