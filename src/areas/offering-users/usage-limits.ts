@@ -5,7 +5,6 @@
 //
 // A limit is kept by its component's type (unique within an offering); records show the
 // component's uuid, and a write may name the component by its uuid or its type.
-import Big from 'big.js'
 import type { AppContext } from '../../context.js'
 import { fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { invalidHyperlink, linkedUuid, ownLink, recordRenderer } from '../../http/links.js'
@@ -13,6 +12,7 @@ import { can, customerIds, offeringIds, projectIds, seesAll, type Actor } from '
 import { normalizeUuid } from '../../http/uuid.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
 import { componentsOf } from '../catalog/service.js'
+import { amountOf, twoPlaces } from '../usage/service.js'
 import { usageLimitsRepository, type LimitScope, type UsageLimitRow } from './repository-limits.js'
 import { PATHS, type UsageLimit, type UsageLimitCreate, type UsageLimitPatch } from './schema.js'
 
@@ -34,7 +34,7 @@ const toRecord = recordRenderer<UsageLimitRow, UsageLimit>({
   component: (r) => r.component_uuid,
   component_type: 'copy',
   user: (r) => r.user_username ?? '',
-  limit: (r) => new Big(r.usage_limit).toFixed(2),
+  limit: (r) => twoPlaces(r.usage_limit),
 })
 
 const limits = visibleRecords({
@@ -107,19 +107,7 @@ async function linkedAccount(ctx: AppContext, resource: ResourceRef, value: unkn
   return u.id
 }
 
-function limitValue(v: string | number): string {
-  let n: Big
-  try {
-    n = new Big(typeof v === 'number' ? String(v) : v.trim())
-  } catch {
-    throw fieldError('limit', 'A valid number is required.')
-  }
-  if (n.lt(0)) throw fieldError('limit', 'Ensure this value is greater than or equal to 0.')
-  if (n.round(2).cmp(n) !== 0)
-    throw fieldError('limit', 'Ensure that there are no more than 2 decimal places.')
-  if (n.gte('1e18')) throw fieldError('limit', 'Ensure that there are no more than 20 digits in total.')
-  return n.toFixed(2)
-}
+const limitValue = (v: string | number): string => amountOf(v, (m) => fieldError('limit', m))
 
 const UNIQUE = 'The fields resource, component, user must make a unique set.'
 

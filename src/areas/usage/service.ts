@@ -145,8 +145,11 @@ function itemError(field: string, index: number, count: number, name: string, me
   return new AppError('invalid', { [field]: list })
 }
 
-/** An amount: a decimal of at most 2 places, at least 0, below 10^18; its text with 2 places. */
-function amountOf(v: string | number | undefined, fail: (message: string) => AppError): string {
+/**
+ * An amount of a component (a usage, a share, a per-user limit): a decimal of at most 2 places,
+ * at least 0, below 10^18; its text with 2 places. `fail` makes the 400 of a refused one.
+ */
+export function amountOf(v: string | number | undefined, fail: (message: string) => AppError): string {
   let n: Big
   try {
     n = new Big(typeof v === 'number' ? String(v) : (v ?? '').trim())
