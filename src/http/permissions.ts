@@ -4,7 +4,7 @@
 // create orders but do not approve them.
 
 import { forbidden } from './errors.js'
-import type { ProviderVisibility } from '../db/relations.js'
+import type { ProviderVisibility, ResourceSidesVisibility } from '../db/relations.js'
 
 export const ROLE_NAMES = [
   'CUSTOMER.OWNER',
@@ -263,6 +263,17 @@ function unique(xs: number[]): number[] {
 export function providerVisibility(actor: Actor): ProviderVisibility {
   if (seesAll(actor)) return { all: true }
   return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
+}
+
+/** What the actor sees of resources (and what belongs to them) from either side (`visibleToResourceSides`). */
+export function resourceSidesVisibility(actor: Actor): ResourceSidesVisibility {
+  if (seesAll(actor)) return { all: true }
+  return {
+    all: false,
+    projectIds: projectIds(actor),
+    customerIds: customerIds(actor),
+    offeringIds: offeringIds(actor),
+  }
 }
 
 /** Does the actor read as the offering's provider side (what `providerVisibility` lets it see)? */

@@ -6,14 +6,7 @@ import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { forbidden } from '../../http/errors.js'
 import { ownLink, recordRenderer } from '../../http/links.js'
-import {
-  customerIds,
-  offeringIds,
-  projectIds,
-  seesAll,
-  seesAsProvider,
-  type Actor,
-} from '../../http/permissions.js'
+import { resourceSidesVisibility, seesAsProvider, type Actor } from '../../http/permissions.js'
 import { pageOfRows, type Pager } from '../../http/resource-calls.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
 import { findVisibleOffering } from '../catalog/service.js'
@@ -26,15 +19,8 @@ import {
 } from './repository-accounts.js'
 import { PATHS, type CourseAccount, type ProjectServiceAccount } from './schema.js'
 
-export function visibility(actor: Actor): AccountScope {
-  if (seesAll(actor)) return { all: true }
-  return {
-    all: false,
-    projectIds: projectIds(actor),
-    customerIds: customerIds(actor),
-    offeringIds: offeringIds(actor),
-  }
-}
+/** Staff and support see every account; others those of the projects they see from either side. */
+export const visibility: (actor: Actor) => AccountScope = resourceSidesVisibility
 
 const toServiceAccount = recordRenderer<ProjectServiceAccountRow, ProjectServiceAccount>({
   ...ownLink(PATHS.projectServiceAccounts),

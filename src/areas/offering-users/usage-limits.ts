@@ -8,25 +8,18 @@
 import type { AppContext } from '../../context.js'
 import { fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { invalidHyperlink, linkedUuid, ownLink, recordRenderer } from '../../http/links.js'
-import { can, customerIds, offeringIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
+import { can, resourceSidesVisibility, type Actor } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
 import { componentsOf } from '../catalog/service.js'
 import { amountOf, twoPlaces } from '../usage/service.js'
-import { usageLimitsRepository, type LimitScope, type UsageLimitRow } from './repository-limits.js'
+import { usageLimitsRepository, type UsageLimitRow } from './repository-limits.js'
 import { PATHS, type UsageLimit, type UsageLimitCreate, type UsageLimitPatch } from './schema.js'
 
 const COMPONENT_TYPE = /^[A-Za-z0-9_.-]{1,50}$/
 
-export function visibility(actor: Actor): LimitScope {
-  if (seesAll(actor)) return { all: true }
-  return {
-    all: false,
-    projectIds: projectIds(actor),
-    customerIds: customerIds(actor),
-    offeringIds: offeringIds(actor),
-  }
-}
+/** Staff and support see every limit; others those of the resources they see from either side. */
+export const visibility = resourceSidesVisibility
 
 const toRecord = recordRenderer<UsageLimitRow, UsageLimit>({
   ...ownLink(PATHS.usageLimits),

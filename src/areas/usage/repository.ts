@@ -1,35 +1,16 @@
 // All SQL of reported usage: the usages and per-account usages a caller sees (the resource's
 // consumer and provider sides), the resource and components a report names, the writes of a
 // report (one row per resource, component and billing period) and the reads that check it.
-import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { tableRecords } from '../../db/rows.js'
-import { joined, unlessAll } from '../../db/joins.js'
-import { inAnyOf } from '../../db/sql.js'
+import { joined } from '../../db/joins.js'
+import { visibleToResourceSides } from '../../db/relations.js'
 
 export type Db = Kysely<DB> | Transaction<DB>
 
-/** Staff and support see every usage; others those of the resources they see from either side. */
-export type UsageScope =
-  { all: true } | { all: false; projectIds: number[]; customerIds: number[]; offeringIds: number[] }
-
 const U = 'component_usages'
 const UU = 'component_user_usages'
-
-/** The rows a scope reaches, by the resource a usage belongs to. */
-function narrowed<Q extends SelectQueryBuilder<any, any, any>>(
-  q: Q,
-  vis: Extract<UsageScope, { all: false }>,
-): Q {
-  return q.where((eb: ExpressionBuilder<any, any>) =>
-    inAnyOf(eb, [
-      ['resources.project_id', vis.projectIds],
-      ['projects.customer_id', vis.customerIds],
-      ['offerings.customer_id', vis.customerIds],
-      ['resources.offering_id', vis.offeringIds],
-    ]),
-  ) as Q
-}
 
 /** The columns a usage's record shows (its resource's and component's among them). */
 const USAGE_COLUMNS = [
@@ -58,7 +39,7 @@ export function usagesRepository(db: Db) {
       ['inner', 'customers', 'projects.customer_id'],
       ['inner', 'offering_components as component', `${U}.component_id`],
     ])
-  const visible = unlessAll(base, (q, vis: Extract<UsageScope, { all: false }>) => narrowed(q, vis))
+  const visible = visibleToResourceSides(base)
   const columns = [
     `${U}.id`,
     `${U}.uuid`,
@@ -170,7 +151,7 @@ export function userUsagesRepository(db: Db) {
       ['left', 'offering_users', `${UU}.offering_user_id`],
       ['left', 'users as account_user', 'offering_users.user_id'],
     ])
-  const visible = unlessAll(base, (q, vis: Extract<UsageScope, { all: false }>) => narrowed(q, vis))
+  const visible = visibleToResourceSides(base)
   const columns = [
     `${UU}.id`,
     `${UU}.uuid`,

@@ -11,14 +11,7 @@ import type { AppContext } from '../../context.js'
 import { toJson } from '../../db/values.js'
 import { AppError, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { ownLink, recordRenderer, uuidFromLink } from '../../http/links.js'
-import {
-  canAsProvider,
-  customerIds,
-  offeringIds,
-  projectIds,
-  seesAll,
-  type Actor,
-} from '../../http/permissions.js'
+import { canAsProvider, resourceSidesVisibility, type Actor } from '../../http/permissions.js'
 import { parseDateTime } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
@@ -28,7 +21,6 @@ import {
   userUsagesRepository,
   usagesRepository,
   type UsageRow,
-  type UsageScope,
   type UserUsageRow,
 } from './repository.js'
 import {
@@ -41,15 +33,8 @@ import {
   type UserUsageItem,
 } from './schema.js'
 
-export function visibility(actor: Actor): UsageScope {
-  if (seesAll(actor)) return { all: true }
-  return {
-    all: false,
-    projectIds: projectIds(actor),
-    customerIds: customerIds(actor),
-    offeringIds: offeringIds(actor),
-  }
-}
+/** Staff and support see every usage; others those of the resources they see from either side. */
+export const visibility = resourceSidesVisibility
 
 /** A decimal as stored (numeric text, or a number on SQLite) with two places. */
 export const twoPlaces = (v: unknown): string => {
