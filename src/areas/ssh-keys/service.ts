@@ -54,10 +54,8 @@ export async function createKey(
         : 'Invalid SSH public key.',
     )
   }
-  const repo = sshKeysRepository(ctx.db)
-  if (await repo.nameTaken(actor.id, name)) throw fieldError('name', 'This field must be unique.')
   const now = ctx.clock().toISOString()
-  const id = await repo.insert({
+  const id = await sshKeysRepository(ctx.db).insertIfNameFree({
     uuid: ctx.newUuid(),
     user_id: actor.id,
     name,
@@ -68,6 +66,7 @@ export async function createKey(
     created: now,
     modified: now,
   })
+  if (id === undefined) throw fieldError('name', 'This field must be unique.')
   return keys.record(ctx, id, base)
 }
 
