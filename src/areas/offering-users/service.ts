@@ -14,7 +14,7 @@ import {
   type Actor,
   type Permission,
 } from '../../http/permissions.js'
-import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
+import { normalizeUuid } from '../../http/uuid.js'
 import { visibleRecords } from '../../http/visible-records.js'
 import { pageOfRows, type Pager } from '../../http/resource-calls.js'
 import type { Listing } from '../../db/listing.js'
@@ -359,9 +359,4 @@ export async function updateRuntimeState(
   if (body.service_provider_comment_url !== undefined)
     set.service_provider_comment_url = body.service_provider_comment_url
   await offeringUsersRepository(ctx.db).write(row.id, set)
-}
-
-/** The account row of a uuid whoever may see it: for the areas that check their own permission. */
-export function findOfferingUserByUuid(ctx: AppContext, uuid: string) {
-  return foundByUuid(uuid, (u) => offeringUsersRepository(ctx.db).findByUuid(u), MODEL)
 }
