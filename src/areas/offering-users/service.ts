@@ -18,7 +18,7 @@ import { normalizeUuid } from '../../http/uuid.js'
 import { visibleRecords } from '../../http/visible-records.js'
 import { pageOfRows, type Pager } from '../../http/resource-calls.js'
 import type { Listing } from '../../db/listing.js'
-import { generateUsername, offeringKeepsAccounts, splitName } from './provisioning.js'
+import { insertAccount, offeringKeepsAccounts, splitName } from './provisioning.js'
 import {
   offeringUsersRepository,
   provisioningRepository,
@@ -239,22 +239,11 @@ export async function createOfferingUser(
   if (!user) throw fieldError(body.user !== undefined ? 'user' : 'user_uuid', 'Object does not exist.')
   if (!offeringKeepsAccounts(offering))
     throw nonFieldError('It is not allowed to create users for current offering.')
-  const now = ctx.clock().toISOString()
   const id = await ctx.db.transaction().execute(async (trx) => {
-    const repo = offeringUsersRepository(trx)
-    const username =
-      body.username === undefined ? await generateUsername(trx, offering, user) : body.username || null
-    const inserted = await repo.insertIfAbsent({
-      uuid: ctx.newUuid(),
-      offering_id: offering.id,
-      user_id: user.id,
-      username,
-      state: username ? 'OK' : 'Requested',
-      created: now,
-      modified: now,
-    })
-    if (!inserted) throw nonFieldError('The fields offering, user must make a unique set.')
-    return (await repo.findByOfferingAndUser(offering.id, user.id))!.id
+    const username = body.username === undefined ? undefined : body.username || null
+    if (!(await insertAccount(ctx, trx, offering, user, username)))
+      throw nonFieldError('The fields offering, user must make a unique set.')
+    return (await offeringUsersRepository(trx).findByOfferingAndUser(offering.id, user.id))!.id
   })
   return written(ctx, actor, id, base)
 }
