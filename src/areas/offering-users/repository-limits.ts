@@ -50,9 +50,7 @@ export function usageLimitsRepository(db: Db) {
           'resources.id',
           'resources.project_id',
           'resources.offering_id',
-          'resources.limits',
           'projects.customer_id',
-          'offerings.uuid as offering_uuid',
           'offerings.customer_id as offering_customer_id',
         ])
         .where('resources.uuid', '=', uuid)

@@ -39,15 +39,23 @@ const limits = visibleRecords({
 export const listUsageLimits = limits.list
 export const getUsageLimit = limits.get
 
+/** A limit's resource: its project and organization (the consumer side), its offering's. */
 interface ResourceRef {
   id: number
   project_id: number
   offering_id: number
   customer_id: number
   offering_customer_id: number
-  offering_uuid: string
-  limits: unknown
 }
+
+/** The resource of a limit's row (which carries its sides). */
+const resourceOf = (row: UsageLimitRow): ResourceRef => ({
+  id: row.resource_id,
+  project_id: row.project_id,
+  offering_id: row.offering_id,
+  customer_id: row.customer_id,
+  offering_customer_id: row.offering_customer_id,
+})
 
 function sees(actor: Actor, r: ResourceRef): boolean {
   const scope = visibility(actor)
@@ -140,7 +148,7 @@ export async function updateUsageLimit(
   base: string,
 ): Promise<UsageLimit> {
   const row = await limits.find(ctx, actor, uuid)
-  const current = (await usageLimitsRepository(ctx.db).resourceByUuid(row.resource_uuid))!
+  const current = resourceOf(row)
   if (!mayLimit(actor, current)) throw forbidden()
   const resource = body.resource === undefined ? current : await linkedResource(ctx, actor, body.resource)
   if (resource.id !== current.id && !mayLimit(actor, resource)) throw forbidden()
@@ -163,7 +171,6 @@ export async function updateUsageLimit(
 
 export async function deleteUsageLimit(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
   const row = await limits.find(ctx, actor, uuid)
-  const resource = (await usageLimitsRepository(ctx.db).resourceByUuid(row.resource_uuid))!
-  if (!mayLimit(actor, resource)) throw forbidden()
+  if (!mayLimit(actor, resourceOf(row))) throw forbidden()
   await usageLimitsRepository(ctx.db).delete(row.id)
 }
