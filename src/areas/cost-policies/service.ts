@@ -263,11 +263,12 @@ export async function deletePolicy(ctx: AppContext, actor: Actor, uuid: string):
   await policiesRepository(ctx.db).delete(current.id)
 }
 
-/** GET actions/: the policy shape with the available actions and a description of each. */
-export function availableActions(): Record<string, unknown> {
-  const none = Object.fromEntries(Object.keys(PolicySchema.properties).map((k) => [k, null]))
-  return { ...none, actions: ACTION_NAMES.join(','), options: { ...ACTIONS } }
-}
+/** GET actions/: the policy shape with the available actions and a description of each (made once). */
+export const AVAILABLE_ACTIONS: Readonly<Record<string, unknown>> = Object.freeze({
+  ...Object.fromEntries(Object.keys(PolicySchema.properties).map((k) => [k, null])),
+  actions: ACTION_NAMES.join(','),
+  options: { ...ACTIONS },
+})
 
 // ---- what other areas call ----
 
