@@ -45,6 +45,18 @@ export const twoPlaces = (v: unknown): string => {
   }
 }
 
+/** Both records' names and uuids of the resource, its offering, project and organization. */
+const resourceNames = {
+  resource_name: 'copy',
+  resource_uuid: 'copy',
+  offering_name: 'copy',
+  offering_uuid: 'copy',
+  project_name: 'copy',
+  project_uuid: 'copy',
+  customer_name: 'copy',
+  customer_uuid: 'copy',
+} as const
+
 const toUsage = recordRenderer<UsageRow, ComponentUsage>({
   ...ownLink(PATHS.usages),
   created: 'copy',
@@ -56,14 +68,7 @@ const toUsage = recordRenderer<UsageRow, ComponentUsage>({
   date: 'copy',
   missing_usage_policy: (r) => r.missing_usage_policy,
   recurring: (r) => r.missing_usage_policy === 'reuse',
-  resource_name: 'copy',
-  resource_uuid: 'copy',
-  offering_name: 'copy',
-  offering_uuid: 'copy',
-  project_name: 'copy',
-  project_uuid: 'copy',
-  customer_name: 'copy',
-  customer_uuid: 'copy',
+  ...resourceNames,
   billing_period: 'copy',
   modified_by: (r) => (r.modified_by_id === null ? null : Number(r.modified_by_id)),
 })
@@ -79,14 +84,7 @@ const toUserUsage = recordRenderer<UserUsageRow, ComponentUserUsage>({
   created: 'copy',
   modified: 'copy',
   backend_id: 'copy',
-  resource_name: 'copy',
-  resource_uuid: 'copy',
-  offering_name: 'copy',
-  offering_uuid: 'copy',
-  project_name: 'copy',
-  project_uuid: 'copy',
-  customer_name: 'copy',
-  customer_uuid: 'copy',
+  ...resourceNames,
   component_type: (r) => r.type,
   date: 'copy',
   billing_period: 'copy',
