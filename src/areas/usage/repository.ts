@@ -12,6 +12,15 @@ export type Db = Kysely<DB> | Transaction<DB>
 const U = 'component_usages'
 const UU = 'component_user_usages'
 
+/** A usage's resource, the resource's offering, project and organization, and its component. */
+const USAGE_JOINS = [
+  ['inner', 'resources', `${U}.resource_id`],
+  ['inner', 'offerings', 'resources.offering_id'],
+  ['inner', 'projects', 'resources.project_id'],
+  ['inner', 'customers', 'projects.customer_id'],
+  ['inner', 'offering_components as component', `${U}.component_id`],
+] as const
+
 /** The columns a usage's record shows (its resource's and component's among them). */
 const USAGE_COLUMNS = [
   'resources.uuid as resource_uuid',
@@ -31,14 +40,7 @@ const USAGE_COLUMNS = [
 ] as const
 
 export function usagesRepository(db: Db) {
-  const base = () =>
-    joined(db, U, [
-      ['inner', 'resources', `${U}.resource_id`],
-      ['inner', 'offerings', 'resources.offering_id'],
-      ['inner', 'projects', 'resources.project_id'],
-      ['inner', 'customers', 'projects.customer_id'],
-      ['inner', 'offering_components as component', `${U}.component_id`],
-    ])
+  const base = () => joined(db, U, USAGE_JOINS)
   const visible = visibleToResourceSides(base)
   const columns = [
     `${U}.id`,
@@ -143,11 +145,7 @@ export function userUsagesRepository(db: Db) {
   const base = () =>
     joined(db, UU, [
       ['inner', U, `${UU}.component_usage_id`],
-      ['inner', 'resources', `${U}.resource_id`],
-      ['inner', 'offerings', 'resources.offering_id'],
-      ['inner', 'projects', 'resources.project_id'],
-      ['inner', 'customers', 'projects.customer_id'],
-      ['inner', 'offering_components as component', `${U}.component_id`],
+      ...USAGE_JOINS,
       ['left', 'offering_users', `${UU}.offering_user_id`],
       ['left', 'users as account_user', 'offering_users.user_id'],
     ])
