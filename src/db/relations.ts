@@ -29,3 +29,30 @@ export function visibleToProvider<Q extends SelectQueryBuilder<any, any, any>>(b
       ) as Q,
   )
 }
+
+/**
+ * Staff and support see everything; others the rows of the resources they see from either side:
+ * a project role in the resource's project, a customer role in its organization or in its
+ * offering's, a role on its offering.
+ */
+export type ResourceSidesVisibility =
+  { all: true } | { all: false; projectIds: number[]; customerIds: number[]; offeringIds: number[] }
+
+/**
+ * `visible(scope)` of rows joined with their `resources`, the resource's `projects` and
+ * `offerings`, seen from either side (`ResourceSidesVisibility`).
+ */
+export function visibleToResourceSides<Q extends SelectQueryBuilder<any, any, any>>(base: () => Q) {
+  return unlessAll(
+    base,
+    (q, vis: { projectIds: number[]; customerIds: number[]; offeringIds: number[] }): Q =>
+      q.where((eb) =>
+        inAnyOf(eb, [
+          ['resources.project_id', vis.projectIds],
+          ['projects.customer_id', vis.customerIds],
+          ['offerings.customer_id', vis.customerIds],
+          ['resources.offering_id', vis.offeringIds],
+        ]),
+      ) as Q,
+  )
+}

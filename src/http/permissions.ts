@@ -4,7 +4,7 @@
 // create orders but do not approve them.
 
 import { forbidden } from './errors.js'
-import type { ProviderVisibility } from '../db/relations.js'
+import type { ProviderVisibility, ResourceSidesVisibility } from '../db/relations.js'
 
 export const ROLE_NAMES = [
   'CUSTOMER.OWNER',
@@ -236,6 +236,21 @@ export function scopesWith(actor: Actor, permission: Permission): Record<ScopeTy
   return { customer: unique(out.customer), project: unique(out.project), offering: unique(out.offering) }
 }
 
+/** An offering as the provider side's checks read it: its id and its provider organization's. */
+export interface OfferingRef {
+  id: number
+  customer_id: number
+}
+
+/**
+ * May the actor do `permission` as the offering's provider side: through a role in the
+ * offering's organization (owners, service provider managers) or on the offering (its managers)
+ * that holds it; staff always.
+ */
+export function canAsProvider(actor: Actor, permission: Permission, offering: OfferingRef): boolean {
+  return can(actor, permission, { customerId: offering.customer_id, offeringId: offering.id })
+}
+
 function unique(xs: number[]): number[] {
   return [...new Set(xs)]
 }
@@ -248,4 +263,21 @@ function unique(xs: number[]): number[] {
 export function providerVisibility(actor: Actor): ProviderVisibility {
   if (seesAll(actor)) return { all: true }
   return { all: false, customerIds: customerIds(actor), offeringIds: offeringIds(actor) }
+}
+
+/** What the actor sees of resources (and what belongs to them) from either side (`visibleToResourceSides`). */
+export function resourceSidesVisibility(actor: Actor): ResourceSidesVisibility {
+  if (seesAll(actor)) return { all: true }
+  return {
+    all: false,
+    projectIds: projectIds(actor),
+    customerIds: customerIds(actor),
+    offeringIds: offeringIds(actor),
+  }
+}
+
+/** Does the actor read as the offering's provider side (what `providerVisibility` lets it see)? */
+export function seesAsProvider(actor: Actor, offering: OfferingRef): boolean {
+  const vis = providerVisibility(actor)
+  return vis.all || vis.customerIds.includes(offering.customer_id) || vis.offeringIds.includes(offering.id)
 }

@@ -556,3 +556,107 @@ describe("the reference client's models", () => {
     assert.equal(typeof usage.modified_by, 'number')
   })
 })
+
+describe("a report's statements do not grow with its items", () => {
+  /** The statements the database ran while `act` ran. */
+  async function statementsOf(act: () => Promise<void>): Promise<number> {
+    let n = 0
+    const db = t.ctx.db
+    t.ctx.db = db.withPlugin({
+      transformQuery: (a) => a.node,
+      transformResult: async (a) => {
+        n++
+        return a.result
+      },
+    })
+    try {
+      await act()
+    } finally {
+      t.ctx.db = db
+    }
+    return n
+  }
+
+  test('set_usage: as many for one component as for four, two of them capped', async () => {
+    const offering = await makeOffering(t.ctx, t.providerCustomer, { name: 'Metered' })
+    const types = ['u1', 'u2', 'u3', 'u4']
+    for (const [i, type] of types.entries()) {
+      const c = await makeComponent(t.ctx, offering, { type, billingType: 'usage' })
+      if (i % 2 === 0) {
+        await t.ctx.db
+          .updateTable('offering_components')
+          .set({ limit_period: 'annual', limit_amount: 100 })
+          .where('id', '=', c.id)
+          .execute()
+      }
+    }
+    const r = await makeResource(t.ctx, offering, t.project)
+    const as = t.providerOwner.token
+    const ok = async (usages: object[]) => {
+      const res = await report(as, r.uuid, usages)
+      assert.equal(res.status, 201, res.text)
+    }
+    await ok([{ type: 'u2', amount: '1' }])
+    const one = await statementsOf(() => ok([{ type: 'u1', amount: '1' }]))
+    const four = await statementsOf(() => ok(types.map((type) => ({ type, amount: '2' }))))
+    assert.equal(four, one)
+    const list = await client(t.app, as).get(`${U}?resource_uuid=${r.uuid}&o=type`)
+    assert.deepEqual(
+      list.body.map((u: any) => [u.type, u.usage]),
+      types.map((type) => [type, '2.00']),
+    )
+  })
+
+  test('set_user_usages: as many for one share as for four, linked by URL and by username', async () => {
+    const offering = await makeOffering(t.ctx, t.providerCustomer, { name: 'Shared' })
+    await makeComponent(t.ctx, offering, { type: 'cpu', billingType: 'usage' })
+    const r = await makeResource(t.ctx, offering, t.project)
+    const as = t.providerOwner.token
+    await report(as, r.uuid, [{ type: 'cpu', amount: '10' }])
+    const usage = (await client(t.app, as).get(`${U}?resource_uuid=${r.uuid}`)).body[0]
+    const now = t.ctx.clock().toISOString()
+    const links: string[] = []
+    for (const username of ['ann', 'ben']) {
+      const uuid = t.ctx.newUuid()
+      const person = await makeUser(t.ctx)
+      await t.ctx.db
+        .insertInto('offering_users')
+        .values({
+          uuid,
+          offering_id: offering.id,
+          user_id: person.id,
+          username,
+          state: 'OK',
+          created: now,
+          modified: now,
+        })
+        .execute()
+      links.push(`http://localhost/api/marketplace-offering-users/${uuid}/`)
+    }
+    const ok = async (usages: object[]) => {
+      const res = await client(t.app, as).post(`${U}${usage.uuid}/set_user_usages/`, { usages })
+      assert.equal(res.status, 201, res.text)
+    }
+    await ok([{ username: 'zed', usage: '1' }])
+    const one = await statementsOf(() => ok([{ username: 'ann', usage: '1' }]))
+    const four = await statementsOf(() =>
+      ok([
+        { username: 'ann', usage: '2', user: links[0] },
+        { username: 'ben', usage: '2', user: links[1] },
+        { username: 'ann', usage: '3', user: links[0] },
+        { username: 'cat', usage: '2' },
+      ]),
+    )
+    assert.equal(four, one)
+    const list = await client(t.app, as).get(`${UU}?resource_uuid=${r.uuid}&o=username`)
+    assert.deepEqual(
+      list.body.map((u: any) => [u.username, u.usage, u.user !== null]),
+      [
+        ['ann', '3.00', true],
+        ['ben', '2.00', true],
+        ['cat', '2.00', false],
+        ['zed', '1.00', false],
+      ],
+    )
+  })
+})

@@ -2,13 +2,16 @@
 // grants.
 import {
   can,
+  canAsProvider,
   connectedCustomerIds,
   customerIds,
   hasRole,
   offeringIds,
   projectIds,
   seesAll,
+  seesAsProvider,
   type Actor,
+  type OfferingRef,
 } from '../../http/permissions.js'
 import type { CatalogVisibility } from './repository.js'
 
@@ -22,11 +25,6 @@ export function catalogVisibility(actor: Actor): CatalogVisibility {
     projectIds: projectIds(actor),
     offeringIds: offeringIds(actor),
   }
-}
-
-interface OfferingRef {
-  id: number
-  customer_id: number
 }
 
 /** Making a customer a service provider (and editing or removing that): staff or its owner. */
@@ -49,7 +47,7 @@ export function canCreateOffering(actor: Actor, customerId: number): boolean {
  * service provider manager) or on the offering itself (offering manager); staff always.
  */
 export function canUpdateOffering(actor: Actor, o: OfferingRef): boolean {
-  return can(actor, 'OFFERING.UPDATE', { customerId: o.customer_id, offeringId: o.id })
+  return canAsProvider(actor, 'OFFERING.UPDATE', o)
 }
 
 /** Deleting a (Draft) offering: staff or an owner of the provider. */
@@ -67,11 +65,5 @@ export function canManageOfferingUsers(actor: Actor, o: OfferingRef): boolean {
 
 /** Reading who manages an offering: staff, support, the provider's people, its managers. */
 export function canListOfferingUsers(actor: Actor, o: OfferingRef): boolean {
-  return (
-    seesAll(actor) ||
-    hasRole(actor, ['CUSTOMER.OWNER', 'CUSTOMER.MANAGER', 'CUSTOMER.SUPPORT'], {
-      customerId: o.customer_id,
-    }) ||
-    hasRole(actor, ['OFFERING.MANAGER'], { offeringId: o.id })
-  )
+  return seesAsProvider(actor, o)
 }

@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../../db/sql.js'
 import { parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, conflict, fieldError, forbidden, type FieldErrors } from '../../http/errors.js'
 import { urlOf } from '../../http/links.js'
-import { can, type Actor, type Permission } from '../../http/permissions.js'
+import { canAsProvider, type Actor, type Permission } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import {
   resourcePeopleRepository,
@@ -37,7 +37,7 @@ async function providerResource(
   permission: Permission,
 ): Promise<ResourceRow> {
   const r = await findProviderResource(ctx, actor, uuid)
-  if (!can(actor, permission, { customerId: r.provider_id, offeringId: r.offering_id })) throw forbidden()
+  if (!canAsProvider(actor, permission, { id: r.offering_id, customer_id: r.provider_id })) throw forbidden()
   return r
 }
 
@@ -340,7 +340,7 @@ export async function setEndDateByProvider(
   const r = await findProviderResource(ctx, actor, uuid)
   if (
     !actor.isSupport &&
-    !can(actor, 'RESOURCE.SET_END_DATE', { customerId: r.provider_id, offeringId: r.offering_id })
+    !canAsProvider(actor, 'RESOURCE.SET_END_DATE', { id: r.offering_id, customer_id: r.provider_id })
   )
     throw forbidden()
   if (endDate === undefined) return

@@ -156,18 +156,17 @@ export function policiesRepository(db: Db) {
         .executeTakeFirst()
       return Number(r.numUpdatedRows) === 1
     },
-    /** One event per user (a notification addressed to each), uuids from `newUuid`. */
+    /** One event per user (a notification addressed to each), uuids from `newUuid`: one insert. */
     async notifyUsers(
       userIds: readonly number[],
       event: { newUuid: () => string; event_type: string; message: string; context: string; created: string },
     ): Promise<void> {
+      if (!userIds.length) return
       const { newUuid, ...values } = event
-      for (const userId of userIds) {
-        await db
-          .insertInto('events')
-          .values({ uuid: newUuid(), ...values, recipient_user_id: userId })
-          .execute()
-      }
+      await db
+        .insertInto('events')
+        .values(userIds.map((userId) => ({ uuid: newUuid(), ...values, recipient_user_id: userId })))
+        .execute()
     },
     async setRecheck(offeringId: number, at: string): Promise<void> {
       await db

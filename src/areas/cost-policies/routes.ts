@@ -35,7 +35,7 @@ export const costPolicies = defineResource({
       detail: false,
       summary: 'The actions a policy may take: `actions` lists them, `options` describes each',
       response: s.PolicyActionsSchema,
-      run: async () => svc.availableActions(),
+      run: async () => svc.AVAILABLE_ACTIONS,
     },
   ],
 })

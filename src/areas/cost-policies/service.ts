@@ -8,7 +8,7 @@ import type { DB } from '../../db/tables.js'
 import { fromBool, parseJson, toBool, toJson } from '../../db/values.js'
 import { AppError, forbidden, nonFieldError } from '../../http/errors.js'
 import { recordRenderer, resolveLink, urlOf } from '../../http/links.js'
-import { can, providerVisibility, type Actor } from '../../http/permissions.js'
+import { canAsProvider, providerVisibility, type Actor, type OfferingRef } from '../../http/permissions.js'
 import { visibleRecords } from '../../http/visible-records.js'
 import { resolveOrganizationGroups } from '../directory/service.js'
 import { PERIODS, type Period } from './estimate.js'
@@ -32,8 +32,8 @@ const BOTH =
 export const visibility = providerVisibility
 
 /** Staff, owners of the provider organization and the offering's managers manage its policies. */
-function mayManage(actor: Actor, offering: { id: number; customer_id: number }): boolean {
-  return can(actor, 'OFFERING.MANAGE_POLICIES', { customerId: offering.customer_id, offeringId: offering.id })
+function mayManage(actor: Actor, offering: OfferingRef): boolean {
+  return canAsProvider(actor, 'OFFERING.MANAGE_POLICIES', offering)
 }
 
 /** A policy's row with the uuids of its organization groups and its current estimate. */
@@ -263,11 +263,12 @@ export async function deletePolicy(ctx: AppContext, actor: Actor, uuid: string):
   await policiesRepository(ctx.db).delete(current.id)
 }
 
-/** GET actions/: the policy shape with the available actions and a description of each. */
-export function availableActions(): Record<string, unknown> {
-  const none = Object.fromEntries(Object.keys(PolicySchema.properties).map((k) => [k, null]))
-  return { ...none, actions: ACTION_NAMES.join(','), options: { ...ACTIONS } }
-}
+/** GET actions/: the policy shape with the available actions and a description of each (made once). */
+export const AVAILABLE_ACTIONS: Readonly<Record<string, unknown>> = Object.freeze({
+  ...Object.fromEntries(Object.keys(PolicySchema.properties).map((k) => [k, null])),
+  actions: ACTION_NAMES.join(','),
+  options: { ...ACTIONS },
+})
 
 // ---- what other areas call ----
 

@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { forbidden } from '../../http/errors.js'
 import { ownLink, recordRenderer } from '../../http/links.js'
-import { customerIds, hasRole, offeringIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
+import { resourceSidesVisibility, seesAsProvider, type Actor } from '../../http/permissions.js'
 import { pageOfRows, type Pager } from '../../http/resource-calls.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
 import { findVisibleOffering } from '../catalog/service.js'
@@ -19,15 +19,8 @@ import {
 } from './repository-accounts.js'
 import { PATHS, type CourseAccount, type ProjectServiceAccount } from './schema.js'
 
-export function visibility(actor: Actor): AccountScope {
-  if (seesAll(actor)) return { all: true }
-  return {
-    all: false,
-    projectIds: projectIds(actor),
-    customerIds: customerIds(actor),
-    offeringIds: offeringIds(actor),
-  }
-}
+/** Staff and support see every account; others those of the projects they see from either side. */
+export const visibility: (actor: Actor) => AccountScope = resourceSidesVisibility
 
 const toServiceAccount = recordRenderer<ProjectServiceAccountRow, ProjectServiceAccount>({
   ...ownLink(PATHS.projectServiceAccounts),
@@ -95,11 +88,7 @@ export const getCourseAccount = courseAccounts.get
 /** The offering (404 unless visible) whose provider side the caller is (403 otherwise). */
 async function providerOffering(ctx: AppContext, actor: Actor, uuid: string) {
   const offering = await findVisibleOffering(ctx, actor, uuid)
-  const provider =
-    seesAll(actor) ||
-    customerIds(actor).includes(offering.customer_id) ||
-    hasRole(actor, ['OFFERING.MANAGER'], { offeringId: offering.id })
-  if (!provider) throw forbidden()
+  if (!seesAsProvider(actor, offering)) throw forbidden()
   return offering
 }
 

@@ -4,7 +4,7 @@
 import type { AppContext } from '../../context.js'
 import { toJson } from '../../db/values.js'
 import { forbidden } from '../../http/errors.js'
-import { can, type Actor } from '../../http/permissions.js'
+import { canAsProvider, type Actor } from '../../http/permissions.js'
 import { findVisibleOffering } from '../catalog/service.js'
 import { attributeConfigsRepository } from './repository.js'
 import { exposedOf } from './service.js'
@@ -55,8 +55,7 @@ export async function getAttributeConfig(
 
 async function writableOffering(ctx: AppContext, actor: Actor, uuid: string) {
   const offering = await findVisibleOffering(ctx, actor, uuid)
-  if (!can(actor, 'OFFERING.UPDATE', { customerId: offering.customer_id, offeringId: offering.id }))
-    throw forbidden()
+  if (!canAsProvider(actor, 'OFFERING.UPDATE', offering)) throw forbidden()
   return offering
 }
 

@@ -107,6 +107,31 @@ export async function generateUsername(db: Db, offering: Offering, user: Member)
 }
 
 /**
+ * Inserts the user's account on the offering unless it has one (true when inserted): with
+ * `username` when given, else the one the offering's policy generates; OK with a username,
+ * Requested (for the provider to name it) without.
+ */
+export async function insertAccount(
+  ctx: AppContext,
+  db: Db,
+  offering: Offering,
+  user: Member,
+  username?: string | null,
+): Promise<boolean> {
+  const name = username === undefined ? await generateUsername(db, offering, user) : username
+  const now = ctx.clock().toISOString()
+  return offeringUsersRepository(db).insertIfAbsent({
+    uuid: ctx.newUuid(),
+    offering_id: offering.id,
+    user_id: user.id,
+    username: name,
+    state: name ? 'OK' : 'Requested',
+    created: now,
+    modified: now,
+  })
+}
+
+/**
  * Gives the user an account on the offering, or brings back one on its way out: an account being
  * deleted whose username is known is OK again, one without a username (or already Deleted) is
  * requested anew. An account in any other state is left as it is.
@@ -127,16 +152,7 @@ async function createOrRestore(ctx: AppContext, db: Db, offering: Offering, user
     }
     return
   }
-  const username = await generateUsername(db, offering, user)
-  await repo.insertIfAbsent({
-    uuid: ctx.newUuid(),
-    offering_id: offering.id,
-    user_id: user.id,
-    username,
-    state: username ? 'OK' : 'Requested',
-    created: now,
-    modified: now,
-  })
+  await insertAccount(ctx, db, offering, user)
 }
 
 async function eligibleOfferings(db: Db, projectId: number): Promise<Offering[]> {

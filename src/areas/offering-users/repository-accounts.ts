@@ -4,6 +4,7 @@ import type { ExpressionBuilder } from 'kysely'
 import { tableRecords } from '../../db/rows.js'
 import { joined, projectAndCustomer } from '../../db/joins.js'
 import { inAnyOf } from '../../db/sql.js'
+import type { ResourceSidesVisibility } from '../../db/relations.js'
 import type { Db } from './repository.js'
 
 /**
@@ -12,10 +13,7 @@ import type { Db } from './repository.js'
  * the provider side of a live resource in the project); or those of the projects with a live
  * resource of one offering.
  */
-export type AccountScope =
-  | { all: true }
-  | { all: false; projectIds: number[]; customerIds: number[]; offeringIds: number[] }
-  | { all: false; offeringId: number }
+export type AccountScope = ResourceSidesVisibility | { all: false; offeringId: number }
 
 type Table = 'project_service_accounts' | 'course_accounts'
 

@@ -4,13 +4,9 @@
 import type { Insertable } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { tableRecords } from '../../db/rows.js'
-import { joined, unlessAll } from '../../db/joins.js'
-import { inAnyOf } from '../../db/sql.js'
+import { joined } from '../../db/joins.js'
+import { visibleToResourceSides } from '../../db/relations.js'
 import type { Db } from './repository.js'
-
-/** Staff and support see every limit; others those of the resources they see. */
-export type LimitScope =
-  { all: true } | { all: false; projectIds: number[]; customerIds: number[]; offeringIds: number[] }
 
 const L = 'component_user_usage_limits'
 
@@ -26,16 +22,7 @@ export function usageLimitsRepository(db: Db) {
         .onRef('component.offering_id', '=', 'resources.offering_id')
         .onRef('component.type', '=', `${L}.component_type`),
     )
-  const visible = unlessAll(base, (q, vis: Extract<LimitScope, { all: false }>) =>
-    q.where((eb) =>
-      inAnyOf(eb, [
-        ['resources.project_id', vis.projectIds],
-        ['projects.customer_id', vis.customerIds],
-        ['offerings.customer_id', vis.customerIds],
-        ['resources.offering_id', vis.offeringIds],
-      ]),
-    ),
-  )
+  const visible = visibleToResourceSides(base)
   const columns = [
     `${L}.id`,
     `${L}.uuid`,
@@ -63,9 +50,7 @@ export function usageLimitsRepository(db: Db) {
           'resources.id',
           'resources.project_id',
           'resources.offering_id',
-          'resources.limits',
           'projects.customer_id',
-          'offerings.uuid as offering_uuid',
           'offerings.customer_id as offering_customer_id',
         ])
         .where('resources.uuid', '=', uuid)

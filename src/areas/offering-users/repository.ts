@@ -82,10 +82,6 @@ export function offeringUsersRepository(db: Db) {
       select: (q) =>
         q.select(columns).select(sql<string>`coalesce(offering_users.username, '')`.as('username_key')),
     }),
-    /** The row of a uuid whoever may see it (a write checks its permission itself). */
-    findByUuid(uuid: string) {
-      return base().select(columns).where('offering_users.uuid', '=', uuid).executeTakeFirst()
-    },
     findByOfferingAndUser(offeringId: number, userId: number) {
       return db
         .selectFrom('offering_users')

@@ -7,18 +7,18 @@ import { parseJson } from '../../db/values.js'
 import { fieldError, forbidden, invalidState, nonFieldError } from '../../http/errors.js'
 import { linkedUuid, recordRenderer } from '../../http/links.js'
 import {
-  can,
+  canAsProvider,
   customerIds,
   offeringIds,
   seesAll,
   type Actor,
   type Permission,
 } from '../../http/permissions.js'
-import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
+import { normalizeUuid } from '../../http/uuid.js'
 import { visibleRecords } from '../../http/visible-records.js'
 import { pageOfRows, type Pager } from '../../http/resource-calls.js'
 import type { Listing } from '../../db/listing.js'
-import { generateUsername, offeringKeepsAccounts, splitName } from './provisioning.js'
+import { insertAccount, offeringKeepsAccounts, splitName } from './provisioning.js'
 import {
   offeringUsersRepository,
   provisioningRepository,
@@ -192,7 +192,7 @@ async function written(ctx: AppContext, actor: Actor, id: number, base: string):
 /** The visible account of a path's uuid (404), on which the caller must hold `permission` (403). */
 async function permitted(ctx: AppContext, actor: Actor, uuid: string, permission: Permission) {
   const row = await accounts.find(ctx, actor, uuid)
-  if (!can(actor, permission, { customerId: row.offering_customer_id, offeringId: row.offering_id }))
+  if (!canAsProvider(actor, permission, { id: row.offering_id, customer_id: row.offering_customer_id }))
     throw forbidden()
   return row
 }
@@ -233,29 +233,17 @@ export async function createOfferingUser(
   const offering = await prov.offeringByUuid(offeringUuid)
   if (!offering)
     throw fieldError(body.offering !== undefined ? 'offering' : 'offering_uuid', 'Object does not exist.')
-  if (!can(actor, 'OFFERING.CREATE_USER', { customerId: offering.customer_id, offeringId: offering.id }))
-    throw forbidden()
+  if (!canAsProvider(actor, 'OFFERING.CREATE_USER', offering)) throw forbidden()
   const userUuid = eitherRef('user', body.user, 'user_uuid', body.user_uuid, PATHS.users)
   const user = await prov.userByUuid(userUuid)
   if (!user) throw fieldError(body.user !== undefined ? 'user' : 'user_uuid', 'Object does not exist.')
   if (!offeringKeepsAccounts(offering))
     throw nonFieldError('It is not allowed to create users for current offering.')
-  const now = ctx.clock().toISOString()
   const id = await ctx.db.transaction().execute(async (trx) => {
-    const repo = offeringUsersRepository(trx)
-    const username =
-      body.username === undefined ? await generateUsername(trx, offering, user) : body.username || null
-    const inserted = await repo.insertIfAbsent({
-      uuid: ctx.newUuid(),
-      offering_id: offering.id,
-      user_id: user.id,
-      username,
-      state: username ? 'OK' : 'Requested',
-      created: now,
-      modified: now,
-    })
-    if (!inserted) throw nonFieldError('The fields offering, user must make a unique set.')
-    return (await repo.findByOfferingAndUser(offering.id, user.id))!.id
+    const username = body.username === undefined ? undefined : body.username || null
+    if (!(await insertAccount(ctx, trx, offering, user, username)))
+      throw nonFieldError('The fields offering, user must make a unique set.')
+    return (await offeringUsersRepository(trx).findByOfferingAndUser(offering.id, user.id))!.id
   })
   return written(ctx, actor, id, base)
 }
@@ -360,9 +348,4 @@ export async function updateRuntimeState(
   if (body.service_provider_comment_url !== undefined)
     set.service_provider_comment_url = body.service_provider_comment_url
   await offeringUsersRepository(ctx.db).write(row.id, set)
-}
-
-/** The account row of a uuid whoever may see it: for the areas that check their own permission. */
-export function findOfferingUserByUuid(ctx: AppContext, uuid: string) {
-  return foundByUuid(uuid, (u) => offeringUsersRepository(ctx.db).findByUuid(u), MODEL)
 }

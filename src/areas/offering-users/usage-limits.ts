@@ -5,28 +5,21 @@
 //
 // A limit is kept by its component's type (unique within an offering); records show the
 // component's uuid, and a write may name the component by its uuid or its type.
-import Big from 'big.js'
 import type { AppContext } from '../../context.js'
 import { fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { invalidHyperlink, linkedUuid, ownLink, recordRenderer } from '../../http/links.js'
-import { can, customerIds, offeringIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
+import { can, resourceSidesVisibility, type Actor } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
 import { componentsOf } from '../catalog/service.js'
-import { usageLimitsRepository, type LimitScope, type UsageLimitRow } from './repository-limits.js'
+import { amountOf, twoPlaces } from '../usage/service.js'
+import { usageLimitsRepository, type UsageLimitRow } from './repository-limits.js'
 import { PATHS, type UsageLimit, type UsageLimitCreate, type UsageLimitPatch } from './schema.js'
 
 const COMPONENT_TYPE = /^[A-Za-z0-9_.-]{1,50}$/
 
-export function visibility(actor: Actor): LimitScope {
-  if (seesAll(actor)) return { all: true }
-  return {
-    all: false,
-    projectIds: projectIds(actor),
-    customerIds: customerIds(actor),
-    offeringIds: offeringIds(actor),
-  }
-}
+/** Staff and support see every limit; others those of the resources they see from either side. */
+export const visibility = resourceSidesVisibility
 
 const toRecord = recordRenderer<UsageLimitRow, UsageLimit>({
   ...ownLink(PATHS.usageLimits),
@@ -34,7 +27,7 @@ const toRecord = recordRenderer<UsageLimitRow, UsageLimit>({
   component: (r) => r.component_uuid,
   component_type: 'copy',
   user: (r) => r.user_username ?? '',
-  limit: (r) => new Big(r.usage_limit).toFixed(2),
+  limit: (r) => twoPlaces(r.usage_limit),
 })
 
 const limits = visibleRecords({
@@ -46,15 +39,23 @@ const limits = visibleRecords({
 export const listUsageLimits = limits.list
 export const getUsageLimit = limits.get
 
+/** A limit's resource: its project and organization (the consumer side), its offering's. */
 interface ResourceRef {
   id: number
   project_id: number
   offering_id: number
   customer_id: number
   offering_customer_id: number
-  offering_uuid: string
-  limits: unknown
 }
+
+/** The resource of a limit's row (which carries its sides). */
+const resourceOf = (row: UsageLimitRow): ResourceRef => ({
+  id: row.resource_id,
+  project_id: row.project_id,
+  offering_id: row.offering_id,
+  customer_id: row.customer_id,
+  offering_customer_id: row.offering_customer_id,
+})
 
 function sees(actor: Actor, r: ResourceRef): boolean {
   const scope = visibility(actor)
@@ -107,19 +108,7 @@ async function linkedAccount(ctx: AppContext, resource: ResourceRef, value: unkn
   return u.id
 }
 
-function limitValue(v: string | number): string {
-  let n: Big
-  try {
-    n = new Big(typeof v === 'number' ? String(v) : v.trim())
-  } catch {
-    throw fieldError('limit', 'A valid number is required.')
-  }
-  if (n.lt(0)) throw fieldError('limit', 'Ensure this value is greater than or equal to 0.')
-  if (n.round(2).cmp(n) !== 0)
-    throw fieldError('limit', 'Ensure that there are no more than 2 decimal places.')
-  if (n.gte('1e18')) throw fieldError('limit', 'Ensure that there are no more than 20 digits in total.')
-  return n.toFixed(2)
-}
+const limitValue = (v: string | number): string => amountOf(v, (m) => fieldError('limit', m))
 
 const UNIQUE = 'The fields resource, component, user must make a unique set.'
 
@@ -159,7 +148,7 @@ export async function updateUsageLimit(
   base: string,
 ): Promise<UsageLimit> {
   const row = await limits.find(ctx, actor, uuid)
-  const current = (await usageLimitsRepository(ctx.db).resourceByUuid(row.resource_uuid))!
+  const current = resourceOf(row)
   if (!mayLimit(actor, current)) throw forbidden()
   const resource = body.resource === undefined ? current : await linkedResource(ctx, actor, body.resource)
   if (resource.id !== current.id && !mayLimit(actor, resource)) throw forbidden()
@@ -182,7 +171,6 @@ export async function updateUsageLimit(
 
 export async function deleteUsageLimit(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
   const row = await limits.find(ctx, actor, uuid)
-  const resource = (await usageLimitsRepository(ctx.db).resourceByUuid(row.resource_uuid))!
-  if (!mayLimit(actor, resource)) throw forbidden()
+  if (!mayLimit(actor, resourceOf(row))) throw forbidden()
   await usageLimitsRepository(ctx.db).delete(row.id)
 }

@@ -1,5 +1,5 @@
 // All SQL of SSH keys: the keys a caller sees, and the keys of the users of a provider's resources.
-import type { Kysely, Transaction } from 'kysely'
+import type { Insertable, Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { tableRecords } from '../../db/rows.js'
 import { joined } from '../../db/joins.js'
@@ -54,14 +54,18 @@ export function sshKeysRepository(db: Db) {
     ])
   return {
     ...tableRecords(db, { table: 'ssh_keys', base, visible, select }),
-    async nameTaken(userId: number, name: string): Promise<boolean> {
+    /**
+     * Inserts the key unless its user has a key of that name: its id, or undefined when the name
+     * is taken. One statement, so of two racing keys of one name exactly one is written.
+     */
+    async insertIfNameFree(values: Insertable<DB['ssh_keys']>): Promise<number | undefined> {
       const r = await db
-        .selectFrom('ssh_keys')
-        .select('id')
-        .where('user_id', '=', userId)
-        .where('name', '=', name)
+        .insertInto('ssh_keys')
+        .values(values)
+        .onConflict((oc) => oc.columns(['user_id', 'name']).doNothing())
+        .returning('id')
         .executeTakeFirst()
-      return !!r
+      return r?.id
     },
     providerByUuid(uuid: string) {
       return db

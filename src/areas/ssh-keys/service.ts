@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.js'
 import type { Listing } from '../../db/listing.js'
 import { fieldError, forbidden } from '../../http/errors.js'
 import { ownLink, recordRenderer } from '../../http/links.js'
-import { customerIds, offeringIds, seesAll, type Actor } from '../../http/permissions.js'
+import { providerVisibility, seesAll, type Actor } from '../../http/permissions.js'
 import { pageOfRows, type Pager } from '../../http/resource-calls.js'
 import { foundByUuid } from '../../http/uuid.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
@@ -54,10 +54,8 @@ export async function createKey(
         : 'Invalid SSH public key.',
     )
   }
-  const repo = sshKeysRepository(ctx.db)
-  if (await repo.nameTaken(actor.id, name)) throw fieldError('name', 'This field must be unique.')
   const now = ctx.clock().toISOString()
-  const id = await repo.insert({
+  const id = await sshKeysRepository(ctx.db).insertIfNameFree({
     uuid: ctx.newUuid(),
     user_id: actor.id,
     name,
@@ -68,6 +66,7 @@ export async function createKey(
     created: now,
     modified: now,
   })
+  if (id === undefined) throw fieldError('name', 'This field must be unique.')
   return keys.record(ctx, id, base)
 }
 
@@ -94,10 +93,11 @@ export async function listProviderKeys(
 ): Promise<SshKey[]> {
   const repo = sshKeysRepository(ctx.db)
   const provider = await foundByUuid(providerUuid, (u) => repo.providerByUuid(u), 'ServiceProvider')
+  const vis = providerVisibility(actor)
   const permitted =
-    seesAll(actor) ||
-    customerIds(actor).includes(provider.customer_id) ||
-    (await repo.anyOfferingOf(offeringIds(actor), provider.customer_id))
+    vis.all ||
+    vis.customerIds.includes(provider.customer_id) ||
+    (await repo.anyOfferingOf(vis.offeringIds, provider.customer_id))
   if (!permitted) throw forbidden()
   const scope: KeyScope = {
     all: false,

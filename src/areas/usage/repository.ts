@@ -1,35 +1,25 @@
 // All SQL of reported usage: the usages and per-account usages a caller sees (the resource's
 // consumer and provider sides), the resource and components a report names, the writes of a
 // report (one row per resource, component and billing period) and the reads that check it.
-import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { tableRecords } from '../../db/rows.js'
-import { joined, unlessAll } from '../../db/joins.js'
-import { inAnyOf } from '../../db/sql.js'
+import { joined } from '../../db/joins.js'
+import { visibleToResourceSides } from '../../db/relations.js'
 
 export type Db = Kysely<DB> | Transaction<DB>
-
-/** Staff and support see every usage; others those of the resources they see from either side. */
-export type UsageScope =
-  { all: true } | { all: false; projectIds: number[]; customerIds: number[]; offeringIds: number[] }
 
 const U = 'component_usages'
 const UU = 'component_user_usages'
 
-/** The rows a scope reaches, by the resource a usage belongs to. */
-function narrowed<Q extends SelectQueryBuilder<any, any, any>>(
-  q: Q,
-  vis: Extract<UsageScope, { all: false }>,
-): Q {
-  return q.where((eb: ExpressionBuilder<any, any>) =>
-    inAnyOf(eb, [
-      ['resources.project_id', vis.projectIds],
-      ['projects.customer_id', vis.customerIds],
-      ['offerings.customer_id', vis.customerIds],
-      ['resources.offering_id', vis.offeringIds],
-    ]),
-  ) as Q
-}
+/** A usage's resource, the resource's offering, project and organization, and its component. */
+const USAGE_JOINS = [
+  ['inner', 'resources', `${U}.resource_id`],
+  ['inner', 'offerings', 'resources.offering_id'],
+  ['inner', 'projects', 'resources.project_id'],
+  ['inner', 'customers', 'projects.customer_id'],
+  ['inner', 'offering_components as component', `${U}.component_id`],
+] as const
 
 /** The columns a usage's record shows (its resource's and component's among them). */
 const USAGE_COLUMNS = [
@@ -50,15 +40,8 @@ const USAGE_COLUMNS = [
 ] as const
 
 export function usagesRepository(db: Db) {
-  const base = () =>
-    joined(db, U, [
-      ['inner', 'resources', `${U}.resource_id`],
-      ['inner', 'offerings', 'resources.offering_id'],
-      ['inner', 'projects', 'resources.project_id'],
-      ['inner', 'customers', 'projects.customer_id'],
-      ['inner', 'offering_components as component', `${U}.component_id`],
-    ])
-  const visible = unlessAll(base, (q, vis: Extract<UsageScope, { all: false }>) => narrowed(q, vis))
+  const base = () => joined(db, U, USAGE_JOINS)
+  const visible = visibleToResourceSides(base)
   const columns = [
     `${U}.id`,
     `${U}.uuid`,
@@ -74,49 +57,69 @@ export function usagesRepository(db: Db) {
   return {
     ...tableRecords(db, { table: U, base, visible, select: (q) => q.select(columns) }),
     /**
-     * Writes the usage of a resource's component in a billing period: inserted, or (reported
-     * again in the period) replaced. One statement, so two racing reports leave one row.
+     * Writes the usages of a report, one per resource, component and billing period: each
+     * inserted, or (reported again in the period) replaced. One statement, so two racing reports
+     * leave one row per key; a key must not come twice in `rows`.
      */
-    async upsert(v: {
-      uuid: string
-      resource_id: number
-      component_id: number
-      billing_period: string
-      usage: string
-      date: string
-      description: string
-      missing_usage_policy: string
-      modified_by_id: number | null
-      now: string
-    }): Promise<void> {
-      const { now, ...values } = v
+    async upsert(
+      rows: readonly {
+        uuid: string
+        resource_id: number
+        component_id: number
+        billing_period: string
+        usage: string
+        date: string
+        description: string
+        missing_usage_policy: string
+        modified_by_id: number | null
+      }[],
+      now: string,
+    ): Promise<void> {
+      if (!rows.length) return
       await db
         .insertInto(U)
-        .values({ ...values, created: now, modified: now })
+        .values(rows.map((r) => ({ ...r, created: now, modified: now })))
         .onConflict((oc) =>
-          oc.columns(['resource_id', 'component_id', 'billing_period']).doUpdateSet({
-            usage: values.usage,
-            date: values.date,
-            description: values.description,
-            missing_usage_policy: values.missing_usage_policy,
-            modified_by_id: values.modified_by_id,
+          oc.columns(['resource_id', 'component_id', 'billing_period']).doUpdateSet((eb) => ({
+            usage: eb.ref('excluded.usage'),
+            date: eb.ref('excluded.date'),
+            description: eb.ref('excluded.description'),
+            missing_usage_policy: eb.ref('excluded.missing_usage_policy'),
+            modified_by_id: eb.ref('excluded.modified_by_id'),
             modified: now,
-          }),
+          })),
         )
         .execute()
     },
-    /** The sum of a component's usages of a resource in the periods from `from` to `to` (inclusive) but `except`. */
-    async sumOfPeriods(resourceId: number, componentId: number, from: string, to: string, except: string) {
-      const r = await db
+    /**
+     * For each component, the sum of its usages of the resource in the billing periods of its
+     * window (`from` to `to`, inclusive) but `except`: one read for every capped component.
+     */
+    async sumsOfPeriods(
+      resourceId: number,
+      windows: readonly { componentId: number; from: string; to: string }[],
+      except: string,
+    ): Promise<Map<number, unknown>> {
+      if (!windows.length) return new Map()
+      const rows = await db
         .selectFrom(U)
-        .select((eb) => eb.fn.sum<string | number | null>('usage').as('total'))
+        .select(['component_id', (eb) => eb.fn.sum<string | number | null>('usage').as('total')])
         .where('resource_id', '=', resourceId)
-        .where('component_id', '=', componentId)
-        .where('billing_period', '>=', from)
-        .where('billing_period', '<=', to)
         .where('billing_period', '<>', except)
-        .executeTakeFirst()
-      return r?.total ?? 0
+        .where((eb) =>
+          eb.or(
+            windows.map((w) =>
+              eb.and([
+                eb('component_id', '=', w.componentId),
+                eb('billing_period', '>=', w.from),
+                eb('billing_period', '<=', w.to),
+              ]),
+            ),
+          ),
+        )
+        .groupBy('component_id')
+        .execute()
+      return new Map(rows.map((r) => [r.component_id, r.total]))
     },
     /** The usages of a resource's latest reported billing period, by component type. */
     async latestPeriod(resourceId: number) {
@@ -142,15 +145,11 @@ export function userUsagesRepository(db: Db) {
   const base = () =>
     joined(db, UU, [
       ['inner', U, `${UU}.component_usage_id`],
-      ['inner', 'resources', `${U}.resource_id`],
-      ['inner', 'offerings', 'resources.offering_id'],
-      ['inner', 'projects', 'resources.project_id'],
-      ['inner', 'customers', 'projects.customer_id'],
-      ['inner', 'offering_components as component', `${U}.component_id`],
+      ...USAGE_JOINS,
       ['left', 'offering_users', `${UU}.offering_user_id`],
       ['left', 'users as account_user', 'offering_users.user_id'],
     ])
-  const visible = unlessAll(base, (q, vis: Extract<UsageScope, { all: false }>) => narrowed(q, vis))
+  const visible = visibleToResourceSides(base)
   const columns = [
     `${UU}.id`,
     `${UU}.uuid`,
@@ -167,25 +166,30 @@ export function userUsagesRepository(db: Db) {
   ] as const
   return {
     ...tableRecords(db, { table: UU, base, visible, select: (q) => q.select(columns) }),
-    /** Writes an account's usage under a component usage: inserted, or replaced for its username. */
-    async upsert(v: {
-      uuid: string
-      component_usage_id: number
-      username: string
-      offering_user_id: number | null
-      usage: string
-      now: string
-    }): Promise<void> {
-      const { now, ...values } = v
+    /**
+     * Writes the accounts' usages under a component usage, in one statement: each inserted, or
+     * replaced for its username (which must not come twice in `rows`).
+     */
+    async upsert(
+      rows: readonly {
+        uuid: string
+        component_usage_id: number
+        username: string
+        offering_user_id: number | null
+        usage: string
+      }[],
+      now: string,
+    ): Promise<void> {
+      if (!rows.length) return
       await db
         .insertInto(UU)
-        .values({ ...values, created: now, modified: now })
+        .values(rows.map((r) => ({ ...r, created: now, modified: now })))
         .onConflict((oc) =>
-          oc.columns(['component_usage_id', 'username']).doUpdateSet({
-            usage: values.usage,
-            offering_user_id: values.offering_user_id,
+          oc.columns(['component_usage_id', 'username']).doUpdateSet((eb) => ({
+            usage: eb.ref('excluded.usage'),
+            offering_user_id: eb.ref('excluded.offering_user_id'),
             modified: now,
-          }),
+          })),
         )
         .execute()
     },
@@ -199,38 +203,18 @@ export type UserUsageRow = NonNullable<
 /** What a report names: the resource, its offering's components and accounts. */
 export function reportRepository(db: Db) {
   return {
+    /** The resource a report names, with its offering's organization (the side that reports). */
     resourceByUuid(uuid: string) {
       return db
         .selectFrom('resources')
         .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
-        .innerJoin('projects', 'projects.id', 'resources.project_id')
         .select([
           'resources.id',
-          'resources.uuid',
           'resources.state',
           'resources.offering_id',
-          'resources.project_id',
-          'projects.customer_id',
           'offerings.customer_id as offering_customer_id',
         ])
         .where('resources.uuid', '=', uuid)
-        .executeTakeFirst()
-    },
-    resourceById(id: number) {
-      return db
-        .selectFrom('resources')
-        .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
-        .innerJoin('projects', 'projects.id', 'resources.project_id')
-        .select([
-          'resources.id',
-          'resources.uuid',
-          'resources.state',
-          'resources.offering_id',
-          'resources.project_id',
-          'projects.customer_id',
-          'offerings.customer_id as offering_customer_id',
-        ])
-        .where('resources.id', '=', id)
         .executeTakeFirst()
     },
     /** The offering's components usage may be reported for: those billed by usage or by limit. */
@@ -242,23 +226,41 @@ export function reportRepository(db: Db) {
         .where('billing_type', 'in', ['usage', 'limit'])
         .execute()
     },
-    offeringUserByUuid(uuid: string) {
-      return db
-        .selectFrom('offering_users')
-        .select(['id', 'offering_id'])
-        .where('uuid', '=', uuid)
-        .executeTakeFirst()
-    },
-    /** The accounts of an offering with these usernames: id by username. */
-    async accountsNamed(offeringId: number, usernames: readonly string[]): Promise<Map<string, number>> {
-      if (!usernames.length) return new Map()
+    /**
+     * The accounts a report of shares names, in one read: those of the offering with these
+     * usernames (id by username), and those of these uuids, of any offering (by uuid).
+     */
+    async accountsNamed(
+      offeringId: number,
+      usernames: readonly string[],
+      uuids: readonly string[],
+    ): Promise<{
+      byUsername: Map<string, number>
+      byUuid: Map<string, { id: number; offering_id: number }>
+    }> {
+      const byUsername = new Map<string, number>()
+      const byUuid = new Map<string, { id: number; offering_id: number }>()
+      if (!usernames.length && !uuids.length) return { byUsername, byUuid }
+      const names = new Set(usernames)
+      const ids = new Set(uuids)
       const rows = await db
         .selectFrom('offering_users')
-        .select(['id', 'username'])
-        .where('offering_id', '=', offeringId)
-        .where('username', 'in', [...usernames])
+        .select(['id', 'uuid', 'username', 'offering_id'])
+        .where((eb) =>
+          eb.or([
+            ...(names.size
+              ? [eb.and([eb('offering_id', '=', offeringId), eb('username', 'in', [...names])])]
+              : []),
+            ...(ids.size ? [eb('uuid', 'in', [...ids])] : []),
+          ]),
+        )
         .execute()
-      return new Map(rows.map((r) => [r.username ?? '', r.id]))
+      for (const r of rows) {
+        if (ids.has(r.uuid)) byUuid.set(r.uuid, { id: r.id, offering_id: r.offering_id })
+        if (r.offering_id === offeringId && r.username !== null && names.has(r.username))
+          byUsername.set(r.username, r.id)
+      }
+      return { byUsername, byUuid }
     },
     async setCurrentUsages(resourceId: number, usages: string, now: string): Promise<void> {
       await db

@@ -16,6 +16,18 @@ export type MissingUsagePolicy = (typeof MISSING_USAGE_POLICIES)[number]
 
 const Decimal = Type.String({ description: 'decimal (2 places)' })
 
+/** The names and uuids of the resource a usage is of, its offering, project and organization. */
+const resourceNames = {
+  resource_name: Type.String(),
+  resource_uuid: Uuid,
+  offering_name: Type.String(),
+  offering_uuid: Uuid,
+  project_name: Type.String(),
+  project_uuid: Uuid,
+  customer_name: Type.String(),
+  customer_uuid: Uuid,
+}
+
 export const ComponentUsageSchema = Type.Object({
   url: Url,
   uuid: Uuid,
@@ -30,14 +42,7 @@ export const ComponentUsageSchema = Type.Object({
   recurring: Type.Boolean({
     description: 'the report is reused in later periods (missing_usage_policy reuse)',
   }),
-  resource_name: Type.String(),
-  resource_uuid: Uuid,
-  offering_name: Type.String(),
-  offering_uuid: Uuid,
-  project_name: Type.String(),
-  project_uuid: Uuid,
-  customer_name: Type.String(),
-  customer_uuid: Uuid,
+  ...resourceNames,
   billing_period: DateOnly,
   modified_by: Nullable(Type.Integer({ description: 'the id of the user who reported it last' })),
 })
@@ -55,14 +60,7 @@ export const ComponentUserUsageSchema = Type.Object({
   created: DateTime,
   modified: DateTime,
   backend_id: Type.String(),
-  resource_name: Type.String(),
-  resource_uuid: Uuid,
-  offering_name: Type.String(),
-  offering_uuid: Uuid,
-  project_name: Type.String(),
-  project_uuid: Uuid,
-  customer_name: Type.String(),
-  customer_uuid: Uuid,
+  ...resourceNames,
   component_type: Type.String(),
   date: DateTime,
   billing_period: DateOnly,

@@ -11,7 +11,7 @@ import type { AppContext } from '../../context.js'
 import { toJson } from '../../db/values.js'
 import { AppError, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { ownLink, recordRenderer, uuidFromLink } from '../../http/links.js'
-import { can, customerIds, offeringIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
+import { canAsProvider, resourceSidesVisibility, type Actor } from '../../http/permissions.js'
 import { parseDateTime } from '../../http/query.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
@@ -21,7 +21,6 @@ import {
   userUsagesRepository,
   usagesRepository,
   type UsageRow,
-  type UsageScope,
   type UserUsageRow,
 } from './repository.js'
 import {
@@ -34,15 +33,8 @@ import {
   type UserUsageItem,
 } from './schema.js'
 
-export function visibility(actor: Actor): UsageScope {
-  if (seesAll(actor)) return { all: true }
-  return {
-    all: false,
-    projectIds: projectIds(actor),
-    customerIds: customerIds(actor),
-    offeringIds: offeringIds(actor),
-  }
-}
+/** Staff and support see every usage; others those of the resources they see from either side. */
+export const visibility = resourceSidesVisibility
 
 /** A decimal as stored (numeric text, or a number on SQLite) with two places. */
 export const twoPlaces = (v: unknown): string => {
@@ -52,6 +44,18 @@ export const twoPlaces = (v: unknown): string => {
     return '0.00'
   }
 }
+
+/** Both records' names and uuids of the resource, its offering, project and organization. */
+const resourceNames = {
+  resource_name: 'copy',
+  resource_uuid: 'copy',
+  offering_name: 'copy',
+  offering_uuid: 'copy',
+  project_name: 'copy',
+  project_uuid: 'copy',
+  customer_name: 'copy',
+  customer_uuid: 'copy',
+} as const
 
 const toUsage = recordRenderer<UsageRow, ComponentUsage>({
   ...ownLink(PATHS.usages),
@@ -64,14 +68,7 @@ const toUsage = recordRenderer<UsageRow, ComponentUsage>({
   date: 'copy',
   missing_usage_policy: (r) => r.missing_usage_policy,
   recurring: (r) => r.missing_usage_policy === 'reuse',
-  resource_name: 'copy',
-  resource_uuid: 'copy',
-  offering_name: 'copy',
-  offering_uuid: 'copy',
-  project_name: 'copy',
-  project_uuid: 'copy',
-  customer_name: 'copy',
-  customer_uuid: 'copy',
+  ...resourceNames,
   billing_period: 'copy',
   modified_by: (r) => (r.modified_by_id === null ? null : Number(r.modified_by_id)),
 })
@@ -87,14 +84,7 @@ const toUserUsage = recordRenderer<UserUsageRow, ComponentUserUsage>({
   created: 'copy',
   modified: 'copy',
   backend_id: 'copy',
-  resource_name: 'copy',
-  resource_uuid: 'copy',
-  offering_name: 'copy',
-  offering_uuid: 'copy',
-  project_name: 'copy',
-  project_uuid: 'copy',
-  customer_name: 'copy',
-  customer_uuid: 'copy',
+  ...resourceNames,
   component_type: (r) => r.type,
   date: 'copy',
   billing_period: 'copy',
@@ -120,19 +110,12 @@ export const getUserUsage = userUsages.get
 
 // ---- reports ----
 
-interface ResourceRef {
-  id: number
-  state: string
-  offering_id: number
-  offering_customer_id: number
-}
-
-/** The provider side of the resource may report its usage (and staff). */
-function mayReport(actor: Actor, r: ResourceRef): boolean {
-  return (
-    can(actor, 'RESOURCE.SET_USAGE', { customerId: r.offering_customer_id }) ||
-    can(actor, 'RESOURCE.SET_USAGE', { offeringId: r.offering_id })
-  )
+/** The provider side of the resource's offering may report its usage (and staff). */
+function mayReport(actor: Actor, r: { offering_id: number; offering_customer_id: number }): boolean {
+  return canAsProvider(actor, 'RESOURCE.SET_USAGE', {
+    id: r.offering_id,
+    customer_id: r.offering_customer_id,
+  })
 }
 
 /** States a resource takes usage reports in: live, or being changed or torn down. */
@@ -145,8 +128,11 @@ function itemError(field: string, index: number, count: number, name: string, me
   return new AppError('invalid', { [field]: list })
 }
 
-/** An amount: a decimal of at most 2 places, at least 0, below 10^18; its text with 2 places. */
-function amountOf(v: string | number | undefined, fail: (message: string) => AppError): string {
+/**
+ * An amount of a component (a usage, a share, a per-user limit): a decimal of at most 2 places,
+ * at least 0, below 10^18; its text with 2 places. `fail` makes the 400 of a refused one.
+ */
+export function amountOf(v: string | number | undefined, fail: (message: string) => AppError): string {
   let n: Big
   try {
     n = new Big(typeof v === 'number' ? String(v) : (v ?? '').trim())
@@ -235,39 +221,41 @@ export async function setUsage(ctx: AppContext, actor: Actor, body: SetUsage): P
     const policy: MissingUsagePolicy = u.missing_usage_policy ?? (u.recurring === true ? 'reuse' : 'none')
     return { component: components.get(u.type)!, amount, description: u.description ?? '', policy }
   })
+  // The last report of a component in one request wins, as reports replace each other.
+  const last = [...new Map(items.map((it) => [it.component.id, it])).values()]
+  // A usage component with a limit per period: the window its reports are summed over.
+  const capped = last.flatMap(({ component: c, amount }) => {
+    const window =
+      c.billing_type === 'usage' && c.limit_amount !== null ? limitWindow(c.limit_period, period) : null
+    return window ? [{ componentId: c.id, limit: c.limit_amount!, amount, ...window }] : []
+  })
   const nowIso = now.toISOString()
   await ctx.db.transaction().execute(async (trx) => {
     const repo = usagesRepository(trx)
-    // The last report of a component in one request wins, as reports replace each other.
-    const last = new Map(items.map((it) => [it.component.id, it]))
-    for (const it of last.values()) {
-      const c = it.component
-      const window =
-        c.billing_type === 'usage' && c.limit_amount !== null ? limitWindow(c.limit_period, period) : null
-      if (window) {
-        const total = new Big(
-          twoPlaces(await repo.sumOfPeriods(resource.id, c.id, window.from, window.to, period)),
-        ).plus(it.amount)
-        if (total.gt(c.limit_amount!)) {
-          throw fieldError(
-            'usages',
-            `Total amount exceeds limit. Total amount: ${total.toFixed(2)}, limit: ${c.limit_amount}.`,
-          )
-        }
+    const sums = await repo.sumsOfPeriods(resource.id, capped, period)
+    for (const cap of capped) {
+      const total = new Big(twoPlaces(sums.get(cap.componentId) ?? 0)).plus(cap.amount)
+      if (total.gt(cap.limit)) {
+        throw fieldError(
+          'usages',
+          `Total amount exceeds limit. Total amount: ${total.toFixed(2)}, limit: ${cap.limit}.`,
+        )
       }
-      await repo.upsert({
+    }
+    await repo.upsert(
+      last.map((it) => ({
         uuid: ctx.newUuid(),
         resource_id: resource.id,
-        component_id: c.id,
+        component_id: it.component.id,
         billing_period: period,
         usage: it.amount,
         date,
         description: it.description,
         missing_usage_policy: it.policy,
         modified_by_id: actor.id,
-        now: nowIso,
-      })
-    }
+      })),
+      nowIso,
+    )
     const current = await repo.latestPeriod(resource.id)
     await reportRepository(trx).setCurrentUsages(
       resource.id,
@@ -278,12 +266,14 @@ export async function setUsage(ctx: AppContext, actor: Actor, body: SetUsage): P
   })
 }
 
-/** The usage a path names, visible to the caller, that the caller may report on (403 otherwise). */
-async function reportableUsage(ctx: AppContext, actor: Actor, uuid: string) {
+/**
+ * The usage a path names, visible to the caller, that the caller may report on (403 otherwise):
+ * its row carries its resource's offering and the offering's organization.
+ */
+async function reportableUsage(ctx: AppContext, actor: Actor, uuid: string): Promise<UsageRow> {
   const row = await usages.find(ctx, actor, uuid)
-  const resource = (await reportRepository(ctx.db).resourceById(row.resource_id))!
-  if (!mayReport(actor, resource)) throw forbidden()
-  return { row, resource }
+  if (!mayReport(actor, row)) throw forbidden()
+  return row
 }
 
 /**
@@ -298,54 +288,48 @@ export async function setUserUsages(
   body: SetUserUsages,
   one = false,
 ): Promise<void> {
-  const { row, resource } = await reportableUsage(ctx, actor, uuid)
-  const report = reportRepository(ctx.db)
+  const row = await reportableUsage(ctx, actor, uuid)
   const count = body.usages.length
   const fail = (i: number, name: string, message: string) =>
     one ? fieldError(name, message) : itemError('usages', i, count, name, message)
-  const accounts = await report.accountsNamed(
-    resource.offering_id,
-    body.usages.filter((u) => u.user === undefined || u.user === null).map((u) => u.username),
+  // The accounts the items name, read at once: by link where one is given, else by username.
+  const links = body.usages.map((u) => (linkGiven(u) ? uuidFromLink(u.user, PATHS.offeringUsers) : null))
+  const { byUsername, byUuid } = await reportRepository(ctx.db).accountsNamed(
+    row.offering_id,
+    body.usages.filter((u) => !linkGiven(u)).map((u) => u.username),
+    links.filter((l): l is string => !!l),
   )
-  const items: { username: string; usage: string; account: number | null }[] = []
+  const linked = (i: number): number => {
+    const link = links[i]
+    if (!link) throw fail(i, 'user', 'Invalid hyperlink - Incorrect URL match.')
+    const account = byUuid.get(link)
+    if (!account) throw fail(i, 'user', 'Invalid hyperlink - Object does not exist.')
+    if (account.offering_id !== row.offering_id)
+      throw fail(i, 'user', "The offering user is not an account of the resource's offering.")
+    return account.id
+  }
+  // The last share of a username in one request wins, as shares replace each other.
+  const shares = new Map<string, { usage: string; account: number | null }>()
   for (const [i, u] of body.usages.entries()) {
     const usage = u.usage === undefined ? '0.00' : amountOf(u.usage, (m) => fail(i, 'usage', m))
-    items.push({
-      username: u.username,
+    shares.set(u.username, {
       usage,
-      account: await accountOf(ctx, resource.offering_id, u, i, fail, accounts),
+      account: linkGiven(u) ? linked(i) : (byUsername.get(u.username) ?? null),
     })
   }
-  const now = ctx.clock().toISOString()
-  await ctx.db.transaction().execute(async (trx) => {
-    const repo = userUsagesRepository(trx)
-    for (const it of items) {
-      await repo.upsert({
-        uuid: ctx.newUuid(),
-        component_usage_id: row.id,
-        username: it.username,
-        offering_user_id: it.account,
-        usage: it.usage,
-        now,
-      })
-    }
-  })
+  await userUsagesRepository(ctx.db).upsert(
+    [...shares].map(([username, it]) => ({
+      uuid: ctx.newUuid(),
+      component_usage_id: row.id,
+      username,
+      offering_user_id: it.account,
+      usage: it.usage,
+    })),
+    ctx.clock().toISOString(),
+  )
 }
 
-async function accountOf(
-  ctx: AppContext,
-  offeringId: number,
-  u: UserUsageItem,
-  i: number,
-  fail: (i: number, name: string, message: string) => AppError,
-  byUsername: Map<string, number>,
-): Promise<number | null> {
-  if (u.user === undefined || u.user === null || u.user === '') return byUsername.get(u.username) ?? null
-  const uuid = uuidFromLink(u.user, PATHS.offeringUsers)
-  if (!uuid) throw fail(i, 'user', 'Invalid hyperlink - Incorrect URL match.')
-  const account = await reportRepository(ctx.db).offeringUserByUuid(uuid)
-  if (!account) throw fail(i, 'user', 'Invalid hyperlink - Object does not exist.')
-  if (account.offering_id !== offeringId)
-    throw fail(i, 'user', "The offering user is not an account of the resource's offering.")
-  return account.id
+/** The item names its account by a link (an empty one names none). */
+function linkGiven(u: UserUsageItem): u is UserUsageItem & { user: string } {
+  return u.user !== undefined && u.user !== null && u.user !== ''
 }
