@@ -4,7 +4,7 @@
 import type { AppContext } from '../../context.js'
 import { fieldError, forbidden, invalidState } from '../../http/errors.js'
 import { recordRenderer } from '../../http/links.js'
-import { requireStaff, can, providerVisibility, type Actor } from '../../http/permissions.js'
+import { requireStaff, canAsProvider, providerVisibility, type Actor } from '../../http/permissions.js'
 import { eachRow, visibleRecords } from '../../http/visible-records.js'
 import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import { backendRequestsRepository, type RequestRow } from './repository.js'
@@ -104,11 +104,8 @@ export async function transition(
   extra: { error_message?: string; error_traceback?: string } = {},
 ): Promise<{ status: string }> {
   const row = await foundByUuid(uuid, (u) => backendRequestsRepository(ctx.db).findByUuid(u), MODEL)
-  const allowed = can(actor, 'OFFERING.MANAGE_BACKEND_RESOURCES', {
-    customerId: row.offering_customer_id,
-    offeringId: row.offering_id,
-  })
-  if (!allowed) throw forbidden()
+  const offering = { id: row.offering_id, customer_id: row.offering_customer_id }
+  if (!canAsProvider(actor, 'OFFERING.MANAGE_BACKEND_RESOURCES', offering)) throw forbidden()
   const t = TRANSITIONS[action]
   const now = ctx.clock().toISOString()
   const set: Record<string, unknown> = { state: t.to, modified: now }

@@ -12,7 +12,7 @@ import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import { loadActor } from '../../http/auth.js'
-import { can, type Actor } from '../../http/permissions.js'
+import { canAsProvider, type Actor } from '../../http/permissions.js'
 import { brokerSettings, BrokerError, Publisher, queueName, vhostName, type Outgoing } from './broker.js'
 import {
   grantFactsWanted,
@@ -161,7 +161,7 @@ export class Relay {
       if (!actors.has(q.user_id)) actors.set(q.user_id, await loadActor(this.ctx.db, q.user_id, now))
       const actor = actors.get(q.user_id)
       if (!actor || (actor as Actor & { inactive?: boolean }).inactive) return false
-      return can(actor, 'OFFERING.UPDATE', { customerId: q.offering_customer_id, offeringId: q.offering_id })
+      return canAsProvider(actor, 'OFFERING.UPDATE', { id: q.offering_id, customer_id: q.offering_customer_id })
     }
     const out: Outgoing[][] = []
     for (const [i, event] of events.entries()) {

@@ -7,7 +7,7 @@ import type { Listing } from '../../db/listing.js'
 import { toJson } from '../../db/values.js'
 import { AppError, fieldError, forbidden } from '../../http/errors.js'
 import { ownLink, recordRenderer } from '../../http/links.js'
-import { can, seesAll, type Actor } from '../../http/permissions.js'
+import { canAsProvider, seesAll, type Actor } from '../../http/permissions.js'
 import { pageOfRows, type Pager } from '../../http/resource-calls.js'
 import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import { visibleRecords } from '../../http/visible-records.js'
@@ -151,7 +151,7 @@ export async function createQueue(
   const offeringUuid = normalizeUuid(body.offering_uuid)!
   const offering = await offeringByUuid(ctx.db, offeringUuid)
   if (!offering) throw fieldError('offering_uuid', `Object with uuid=${offeringUuid} does not exist.`)
-  if (!can(actor, 'OFFERING.UPDATE', { customerId: offering.customer_id, offeringId: offering.id })) {
+  if (!canAsProvider(actor, 'OFFERING.UPDATE', offering)) {
     throw forbidden('You do not have permission to receive events of this offering.')
   }
   const settings = brokerSettings(ctx.config)

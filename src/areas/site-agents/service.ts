@@ -8,7 +8,7 @@ import type { Listing } from '../../db/listing.js'
 import { toJson } from '../../db/values.js'
 import { fieldError, FieldErrorSet, forbidden } from '../../http/errors.js'
 import { resolveLink, resolveUuid } from '../../http/links.js'
-import { can, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
+import { canAsProvider, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
 import { parseDateTime } from '../../http/query.js'
 import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import { ACTIVE, IDLE_AFTER_MS, MARK_IDLE_JOB, STALE_MS, tellServiceState } from './maintenance.js'
@@ -45,7 +45,7 @@ export function visibility(actor: Actor): AgentScope {
 }
 
 function mayManage(actor: Actor, row: { offering_id: number; offering_customer_id: number }): boolean {
-  return can(actor, 'OFFERING.UPDATE', { customerId: row.offering_customer_id, offeringId: row.offering_id })
+  return canAsProvider(actor, 'OFFERING.UPDATE', { id: row.offering_id, customer_id: row.offering_customer_id })
 }
 
 /** The row the actor sees by this uuid (404), when it may also manage it (403). */
@@ -110,7 +110,7 @@ async function resolveOffering(ctx: AppContext, actor: Actor, value: unknown) {
     ? await resolveUuid(ctx.db, 'offering', value, 'offerings')
     : await resolveLink(ctx.db, 'offering', value, 'marketplace-provider-offerings', 'offerings')
   const o = await repo.offeringOf(ctx.db, link.id)
-  if (!can(actor, 'OFFERING.UPDATE', { customerId: o.customer_id, offeringId: o.id })) throw forbidden()
+  if (!canAsProvider(actor, 'OFFERING.UPDATE', o)) throw forbidden()
   if (!AGENT_OFFERING_TYPES.includes(o.type)) {
     throw fieldError('offering', `Offering type ${o.type} is not served by site agents.`)
   }
