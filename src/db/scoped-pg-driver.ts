@@ -13,6 +13,7 @@ import {
   type TransactionSettings,
 } from 'kysely'
 import {
+  closeScope,
   currentScope,
   newScope,
   runInScope,
@@ -45,6 +46,7 @@ export class ScopedPostgresDriver implements Driver {
     const end = async (commit: boolean) => {
       if (!open) return
       open = false
+      closeScope(scope)
       try {
         if (commit) await this.inner.commitTransaction(connection)
         else await this.inner.rollbackTransaction(connection)

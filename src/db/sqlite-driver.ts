@@ -13,6 +13,7 @@
 import SQLite from 'better-sqlite3'
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely'
 import {
+  closeScope,
   currentScope,
   newScope,
   runInScope,
@@ -272,6 +273,7 @@ export class GroupCommitDriver implements Driver {
     const end = (statement: 'commit' | 'rollback') => {
       if (!open) return
       open = false
+      closeScope(scope)
       try {
         if (statement === 'commit') {
           this.#exec('commit')
