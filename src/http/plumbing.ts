@@ -224,8 +224,8 @@ export async function installCors(app: FastifyInstance, config: Config): Promise
   await app.register(cors, {
     origin: any ? '*' : config.corsOrigins,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-    exposedHeaders: ['Link', 'X-Result-Count', 'X-Request-Id', 'Retry-After'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'Idempotency-Key'],
+    exposedHeaders: ['Link', 'X-Result-Count', 'X-Request-Id', 'Retry-After', 'Idempotent-Replayed'],
     maxAge: 600,
     // Preflights are answered in the onRequest phase, before authentication and the rate limit.
     hook: 'onRequest',
