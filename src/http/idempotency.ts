@@ -67,13 +67,22 @@ function isPost(r: RouteOptions): boolean {
   return (Array.isArray(r.method) ? r.method : [r.method]).includes('POST')
 }
 
+function listOf<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
+}
+
 function prepend<T>(hooks: T | T[] | undefined, hook: T): T[] {
-  return [hook, ...(hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks])]
+  return [hook, ...listOf(hooks)]
+}
+
+function append<T>(hooks: T | T[] | undefined, hook: T): T[] {
+  return [...listOf(hooks), hook]
 }
 
 /**
- * Registers the hooks on every POST route added after it (call it before the areas), and the
- * cleanup job. A request without the header costs one header look-up per hook.
+ * Registers the hooks on every POST route added after it (call it before the areas and before the
+ * compression), and the cleanup job. A POST without the header costs a header look-up or a property
+ * check per hook; other methods nothing.
  */
 export function installIdempotency(app: FastifyInstance, database: Database, ctx: AppContext): void {
   const { db } = database
@@ -199,27 +208,36 @@ export function installIdempotency(app: FastifyInstance, database: Database, ctx
     ctx.jobs.wake()
   }
 
-  app.addHook('onRoute', (r) => {
-    if (!r.url.startsWith('/api') || !isPost(r)) return
-    r.preValidation = prepend(r.preValidation, readKey)
-    r.preHandler = prepend(r.preHandler, claim)
-  })
-
-  // Before compression (a route hook, after every app hook): the answer is stored as sent.
-  app.addHook('onSend', (request, reply, payload, done) => {
+  /** Stores the answer and commits, once it is serialized and before it is compressed or sent. */
+  const store = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (e: Error | null, payload?: unknown) => void,
+  ) => {
     const idem = request.idempotency
     if (!idem?.tx?.open) return done(null, payload)
     finish(idem, idem.tx, reply, payload).then(
       () => done(null, payload),
       (e: Error) => done(e),
     )
-  })
+  }
 
-  // Whatever happened to the answer, the transaction ends with the request.
-  app.addHook('onResponse', (request, _reply, done) => {
+  /** Whatever happened to the answer, the transaction ends with the request. */
+  const end = (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
     const tx = request.idempotency?.tx
     if (tx?.open) void tx.rollback().catch(() => undefined)
     done()
+  }
+
+  // Hooks of the POST routes only. The compression hook is a route hook too, added by an onRoute
+  // hook registered after this one, so `store` runs before it.
+  app.addHook('onRoute', (r) => {
+    if (!r.url.startsWith('/api') || !isPost(r)) return
+    r.preValidation = prepend(r.preValidation, readKey)
+    r.preHandler = prepend(r.preHandler, claim)
+    r.onSend = append(r.onSend, store)
+    r.onResponse = append(r.onResponse, end)
   })
 
   ctx.jobs.define(PURGE_JOB, {

@@ -94,6 +94,21 @@ describe('a POST with an Idempotency-Key', () => {
     assert.equal(await ordersNamed(name), 2)
   })
 
+  test('the answer is kept as it was before compression', async () => {
+    const name = uniqueName('idem')
+    const headers = { 'idempotency-key': 'compressed', 'accept-encoding': 'gzip' }
+    const first = await call(t.app, 'POST', R, { token: manager.token, body: orderBody(name), headers })
+    assert.equal(first.status, 201)
+    assert.equal(first.headers['content-encoding'], 'gzip')
+    const plain = await post(manager, 'compressed', orderBody(name))
+    assert.equal(plain.headers['idempotent-replayed'], 'true')
+    assert.equal(plain.headers['content-encoding'], undefined)
+    assert.equal((plain.body as { attributes: { name: string } }).attributes.name, name)
+    const again = await call(t.app, 'POST', R, { token: manager.token, body: orderBody(name), headers })
+    assert.equal(again.headers['content-encoding'], 'gzip')
+    assert.equal(await ordersNamed(name), 1)
+  })
+
   test('an error answer is kept and replayed too', async () => {
     const bad = { ...orderBody(uniqueName('idem')), plan: 'not a url' }
     const first = await post(manager, 'retry-400', bad)
