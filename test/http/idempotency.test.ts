@@ -119,6 +119,39 @@ describe('a POST with an Idempotency-Key', () => {
     assert.equal(second.headers['idempotent-replayed'], 'true')
   })
 
+  test('a server error is not kept: the request’s writes are undone and the retry performs it', async () => {
+    // A second app on the same database whose answers fail, once written, when asked to.
+    const failing = await buildTestApp({}, t.clock, t, (app) => {
+      app.addHook('onSend', (request, reply, payload, done) => {
+        if (request.headers['x-test-fail'] && reply.statusCode < 500) done(new Error('the answer failed'))
+        else done(null, payload)
+      })
+    })
+    try {
+      const name = uniqueName('idem')
+      const headers = { 'idempotency-key': 'server-error', 'x-test-fail': '1' }
+      const first = await call(failing.app, 'POST', R, {
+        token: manager.token,
+        body: orderBody(name),
+        headers,
+      })
+      assert.equal(first.status, 500)
+      // A 500 is documented nowhere: this one is made by the test.
+      assert.deepEqual(
+        [...new Set(failing.conformance.problems)],
+        ['POST /api/marketplace-orders/ → 500: status not documented'],
+      )
+      failing.conformance.problems.length = 0
+      assert.equal(await ordersNamed(name), 0)
+      const retry = await post(manager, 'server-error', orderBody(name))
+      assert.equal(retry.status, 201)
+      assert.equal(retry.headers['idempotent-replayed'], undefined)
+      assert.equal(await ordersNamed(name), 1)
+    } finally {
+      await failing.close()
+    }
+  })
+
   test('the same key with another body or path is 422 naming the header, and acts not', async () => {
     const name = uniqueName('idem')
     assert.equal((await post(manager, 'reused', orderBody(name))).status, 201)
