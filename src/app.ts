@@ -27,6 +27,7 @@ import {
   installValidators,
 } from './http/plumbing.js'
 import { installMetrics } from './http/metrics.js'
+import { installIdempotency } from './http/idempotency.js'
 import { trustProxyFunction } from './http/addresses.js'
 import { JobQueue } from './jobs/queue.js'
 import { installBenchLimit } from './http/bench-limit.js'
@@ -173,6 +174,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   }
   installMetrics(app, database, orderRecordCounters(ctx), jobs)
   const routes = collectRoutes(app)
+  installIdempotency(app, database, ctx)
   // Before the docs UI's static files, so that they are compressed too.
   await installCompression(app, config)
 

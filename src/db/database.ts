@@ -3,10 +3,12 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig } from 'kysely'
+import { Kysely, SqliteDialect, sql, type SqliteDialectConfig } from 'kysely'
 import type { DB } from './tables.js'
 import { GroupCommitDriver, withStatementCache, type CommitStats } from './sqlite-driver.js'
 import { runsDirectly } from './compiled.js'
+import type { RequestTransaction } from './request-transaction.js'
+import { ScopedPostgresDialect } from './scoped-pg-driver.js'
 import { BACKSTOP_PAGES, startCheckpointer, type CheckpointResult } from './checkpointer.js'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -25,6 +27,11 @@ export interface Database {
   onCommit?: (listener: () => void) => () => void
   /** SQLite file with background checkpoints only: copies the log into the file now. */
   checkpoint?: () => Promise<CheckpointResult>
+  /**
+   * Opens a request's own transaction: every statement run inside it (`run`), through any handle
+   * of this database, is part of it (see request-transaction.ts).
+   */
+  beginRequest(): Promise<RequestTransaction>
   /** Closes the pool or file handle. */
   close(): Promise<void>
 }
@@ -162,8 +169,9 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     runsDirectly(db, (query) => driver.execute(query))
     const commitStats = () => driver.stats
     const onCommit = (listener: () => void) => driver.onCommit(listener)
+    const beginRequest = () => driver.beginRequest()
     if (file === ':memory:' || !opts.checkpointIntervalMs) {
-      return { db, dialect, commitStats, onCommit, close: () => db.destroy() }
+      return { db, dialect, commitStats, onCommit, beginRequest, close: () => db.destroy() }
     }
     // Should the thread stop, commits checkpoint at the connection's own threshold again.
     const own = handle.pragma('wal_autocheckpoint', { simple: true }) as number
@@ -176,6 +184,7 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
       dialect,
       commitStats,
       onCommit,
+      beginRequest,
       checkpoint: () => checkpointer.run(),
       close: async () => {
         await checkpointer.close()
@@ -208,8 +217,15 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
   })
   pool.on('connect', (client) => namedStatements(client))
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect, schema: opts.schema, close: () => db.destroy() }
+  const pgDialect = new ScopedPostgresDialect({ pool })
+  const db = new Kysely<DB>({ dialect: pgDialect })
+  return {
+    db,
+    dialect,
+    schema: opts.schema,
+    beginRequest: () => pgDialect.driver.beginRequest(),
+    close: () => db.destroy(),
+  }
 }
 
 /** The database URL as it may be logged: without its password. */

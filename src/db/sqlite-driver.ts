@@ -12,6 +12,14 @@
 // which has one connection only, a read first commits what is open.
 import SQLite from 'better-sqlite3'
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely'
+import {
+  closeScope,
+  currentScope,
+  newScope,
+  runInScope,
+  type RequestScope,
+  type RequestTransaction,
+} from './request-transaction.js'
 
 /** What the driver calls on a prepared statement. */
 export interface CachedStatement {
@@ -247,10 +255,59 @@ export class GroupCommitDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new BatchConnection(this)
+    const scope = currentScope(this)
+    return scope ? new ScopedConnection(this, scope) : new BatchConnection(this)
+  }
+
+  /**
+   * A request's own transaction (see request-transaction.ts). It holds the writing connection
+   * from its first statement to its end, alone: what is open commits first, and it commits by
+   * itself. Every statement of the request runs on the writing connection, so it reads what it
+   * wrote; the rest of the process waits for the connection meanwhile, other processes for the
+   * file's write lock (`busy_timeout`).
+   */
+  async beginRequest(): Promise<RequestTransaction> {
+    await this.#lock.acquire()
+    try {
+      this.#commit()
+      this.#exec('begin immediate')
+    } catch (e) {
+      this.#release()
+      throw e
+    }
+    const scope = newScope(this)
+    let open = true
+    const end = (statement: 'commit' | 'rollback') => {
+      if (!open) return
+      open = false
+      closeScope(scope)
+      try {
+        if (statement === 'commit') {
+          this.#exec('commit')
+          this.stats.commits++
+          this.stats.writes++
+        } else if (this.#writer.handle.inTransaction) {
+          this.#exec('rollback')
+        }
+      } catch (e) {
+        if (this.#writer.handle.inTransaction) this.#writer.handle.exec('rollback')
+        throw e
+      } finally {
+        this.#release()
+      }
+    }
+    return {
+      run: (fn) => runInScope(scope, fn),
+      commit: async () => end('commit'),
+      rollback: async () => end('rollback'),
+      get open() {
+        return open
+      },
+    }
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    if (connection instanceof ScopedConnection) return connection.begin()
     await this.#lock.acquire()
     try {
       if (this.#batch && this.#batch.members >= this.#maxMembers) this.#commit()
@@ -264,6 +321,7 @@ export class GroupCommitDriver implements Driver {
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    if (connection instanceof ScopedConnection) return connection.end(true)
     const c = connection as BatchConnection
     const batch = c.batch!
     // Should the release fail, the member is still open: Kysely then rolls it back.
@@ -275,6 +333,7 @@ export class GroupCommitDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (connection instanceof ScopedConnection) return connection.end(false)
     const c = connection as BatchConnection
     const batch = c.batch
     // Already left the batch: its commit failed (and the batch was rolled back with it).
@@ -319,6 +378,7 @@ export class GroupCommitDriver implements Driver {
 
   /** Runs a statement given outside a transaction. */
   async execute(compiled: CompiledQuery): Promise<QueryResult<any>> {
+    if (currentScope(this)) return this.executeInTransaction(compiled)
     const query = inlineLimit(compiled)
     if (this.#reader) {
       const statement = this.#reader.prepare(query.sql)
@@ -356,8 +416,20 @@ export class GroupCommitDriver implements Driver {
     return result(this.#writer.prepare(query.sql), query.parameters)
   }
 
+  /** A statement of a request's transaction (see ScopedConnection). */
+  execInScope(sql: string): void {
+    this.#exec(sql)
+  }
+
+  /** The request's transaction is still open (SQLite rolls it all back on a full disk, say). */
+  get inTransaction(): boolean {
+    return this.#writer.handle.inTransaction
+  }
+
   #savepointCommand(connection: DatabaseConnection, sql: string): void {
-    if (!(connection as BatchConnection).batch) throw new Error('a savepoint needs a transaction')
+    if (connection instanceof ScopedConnection) {
+      if (!connection.savepoint) throw new Error('a savepoint needs a transaction')
+    } else if (!(connection as BatchConnection).batch) throw new Error('a savepoint needs a transaction')
     this.#exec(sql)
   }
 
@@ -432,6 +504,56 @@ class BatchConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return this.batch ? this.driver.executeInTransaction(query) : this.driver.execute(query)
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not supported on SQLite here')
+  }
+}
+
+/**
+ * A connection inside a request's transaction: statements run at once on the writing connection
+ * (the request holds it); a transaction opened on it is a savepoint of the request's.
+ */
+class ScopedConnection implements DatabaseConnection {
+  /** The savepoint of the transaction open on this connection, if any. */
+  savepoint: string | null = null
+  constructor(
+    private readonly driver: GroupCommitDriver,
+    private readonly scope: RequestScope,
+  ) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.driver.executeInTransaction(query)
+  }
+
+  async begin(): Promise<void> {
+    await this.scope.nested.acquire()
+    try {
+      const name = `request_${++this.scope.savepoints}`
+      this.driver.execInScope(`savepoint ${name}`)
+      this.savepoint = name
+    } catch (e) {
+      this.scope.nested.release()
+      throw e
+    }
+  }
+
+  async end(commit: boolean): Promise<void> {
+    const name = this.savepoint
+    if (!name) return
+    this.savepoint = null
+    try {
+      if (!this.driver.inTransaction) {
+        if (commit) throw new Error('the transaction was rolled back by SQLite')
+        return
+      }
+      if (!commit) this.driver.execInScope(`rollback to ${name}`)
+      this.driver.execInScope(`release ${name}`)
+    } finally {
+      this.scope.nested.release()
+    }
   }
 
   // eslint-disable-next-line require-yield

@@ -7,6 +7,7 @@ import type { EventSubscriptionsTables } from './tables/event-subscriptions.js'
 import type { CloudBTables } from './tables/cloud-b.js'
 import type { CloudATables, CloudCommonTables } from './tables/cloud.js'
 import type { EventTables } from './tables/events.js'
+import type { IdempotencyTables } from './tables/idempotency.js'
 import type { OfferingUsersTables } from './tables/offering-users.js'
 import type { OrderTables } from './tables/orders.js'
 import type { PlatformTables } from './tables/platform.js'
@@ -25,6 +26,7 @@ export type * from './tables/offering-users.js'
 export type * from './tables/event-subscriptions.js'
 export type * from './tables/usage.js'
 export type * from './tables/events.js'
+export type * from './tables/idempotency.js'
 
 // ---- the database: one interface per area, joined here ----
 export interface DB
@@ -40,4 +42,5 @@ export interface DB
     OfferingUsersTables,
     EventSubscriptionsTables,
     UsageTables,
-    EventTables {}
+    EventTables,
+    IdempotencyTables {}

@@ -12,6 +12,7 @@ export type ErrorKind =
   | 'unsupported_media'
   | 'too_large'
   | 'uri_too_long'
+  | 'unprocessable'
   | 'rate_limited'
   | 'unavailable'
 
@@ -25,6 +26,7 @@ const STATUS: Record<ErrorKind, number> = {
   too_large: 413,
   uri_too_long: 414,
   unsupported_media: 415,
+  unprocessable: 422,
   rate_limited: 429,
   unavailable: 503,
 }

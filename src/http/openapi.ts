@@ -5,6 +5,7 @@
 // parameters are typed from the record they filter; responses are described. Only the document
 // changes: validation and serialization use the routes' own schemas, untouched.
 import { operationId, RECORD_REQUIRED } from './resource-docs.js'
+import { IDEMPOTENCY_HEADER, KEY_MAX_LENGTH, REPLAYED_HEADER } from './idempotency.js'
 
 type Json = Record<string, any>
 
@@ -32,6 +33,7 @@ const STATUS_TEXT: Record<string, string> = {
   '413': 'Request body too large',
   '414': 'Request target too long',
   '415': 'Unsupported media type',
+  '422': 'The Idempotency-Key was used for another request',
   '423': 'Locked',
   '429': 'Too many requests',
   '500': 'Server error',
@@ -49,7 +51,21 @@ const ERROR_NAMES: Record<string, string> = {
   '413': 'PayloadTooLargeError',
   '414': 'UriTooLongError',
   '415': 'UnsupportedMediaTypeError',
+  '422': 'IdempotencyKeyError',
   '429': 'ThrottledError',
+}
+
+/** The header every POST may carry (src/http/idempotency.ts). */
+const IDEMPOTENCY_PARAMETER: Json = {
+  name: IDEMPOTENCY_HEADER,
+  in: 'header',
+  required: false,
+  description:
+    `Makes a retry safe: the request is performed once per user and key, and a retry of the same ` +
+    `request (method, path and body) within 24 hours answers the first answer again, with ` +
+    `\`${REPLAYED_HEADER}: true\`. The same key with another request is 422; a retry while the ` +
+    `first is still running is 409. Ignored on requests without a token.`,
+  schema: { type: 'string', minLength: 1, maxLength: KEY_MAX_LENGTH },
 }
 
 /** Properties whose shape the routes leave open (any JSON), typed as far as they are known. */
@@ -329,6 +345,8 @@ export function finishDocument(generated: Json, info: DocumentInfo): Json {
         }
       }
       typeParameters(op, record)
+      if (method === 'post')
+        op.parameters = [...((op.parameters as Json[] | undefined) ?? []), IDEMPOTENCY_PARAMETER]
 
       const body = op.requestBody?.content?.['application/json']
       if (isRecord(body?.schema)) {

@@ -224,8 +224,8 @@ export async function installCors(app: FastifyInstance, config: Config): Promise
   await app.register(cors, {
     origin: any ? '*' : config.corsOrigins,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-    exposedHeaders: ['Link', 'X-Result-Count', 'X-Request-Id', 'Retry-After'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'Idempotency-Key'],
+    exposedHeaders: ['Link', 'X-Result-Count', 'X-Request-Id', 'Retry-After', 'Idempotent-Replayed'],
     maxAge: 600,
     // Preflights are answered in the onRequest phase, before authentication and the rate limit.
     hook: 'onRequest',
@@ -253,6 +253,12 @@ export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
     schema.response ??= {}
     schema.response[400] ??= FieldErrorsBody
     for (const code of GENERIC_STATUSES) schema.response[code] ??= GENERIC_ERROR
+    // A POST may carry an Idempotency-Key (idempotency.ts): a retry still running is 409, the key
+    // reused for another request 422 naming the header.
+    if ((Array.isArray(r.method) ? r.method : [r.method]).includes('POST')) {
+      schema.response[409] ??= GENERIC_ERROR
+      schema.response[422] ??= FieldErrorsBody
+    }
     const set = routes.get(r.url) ?? new Set<string>()
     for (const m of Array.isArray(r.method) ? r.method : [r.method]) set.add(m)
     routes.set(r.url, set)

@@ -103,6 +103,8 @@ describe('CORS', () => {
     assert.equal(r.headers['access-control-allow-origin'], 'https://app.example.com')
     assert.match(String(r.headers['access-control-allow-methods']), /\bPOST\b/)
     assert.match(String(r.headers['access-control-allow-headers']), /Authorization/i)
+    // A browser may retry a POST safely (docs/decisions.md, Idempotency-Key).
+    assert.match(String(r.headers['access-control-allow-headers']), /Idempotency-Key/i)
     assert.equal(r.headers['access-control-max-age'], '600')
   })
 
@@ -117,6 +119,7 @@ describe('CORS', () => {
     assert.match(String(r.headers.vary), /Origin/)
     assert.match(String(r.headers['access-control-expose-headers']), /Link/)
     assert.match(String(r.headers['access-control-expose-headers']), /X-Result-Count/)
+    assert.match(String(r.headers['access-control-expose-headers']), /Idempotent-Replayed/)
   })
 
   test('another origin gets no CORS header', async () => {

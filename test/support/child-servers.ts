@@ -61,9 +61,12 @@ export function childServers(staffToken: string, signal: NodeJS.Signals = 'SIGTE
     get databaseUrl() {
       return db.url
     },
-    /** A server on the file's database; `env` adds to its settings. */
-    async start(env: Record<string, string> = {}): Promise<ServerProcess> {
-      const server = await startServer({ DATABASE_URL: db.url, BOOTSTRAP_STAFF_TOKEN: staffToken, ...env })
+    /** A server on the file's database; `env` adds to its settings, `nodeArgs` to node's options. */
+    async start(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ServerProcess> {
+      const server = await startServer(
+        { DATABASE_URL: db.url, BOOTSTRAP_STAFF_TOKEN: staffToken, ...env },
+        nodeArgs,
+      )
       started.push(server)
       return server
     },

@@ -47,9 +47,13 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+/** `nodeArgs`: more options for node, after tsx (a module to preload, say). */
+export async function startServer(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ServerProcess> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'src/main.ts', 'serve'], {
     env: { ...process.env, LOG_LEVEL: 'error', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
