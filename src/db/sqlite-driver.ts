@@ -286,6 +286,7 @@ export class GroupCommitDriver implements Driver {
           this.#exec('commit')
           this.stats.commits++
           this.stats.writes++
+          this.#notifyCommitted()
         } else if (this.#writer.handle.inTransaction) {
           this.#exec('rollback')
         }
@@ -463,7 +464,11 @@ export class GroupCommitDriver implements Driver {
       return
     }
     batch.resolve()
-    // After the lock is given back: a listener may well read at once.
+    this.#notifyCommitted()
+  }
+
+  /** Tells the onCommit listeners, after the lock is given back (a listener may well read at once). */
+  #notifyCommitted(): void {
     if (this.#committed.size) queueMicrotask(() => this.#committed.forEach((l) => l()))
   }
 
