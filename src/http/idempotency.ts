@@ -88,6 +88,9 @@ export function installIdempotency(app: FastifyInstance, database: Database, ctx
   const { db } = database
   const pg = database.dialect === 'postgres'
   app.decorateRequest('idempotency', null)
+  /** The (user, key) pairs this process is performing now: a retry of one is answered 409 at once. */
+  const running = new Set<string>()
+  const runningId = (idem: Idempotent) => `${idem.userId}:${idem.key}`
 
   /** The key, checked, and the request's hash, before the body is validated (and trimmed). */
   const readKey = (request: FastifyRequest, _reply: FastifyReply, done: (e?: Error) => void) => {
@@ -109,9 +112,20 @@ export function installIdempotency(app: FastifyInstance, database: Database, ctx
   const claim = (request: FastifyRequest, reply: FastifyReply, done: (e?: Error) => void) => {
     const idem = request.idempotency
     if (!idem) return done()
+    // In this process without a look at the database (on SQLite the retry would otherwise wait for
+    // the writing connection the first holds); across processes the check in `start` tells.
+    const id = runningId(idem)
+    if (running.has(id)) return done(new AppError('conflict', RUNNING_MESSAGE))
+    running.add(id)
     start(idem, reply).then(
-      (tx) => (tx ? tx.run(() => done()) : undefined),
-      (e: Error) => done(e),
+      (tx) => {
+        if (tx) return tx.run(() => done())
+        running.delete(id)
+      },
+      (e: Error) => {
+        running.delete(id)
+        done(e)
+      },
     )
   }
 
@@ -217,16 +231,21 @@ export function installIdempotency(app: FastifyInstance, database: Database, ctx
   ) => {
     const idem = request.idempotency
     if (!idem?.tx?.open) return done(null, payload)
-    finish(idem, idem.tx, reply, payload).then(
-      () => done(null, payload),
-      (e: Error) => done(e),
-    )
+    finish(idem, idem.tx, reply, payload)
+      .finally(() => running.delete(runningId(idem)))
+      .then(
+        () => done(null, payload),
+        (e: Error) => done(e),
+      )
   }
 
   /** Whatever happened to the answer, the transaction ends with the request. */
   const end = (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-    const tx = request.idempotency?.tx
-    if (tx?.open) void tx.rollback().catch(() => undefined)
+    const idem = request.idempotency
+    if (idem?.tx?.open) {
+      void idem.tx.rollback().catch(() => undefined)
+      running.delete(runningId(idem))
+    }
     done()
   }
 

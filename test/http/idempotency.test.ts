@@ -3,7 +3,10 @@
 // retries racing the first never act twice, keys are per user and expire after 24 hours.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../support/app.js'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.js'
 import { call, type Res } from '../support/client.js'
 import {
   grant,
@@ -15,7 +18,7 @@ import {
   type UserRef,
 } from '../support/fixtures.js'
 import { makeComponent, makeOffering, makePlan, type OfferingRef } from '../support/catalog-fixtures.js'
-import { purgeIdempotencyKeys } from '../../src/http/idempotency.js'
+import { idempotencyProbe, purgeIdempotencyKeys } from '../../src/http/idempotency.js'
 
 const R = '/api/marketplace-orders/'
 let t: TestApp
@@ -26,7 +29,12 @@ let manager: UserRef
 let owner: UserRef
 
 before(async () => {
-  t = await buildTestApp()
+  // SQLite as served, from a file: a keyed request holds the writing connection while it runs, and
+  // others read on the second connection a file has (an in-memory database has only the one).
+  const file = TEST_DATABASE_URL.startsWith('sqlite')
+  t = await buildTestApp(
+    file ? { databaseUrl: `sqlite:${join(mkdtempSync(join(tmpdir(), 'idempotency-')), 'db.sqlite')}` } : {},
+  )
   const consumer = await makeCustomer(t.ctx, 'Idempotency consumer')
   project = await makeProject(t.ctx, consumer, { name: 'Idempotency project' })
   const provider = await makeCustomer(t.ctx, 'Idempotency provider')
@@ -180,6 +188,34 @@ describe('a POST with an Idempotency-Key', () => {
     const later = await post(manager, 'race', orderBody(name))
     assert.equal(later.headers['idempotent-replayed'], 'true')
     assert.equal(later.text, performed[0]!.text)
+  })
+
+  test('a retry that arrives while the first still runs is 409, and acts not', async () => {
+    const name = uniqueName('idem')
+    let release = () => {}
+    const held = new Promise<void>((r) => (release = r))
+    let reached = () => {}
+    const atWrite = new Promise<void>((r) => (reached = r))
+    // The first stops after its writes, before its commit, until the retry has been answered.
+    idempotencyProbe.at = async (point) => {
+      if (point !== 'written') return
+      reached()
+      await held
+    }
+    try {
+      const first = post(manager, 'slow', orderBody(name))
+      await atWrite
+      const retry = await post(manager, 'slow', orderBody(name))
+      assert.equal(retry.status, 409, retry.text)
+      assert.match((retry.body as { detail: string }).detail, /Idempotency-Key/)
+      release()
+      assert.equal((await first).status, 201)
+    } finally {
+      idempotencyProbe.at = null
+      release()
+    }
+    assert.equal(await ordersNamed(name), 1)
+    assert.equal((await post(manager, 'slow', orderBody(name))).headers['idempotent-replayed'], 'true')
   })
 
   test('a key is the user’s own: another user with the same key acts on its own', async () => {
