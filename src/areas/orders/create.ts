@@ -6,7 +6,7 @@ import { parseJson, toBool, toJson } from '../../db/values.js'
 import { FieldErrorSet, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { slugify } from '../../http/slug.js'
-import { findCustomerById, resolveProjectLink } from '../directory/service.js'
+import { resolveProjectLink } from '../directory/service.js'
 import {
   checkLimits,
   insertResource,
@@ -20,20 +20,7 @@ import { ordersRepository } from './repository.js'
 import { initialState, type OrderType } from './state-machine.js'
 import type { OrderCreate } from './schema.js'
 import { planCost, today } from './order-rules.js'
-import { afterStateChange, approvalContext } from './state-changes.js'
-
-/**
- * A shared offering restricted to organization groups is open only to customers in one of them;
- * an offering without groups (or a private one, checked on its own) is open to all.
- */
-async function offeringOpenToCustomer(
-  ctx: AppContext,
-  offering: { id: number; shared: number | boolean },
-  customerId: number,
-): Promise<boolean> {
-  if (!toBool(offering.shared)) return true
-  return ordersRepository(ctx.db).offeringOpenToCustomer(offering.id, customerId)
-}
+import { afterStateChange, approvalContext, stateChangeEvent } from './state-changes.js'
 
 /** The offering an order is for, as far as the consumer-review skip rules read it. */
 interface ReviewedOffering {
@@ -175,7 +162,7 @@ export async function createOrder(
   }
   // The limits name the offering's limit-based components, within their bounds.
   await checkLimits(ctx, offering.id, body.limits ?? {})
-  const customer = (await findCustomerById(ctx, project.customer_id))!
+  const customer = (await ordersRepository(ctx.db).orderingCustomer(project.customer_id, offering.id))!
   checkCustomerAndProject(ctx, customer, project)
   if (!toBool(offering.shared) && offering.customer_id !== project.customer_id) {
     throw nonFieldError(`Offering "${offering.name}" is not allowed in organization "${customer.name}".`)
@@ -183,7 +170,9 @@ export async function createOrder(
   if (offering.terms_of_service && toBool(offering.shared) && body.accepting_terms_of_service !== true) {
     throw nonFieldError(`Terms of service for offering '${offering.name}' have not been accepted.`)
   }
-  if (!(await offeringOpenToCustomer(ctx, offering, project.customer_id))) {
+  // A shared offering restricted to organization groups is open only to customers in one of
+  // them; an offering without groups (or a private one, checked above) is open to all.
+  if (toBool(offering.shared) && customer.left_out) {
     throw nonFieldError('This offering is not available for ordering.')
   }
   const attributes =
@@ -229,48 +218,51 @@ export async function createOrder(
     )
     const ac = approvalContext(ctx, project.start_date, offering.type, body.start_date ?? null)
     const state = initialState(implied, ac)
-    const orderId = await ordersRepository(trx).insert({
+    const facts = {
       uuid,
-      slug: body.slug ?? orderSlug(resourceName, offering.name),
       type,
-      state,
       offering_id: offering.id,
-      provider_customer_id: offering.customer_id,
-      plan_id: plan?.id ?? null,
-      old_plan_id: null,
+      offering_type: offering.type,
       project_id: project.id,
-      customer_id: project.customer_id,
       resource_id: resourceId,
-      attributes: attributesJson,
+      resource_uuid: resourceUuid,
+      project_start_date: project.start_date,
+      plan_id: plan?.id ?? null,
       limits,
-      cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
-      callback_url: body.callback_url ?? null,
-      request_comment: body.request_comment ?? null,
       start_date: body.start_date ?? null,
-      ...newOrderColumns(actor, implied, now),
-    })
-    await afterStateChange(
-      ctx,
-      trx,
+      callback_url: body.callback_url ?? null,
+      modified: now,
+      offering_uuid: offering.uuid,
+      project_uuid: project.uuid,
+      customer_uuid: customer.uuid,
+    }
+    const change = { from: null, action: 'create', told: true }
+    // The event telling the new order is written with it (no read of the order for it).
+    const event = stateChangeEvent(ctx, facts, state, change)
+    const orderId = await ordersRepository(trx).insertTold(
       {
-        id: orderId,
         uuid,
+        slug: body.slug ?? orderSlug(resourceName, offering.name),
         type,
+        state,
         offering_id: offering.id,
-        offering_type: offering.type,
-        project_id: project.id,
-        resource_id: resourceId,
-        resource_uuid: resourceUuid,
-        project_start_date: project.start_date,
+        provider_customer_id: offering.customer_id,
         plan_id: plan?.id ?? null,
+        old_plan_id: null,
+        project_id: project.id,
+        customer_id: project.customer_id,
+        resource_id: resourceId,
+        attributes: attributesJson,
         limits,
-        start_date: body.start_date ?? null,
+        cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
         callback_url: body.callback_url ?? null,
-        modified: now,
+        request_comment: body.request_comment ?? null,
+        start_date: body.start_date ?? null,
+        ...newOrderColumns(actor, implied, now),
       },
-      state,
-      { from: null, action: 'create' },
+      event,
     )
+    await afterStateChange(ctx, trx, { ...facts, id: orderId }, state, change)
     return { orderId, resourceId }
   })
   ctx.jobs.wake()
