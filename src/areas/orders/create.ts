@@ -17,6 +17,7 @@ import {
 import { assertNewResourceAllowed, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { callbackUrlProblem } from './callbacks.js'
 import { ordersRepository } from './repository.js'
+import { jsonRender, toOrderJson } from './records.js'
 import { initialState, type OrderType } from './state-machine.js'
 import type { OrderCreate } from './schema.js'
 import { planCost, today } from './order-rules.js'
@@ -103,13 +104,18 @@ export function newOrderColumns(actor: Actor, implied: boolean, now: string) {
   }
 }
 
-/** Places a Create order (and its resource, in state Creating); answers both ids. */
+/**
+ * Places a Create order (and its resource, in state Creating); answers both ids and, given the
+ * base of its links, the order's record when the database rendered it with the insert
+ * (PostgreSQL).
+ */
 export async function createOrder(
   ctx: AppContext,
   actor: Actor,
   body: OrderCreate,
   errors = new FieldErrorSet(),
-): Promise<{ orderId: number; resourceId: number }> {
+  base?: string,
+): Promise<{ orderId: number; resourceId: number; record?: string }> {
   // Every field's rules run (those of a field the schema refused are skipped), then one 400
   // names every bad field; the cross-field rules run only on valid fields.
   const type = (body.type ?? 'Create') as OrderType
@@ -239,7 +245,7 @@ export async function createOrder(
     const change = { from: null, action: 'create', told: true }
     // The event telling the new order is written with it (no read of the order for it).
     const event = stateChangeEvent(ctx, facts, state, change)
-    const orderId = await ordersRepository(trx).insertTold(
+    const inserted = await ordersRepository(trx).insertTold(
       {
         uuid,
         slug: body.slug ?? orderSlug(resourceName, offering.name),
@@ -261,9 +267,12 @@ export async function createOrder(
         ...newOrderColumns(actor, implied, now),
       },
       event,
+      jsonRender(base ?? '', actor),
     )
+    const orderId = inserted.id
     await afterStateChange(ctx, trx, { ...facts, id: orderId }, state, change)
-    return { orderId, resourceId }
+    const record = base !== undefined && inserted.record ? toOrderJson(inserted.record) : undefined
+    return { orderId, resourceId, record }
   })
   ctx.jobs.wake()
   return created

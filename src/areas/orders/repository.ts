@@ -28,6 +28,7 @@ import {
   type QueryMatches,
 } from './list-conditions.js'
 import {
+  insertedJson,
   jsonById,
   jsonByIds,
   ORDER_JOINS,
@@ -315,25 +316,41 @@ export function ordersRepository(db: Db) {
     insert(values: Record<string, unknown>): Promise<number> {
       return insertReturningId(db, 'orders', values)
     },
-    /** Inserts the order and the outbox row telling it (see `insertWithEvent`); the order's id. */
-    async insertTold(values: Record<string, unknown>, event: OutboxRow): Promise<number> {
+    /**
+     * Inserts the order and the outbox row telling it (see `insertWithEvent`): the order's id, and
+     * on PostgreSQL its record, rendered in the same statement (`render`), so that answering it
+     * costs no read of its own.
+     */
+    async insertTold(
+      values: Record<string, unknown>,
+      event: OutboxRow,
+      render: JsonRender,
+    ): Promise<{ id: number; record?: OrderJsonRow }> {
       if (!isPostgres(db as never)) {
         const id = await insertReturningId(db, 'orders', values)
         await insertReturningId(db, 'outbox_events', event)
-        return id
+        return { id }
       }
       const columns = Object.keys(values).filter((c) => values[c] !== undefined)
-      const build = () =>
-        db
+      const at = columns.length + EVENT_COLUMNS.length
+      const build = () => {
+        const insert = db
           .with('told', () => eventInsert(db, columns.length))
-          .insertInto('orders')
-          .values(Object.fromEntries(columns.map((c, i) => [c, slot(i)])) as any)
-          .returning('id')
+          .with('orders', () =>
+            db
+              .insertInto('orders')
+              .values(Object.fromEntries(columns.map((c, i) => [c, slot(i)])) as any)
+              .returningAll(),
+          )
+        return insertedJson(db, insert as unknown as Db, at)
+      }
       const { rows } = await insertWithEvent(db, `told:${columns.join(',')}`, build, [
         ...columns.map((c) => values[c]),
         ...eventValues(event),
+        ...renderParams(render),
       ])
-      return (rows[0] as { id: number }).id
+      const record = rows[0] as OrderJsonRow
+      return { id: record.id, record }
     },
     /**
      * The transition write: only when the order is still in one of `from`, with the outbox row
