@@ -115,9 +115,11 @@ function openSqlite(file: string, reader: boolean, cacheMb: number): SQLite.Data
  * planning takes longer than running it. Reads and writes with parameters are sent as named
  * prepared statements instead, so each connection plans them once (PostgreSQL then reuses a
  * generic plan where it is as good). The name is a hash of the text; texts with long parameter
- * lists (variable-length IN lists) are left unnamed so a connection keeps a bounded set.
+ * lists (variable-length IN lists) are left unnamed so a connection keeps a bounded set. The
+ * bound leaves room for the longest fixed statement: an order's insert with its event and its
+ * record (about 40 parameters), which re-planned on every create doubled the database's CPU for it.
  */
-const NAMED_MAX_PARAMS = 32
+const NAMED_MAX_PARAMS = 64
 const NAMED = /^\s*(select|insert|update|delete|with)\b/i
 
 /** Statement names by text: the hash is taken once per text, not on every execution. */
