@@ -239,6 +239,8 @@ export class GroupCommitDriver implements Driver {
   #commitScheduled = false
   readonly stats: CommitStats = { commits: 0, writes: 0 }
   readonly #committed = new Set<() => void>()
+  /** Statements run so far for callers (the transactions' savepoints and commits left out). */
+  statements = 0
 
   constructor(writer: StatementCache, reader: StatementCache | null, opts: GroupCommitOptions = {}) {
     this.#writer = writer
@@ -380,6 +382,7 @@ export class GroupCommitDriver implements Driver {
   /** Runs a statement given outside a transaction. */
   async execute(compiled: CompiledQuery): Promise<QueryResult<any>> {
     if (currentScope(this)) return this.executeInTransaction(compiled)
+    this.statements++
     const query = inlineLimit(compiled)
     if (this.#reader) {
       const statement = this.#reader.prepare(query.sql)
@@ -413,6 +416,7 @@ export class GroupCommitDriver implements Driver {
 
   /** Runs a statement of a transaction that holds the lock. */
   executeInTransaction(compiled: CompiledQuery): QueryResult<any> {
+    this.statements++
     const query = inlineLimit(compiled)
     return result(this.#writer.prepare(query.sql), query.parameters)
   }

@@ -64,11 +64,14 @@ type Db = Parameters<typeof eventsRepository>[0]
 /** Events given positions by one sequencer transaction at most. */
 const SEQUENCE_BATCH = 1000
 
+/** The outbox row of an event, as `emitEvent` writes it. */
+export type OutboxRow = Omit<EventRow, 'position'>
+
 /**
- * Writes an event in `db`, the transaction of the change it tells: it commits with the change or
- * not at all.
+ * The outbox row telling `input` now, for a caller that writes it in the same statement as the
+ * change it tells (`emitEvent` writes it on its own).
  */
-export async function emitEvent(ctx: AppContext, db: Db, input: EventInput): Promise<void> {
+export function outboxRow(ctx: AppContext, input: EventInput): OutboxRow {
   // A scope known without its uuid ('') is told as none.
   const e = {
     ...input,
@@ -98,7 +101,7 @@ export async function emitEvent(ctx: AppContext, db: Db, input: EventInput): Pro
       ...e.data,
     },
   }
-  await eventsRepository(db).insert({
+  return {
     uuid,
     type: e.type,
     object_type: e.objectType,
@@ -108,7 +111,15 @@ export async function emitEvent(ctx: AppContext, db: Db, input: EventInput): Pro
     customer_uuid: e.customerUuid ?? null,
     envelope: toJson(envelope),
     created: time,
-  })
+  }
+}
+
+/**
+ * Writes an event in `db`, the transaction of the change it tells: it commits with the change or
+ * not at all.
+ */
+export async function emitEvent(ctx: AppContext, db: Db, input: EventInput): Promise<void> {
+  await eventsRepository(db).insert(outboxRow(ctx, input))
 }
 
 /** PostgreSQL: gives every committed event without a position its position (see above). */

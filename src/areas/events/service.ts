@@ -18,10 +18,12 @@ export {
   eventsHead,
   eventsPurgedUpTo,
   onEventsCommitted,
+  outboxRow,
   purgeEvents,
   sequenceEvents,
   type CloudEvent,
   type EventInput,
+  type OutboxRow,
   type StoredEvent,
 } from './outbox.js'
 

@@ -6,7 +6,7 @@ import { parseJson, toBool, toJson } from '../../db/values.js'
 import { FieldErrorSet, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { slugify } from '../../http/slug.js'
-import { findCustomerById, resolveProjectLink } from '../directory/service.js'
+import { resolveProjectLink } from '../directory/service.js'
 import {
   checkLimits,
   insertResource,
@@ -17,23 +17,11 @@ import {
 import { assertNewResourceAllowed, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { callbackUrlProblem } from './callbacks.js'
 import { ordersRepository } from './repository.js'
+import { jsonRender, toOrderJson } from './records.js'
 import { initialState, type OrderType } from './state-machine.js'
 import type { OrderCreate } from './schema.js'
 import { planCost, today } from './order-rules.js'
-import { afterStateChange, approvalContext } from './state-changes.js'
-
-/**
- * A shared offering restricted to organization groups is open only to customers in one of them;
- * an offering without groups (or a private one, checked on its own) is open to all.
- */
-async function offeringOpenToCustomer(
-  ctx: AppContext,
-  offering: { id: number; shared: number | boolean },
-  customerId: number,
-): Promise<boolean> {
-  if (!toBool(offering.shared)) return true
-  return ordersRepository(ctx.db).offeringOpenToCustomer(offering.id, customerId)
-}
+import { afterStateChange, approvalContext, stateChangeEvent } from './state-changes.js'
 
 /** The offering an order is for, as far as the consumer-review skip rules read it. */
 interface ReviewedOffering {
@@ -116,13 +104,18 @@ export function newOrderColumns(actor: Actor, implied: boolean, now: string) {
   }
 }
 
-/** Places a Create order (and its resource, in state Creating); answers both ids. */
+/**
+ * Places a Create order (and its resource, in state Creating); answers both ids and, given the
+ * base of its links, the order's record when the database rendered it with the insert
+ * (PostgreSQL).
+ */
 export async function createOrder(
   ctx: AppContext,
   actor: Actor,
   body: OrderCreate,
   errors = new FieldErrorSet(),
-): Promise<{ orderId: number; resourceId: number }> {
+  base?: string,
+): Promise<{ orderId: number; resourceId: number; record?: string }> {
   // Every field's rules run (those of a field the schema refused are skipped), then one 400
   // names every bad field; the cross-field rules run only on valid fields.
   const type = (body.type ?? 'Create') as OrderType
@@ -175,7 +168,7 @@ export async function createOrder(
   }
   // The limits name the offering's limit-based components, within their bounds.
   await checkLimits(ctx, offering.id, body.limits ?? {})
-  const customer = (await findCustomerById(ctx, project.customer_id))!
+  const customer = (await ordersRepository(ctx.db).orderingCustomer(project.customer_id, offering.id))!
   checkCustomerAndProject(ctx, customer, project)
   if (!toBool(offering.shared) && offering.customer_id !== project.customer_id) {
     throw nonFieldError(`Offering "${offering.name}" is not allowed in organization "${customer.name}".`)
@@ -183,7 +176,9 @@ export async function createOrder(
   if (offering.terms_of_service && toBool(offering.shared) && body.accepting_terms_of_service !== true) {
     throw nonFieldError(`Terms of service for offering '${offering.name}' have not been accepted.`)
   }
-  if (!(await offeringOpenToCustomer(ctx, offering, project.customer_id))) {
+  // A shared offering restricted to organization groups is open only to customers in one of
+  // them; an offering without groups (or a private one, checked above) is open to all.
+  if (toBool(offering.shared) && customer.left_out) {
     throw nonFieldError('This offering is not available for ordering.')
   }
   const attributes =
@@ -229,49 +224,55 @@ export async function createOrder(
     )
     const ac = approvalContext(ctx, project.start_date, offering.type, body.start_date ?? null)
     const state = initialState(implied, ac)
-    const orderId = await ordersRepository(trx).insert({
+    const facts = {
       uuid,
-      slug: body.slug ?? orderSlug(resourceName, offering.name),
       type,
-      state,
       offering_id: offering.id,
-      provider_customer_id: offering.customer_id,
-      plan_id: plan?.id ?? null,
-      old_plan_id: null,
+      offering_type: offering.type,
       project_id: project.id,
-      customer_id: project.customer_id,
       resource_id: resourceId,
-      attributes: attributesJson,
+      resource_uuid: resourceUuid,
+      project_start_date: project.start_date,
+      plan_id: plan?.id ?? null,
       limits,
-      cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
-      callback_url: body.callback_url ?? null,
-      request_comment: body.request_comment ?? null,
       start_date: body.start_date ?? null,
-      ...newOrderColumns(actor, implied, now),
-    })
-    await afterStateChange(
-      ctx,
-      trx,
+      callback_url: body.callback_url ?? null,
+      modified: now,
+      offering_uuid: offering.uuid,
+      project_uuid: project.uuid,
+      customer_uuid: customer.uuid,
+    }
+    const change = { from: null, action: 'create', told: true }
+    // The event telling the new order is written with it (no read of the order for it).
+    const event = stateChangeEvent(ctx, facts, state, change)
+    const inserted = await ordersRepository(trx).insertTold(
       {
-        id: orderId,
         uuid,
+        slug: body.slug ?? orderSlug(resourceName, offering.name),
         type,
+        state,
         offering_id: offering.id,
-        offering_type: offering.type,
-        project_id: project.id,
-        resource_id: resourceId,
-        resource_uuid: resourceUuid,
-        project_start_date: project.start_date,
+        provider_customer_id: offering.customer_id,
         plan_id: plan?.id ?? null,
+        old_plan_id: null,
+        project_id: project.id,
+        customer_id: project.customer_id,
+        resource_id: resourceId,
+        attributes: attributesJson,
         limits,
-        start_date: body.start_date ?? null,
+        cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
         callback_url: body.callback_url ?? null,
-        modified: now,
+        request_comment: body.request_comment ?? null,
+        start_date: body.start_date ?? null,
+        ...newOrderColumns(actor, implied, now),
       },
-      state,
-      { from: null, action: 'create' },
+      event,
+      jsonRender(base ?? '', actor),
     )
-    return { orderId, resourceId }
+    const orderId = inserted.id
+    await afterStateChange(ctx, trx, { ...facts, id: orderId }, state, change)
+    const record = base !== undefined && inserted.record ? toOrderJson(inserted.record) : undefined
+    return { orderId, resourceId, record }
   })
   ctx.jobs.wake()
   return created

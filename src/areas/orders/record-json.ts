@@ -154,9 +154,12 @@ function recordJson(pg: boolean): string {
   return j.object(fields)
 }
 
-/** The JSON record with the raw columns its decimal fields and visibility check are made from. */
-function detailJson(db: Db, base: unknown, traceback: unknown) {
-  return recordJoins(db)
+/**
+ * The JSON record with the raw columns its decimal fields and visibility check are made from;
+ * `from` is where `orders` is read (a query with an `orders` CTE: the order it inserts).
+ */
+function detailJson(db: Db, base: unknown, traceback: unknown, from: Db = db) {
+  return recordJoins(from)
     .innerJoin(
       sql<{
         base: string
@@ -188,6 +191,14 @@ export type OrderJsonRow = Awaited<ReturnType<ReturnType<typeof detailJson>['exe
 export const jsonById = reusable((db: Db) =>
   detailJson(db, slot(0), slot(1)).where('orders.id', '=', slot(2)),
 )
+/**
+ * PostgreSQL: the record of the order `insert` writes (a query creator whose `orders` CTE is the
+ * insert, returning every column), in the insert's statement. Parameters: those of the insert,
+ * then base and traceback at `at` and `at + 1`.
+ */
+export function insertedJson(db: Db, insert: Db, at: number) {
+  return detailJson(db, slot(at), slot(at + 1), insert)
+}
 export const jsonByIds = reusable((db: Db, n: number) =>
   detailJson(db, slot(0), slot(1)).where(
     'orders.id',

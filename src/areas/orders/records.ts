@@ -14,7 +14,7 @@ import { ordersRepository, type JsonRender, type OrderJsonRow, type OrderVersion
 import { ORDER_NOT_FOUND, orderVisibility, planCost } from './order-rules.js'
 
 /** Links start with `base`; error tracebacks are shown to staff and support only. */
-function jsonRender(base: string, actor: Actor): JsonRender {
+export function jsonRender(base: string, actor: Actor): JsonRender {
   return { base: JSON.stringify(base).slice(1, -1), traceback: seesAll(actor) }
 }
 
@@ -22,7 +22,7 @@ function jsonRender(base: string, actor: Actor): JsonRender {
  * The JSON text of an order record: rendered by the database (`recordJson` in the repository),
  * completed here with the decimal fields.
  */
-function toOrderJson(r: OrderJsonRow): string {
+export function toOrderJson(r: OrderJsonRow): string {
   const isUpdate = r.type === 'Update' && r.old_plan_id !== null
   const j = JSON.stringify
   const oldCost = isUpdate ? planCost(r.old_plan_unit_price, r.old_plan_fixed_price) : null

@@ -13,6 +13,8 @@ import {
   slot,
 } from '../../db/compiled.js'
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
+import { isPostgres } from '../../db/sql.js'
+import type { OutboxRow } from '../events/service.js'
 import { joined, withJoins } from '../../db/joins.js'
 import { OFFERING_OF_RESOURCE } from '../../db/relations.js'
 import type { OrderTerm } from '../../http/query.js'
@@ -26,6 +28,7 @@ import {
   type QueryMatches,
 } from './list-conditions.js'
 import {
+  insertedJson,
   jsonById,
   jsonByIds,
   ORDER_JOINS,
@@ -104,15 +107,40 @@ const versionByUuid = reusable((db: Db) =>
     .where('uuid', '=', slot(0)),
 )
 const countOf = reusableByForm()
-// Each order create asks both (when the offering is shared, when no plan is named): compiled once.
-const offeringGroupsOf = reusable((db: Db) =>
+// Each order create asks these (the plans only when none is named): compiled once.
+// A new order's organization, and whether the offering's organization groups (if it has any)
+// leave it out: one statement for what a create checked in two.
+const orderingCustomerOf = reusable((db: Db) =>
   db
-    .selectFrom('offering_organization_groups as og')
-    .leftJoin('customer_organization_groups as cg', (j) =>
-      j.onRef('cg.organization_group_id', '=', 'og.organization_group_id').on('cg.customer_id', '=', slot(0)),
+    .selectFrom('customers')
+    .select(['customers.id', 'customers.uuid', 'customers.name', 'customers.blocked', 'customers.archived'])
+    .select((eb) =>
+      eb
+        .and([
+          eb.exists(
+            eb
+              .selectFrom('offering_organization_groups as og')
+              .select('og.offering_id')
+              .where('og.offering_id', '=', slot(1)),
+          ),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('offering_organization_groups as og')
+                .innerJoin(
+                  'customer_organization_groups as cg',
+                  'cg.organization_group_id',
+                  'og.organization_group_id',
+                )
+                .select('og.offering_id')
+                .where('og.offering_id', '=', slot(1))
+                .whereRef('cg.customer_id', '=', 'customers.id'),
+            ),
+          ),
+        ])
+        .as('left_out'),
     )
-    .select(['og.organization_group_id', 'cg.customer_id'])
-    .where('og.offering_id', '=', slot(1)),
+    .where('customers.id', '=', slot(0)),
 )
 const availablePlansOf = reusable((db: Db, limit: number) =>
   db
@@ -171,9 +199,50 @@ const updateStateIf = reusable((db: Db, columns: string, from: number) => {
       Array.from({ length: from }, (_, i) => slot(names.length + 1 + i)),
     )
 })
+/** The columns of an outbox row, in the order their slots follow a write's own. */
+const EVENT_COLUMNS = [
+  'uuid',
+  'type',
+  'object_type',
+  'object_uuid',
+  'offering_uuid',
+  'project_uuid',
+  'customer_uuid',
+  'envelope',
+  'created',
+] as const satisfies readonly (keyof OutboxRow)[]
+
+/** The outbox row's insert, its slots numbered from `from`: the CTE a write carries its event in. */
+function eventInsert(db: Db, from: number) {
+  return db
+    .insertInto('outbox_events')
+    .values(Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, slot(from + i)])) as any)
+}
+
+const eventValues = (e: OutboxRow) => EVENT_COLUMNS.map((c) => e[c])
+
+// PostgreSQL: an order's insert or transition and the outbox row telling it, one statement (a
+// data-modifying CTE), so the event costs no round trip of its own. SQLite runs the two in turn.
+const insertWithEvent = reusableByForm(Infinity)
+const updateStateIfWithEvent = reusable((db: Db, columns: string, from: number) => {
+  const names = columns.split(',')
+  const n = names.length + 1 + from
+  return db
+    .with('told', () => eventInsert(db, n))
+    .updateTable('orders')
+    .set(Object.fromEntries(names.map((c, i) => [c, slot(i)])) as any)
+    .where('id', '=', slot(names.length))
+    .where(
+      'state',
+      'in',
+      Array.from({ length: from }, (_, i) => slot(names.length + 1 + i)),
+    )
+})
+
 /**
  * The order row with what its state changes read besides: its resource's uuid, its project's
- * start, and what a consumer approval checks of its organization and project.
+ * start, what a consumer approval checks of its organization and project, and the uuids its
+ * events tell.
  */
 function transitionRow(db: Db) {
   return withJoins(orderRow(db), [ORDER_JOINS.project, ORDER_JOINS.customer, ORDER_JOINS.resource]).select([
@@ -183,6 +252,9 @@ function transitionRow(db: Db) {
     'projects.end_date as project_end_date',
     'customers.blocked as customer_blocked',
     'customers.archived as customer_archived',
+    'offerings.uuid as offering_uuid',
+    'projects.uuid as project_uuid',
+    'customers.uuid as customer_uuid',
   ])
 }
 export type TransitionRow = Awaited<ReturnType<ReturnType<typeof transitionRow>['executeTakeFirstOrThrow']>>
@@ -244,20 +316,66 @@ export function ordersRepository(db: Db) {
     insert(values: Record<string, unknown>): Promise<number> {
       return insertReturningId(db, 'orders', values)
     },
-    /** The transition write: only when the order is still in one of `from`. True when it moved. */
+    /**
+     * Inserts the order and the outbox row telling it (see `insertWithEvent`): the order's id, and
+     * on PostgreSQL its record, rendered in the same statement (`render`), so that answering it
+     * costs no read of its own.
+     */
+    async insertTold(
+      values: Record<string, unknown>,
+      event: OutboxRow,
+      render: JsonRender,
+    ): Promise<{ id: number; record?: OrderJsonRow }> {
+      if (!isPostgres(db as never)) {
+        const id = await insertReturningId(db, 'orders', values)
+        await insertReturningId(db, 'outbox_events', event)
+        return { id }
+      }
+      const columns = Object.keys(values).filter((c) => values[c] !== undefined)
+      const at = columns.length + EVENT_COLUMNS.length
+      const build = () => {
+        const insert = db
+          .with('told', () => eventInsert(db, columns.length))
+          .with('orders', () =>
+            db
+              .insertInto('orders')
+              .values(Object.fromEntries(columns.map((c, i) => [c, slot(i)])) as any)
+              .returningAll(),
+          )
+        return insertedJson(db, insert as unknown as Db, at)
+      }
+      const { rows } = await insertWithEvent(db, `told:${columns.join(',')}`, build, [
+        ...columns.map((c) => values[c]),
+        ...eventValues(event),
+        ...renderParams(render),
+      ])
+      const record = rows[0] as OrderJsonRow
+      return { id: record.id, record }
+    },
+    /**
+     * The transition write: only when the order is still in one of `from`, with the outbox row
+     * telling it when `event` is given (written only when it moved). True when it moved.
+     */
     async updateStateIfCurrent(
       id: number,
       from: readonly OrderState[],
       values: Record<string, unknown>,
+      event?: OutboxRow,
     ): Promise<boolean> {
       // As Kysely's `set`, an undefined value leaves its column alone.
       const columns = Object.keys(values).filter((c) => values[c] !== undefined)
-      const r = await updateStateIf(
-        db,
-        [columns.join(','), from.length],
-        [...columns.map((c) => values[c]), id, ...from],
-      )
-      return Number(r.numAffectedRows) === 1
+      const variant: [string, number] = [columns.join(','), from.length]
+      const params = [...columns.map((c) => values[c]), id, ...from]
+      if (event && isPostgres(db as never)) {
+        // The event is written whether or not the order moved: a caller whose order did not
+        // move throws, and the transaction takes the event back with it.
+        const r = await updateStateIfWithEvent(db, variant, [...params, ...eventValues(event)])
+        return Number(r.numAffectedRows) === 1
+      }
+      const r = await updateStateIf(db, variant, params)
+      const moved = Number(r.numAffectedRows) === 1
+      if (moved && event) await insertReturningId(db, 'outbox_events', event)
+      return moved
     },
     /** What the side effects of a transition need to know of the order. */
     async transitionRow(id: number) {
@@ -295,10 +413,13 @@ export function ordersRepository(db: Db) {
     },
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'orders', id, values),
     delete: (id: number) => deleteRow(db, 'orders', id),
-    /** Is the offering open to this customer: no organization groups, or one the customer is in? */
-    async offeringOpenToCustomer(offeringId: number, customerId: number): Promise<boolean> {
-      const { rows: groups } = await offeringGroupsOf(db, [], [customerId, offeringId])
-      return groups.length === 0 || groups.some((g) => g.customer_id !== null)
+    /**
+     * The organization a new order is placed for, and whether the offering's organization groups
+     * leave it out (the offering has groups and the organization is in none of them).
+     */
+    async orderingCustomer(customerId: number, offeringId: number) {
+      const row = (await orderingCustomerOf(db, [], [customerId, offeringId])).rows[0]
+      return row && { ...row, left_out: !!Number(row.left_out) }
     },
     /** The offering's plans not archived, at most `limit` of them. */
     async availablePlans(offeringId: number, limit: number) {

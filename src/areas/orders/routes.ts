@@ -154,8 +154,9 @@ export const orders = defineResource({
     fieldErrors: true,
     render: 'json',
     run: async (c) => {
-      const { orderId } = await svc.createOrder(c.ctx, c.actor, c.body, c.fieldErrors)
-      return svc.orderRecord(c.ctx, c.actor, orderId, c.base)
+      // PostgreSQL renders the new order's record with its insert; SQLite reads it after.
+      const { orderId, record } = await svc.createOrder(c.ctx, c.actor, c.body, c.fieldErrors, c.base)
+      return record ?? svc.orderRecord(c.ctx, c.actor, orderId, c.base)
     },
   },
   destroy: { run: (c) => svc.deleteOrder(c.ctx, c.actor, c.uuid) },

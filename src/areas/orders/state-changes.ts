@@ -10,7 +10,8 @@ import { moveResource, type ResourceState } from '../catalog/service.js'
 import { resourceStateAfter, type ApprovalContext, type OrderState, type OrderType } from './state-machine.js'
 import { rulesOf, today, type Trx } from './order-rules.js'
 import { ensureOfferingUsersForProject } from '../offering-users/provisioning.js'
-import { tellOrderChange } from './events.js'
+import { orderEvent, type OrderEventFacts } from './events.js'
+import { emitEvent, outboxRow, type OutboxRow } from '../events/service.js'
 
 /** The states of a Create order in which its resource's offering gives the project's members accounts. */
 const ACCOUNT_GIVING_STATES: ReadonlySet<OrderState> = new Set(['pending-provider', 'executing', 'done'])
@@ -54,18 +55,37 @@ export type StateChangeFacts = Pick<
   | 'start_date'
   | 'callback_url'
   | 'modified'
-> & { resource_uuid: string | null; project_start_date: string | null }
+> & {
+  resource_uuid: string | null
+  project_start_date: string | null
+  offering_uuid: string
+  project_uuid: string
+  customer_uuid: string
+}
 
 /** The change that reached a state: the state before (null for a new order) and the action that moved it. */
 export interface StateChange {
   from: OrderState | null
   action: string
+  /** The event telling it was written with the change (see `stateChangeEvent`). */
+  told?: boolean
+}
+
+/** The event telling a state change, for a caller that writes it with the change itself. */
+export function stateChangeEvent(
+  ctx: AppContext,
+  o: Omit<OrderEventFacts, 'state'>,
+  state: OrderState,
+  change: StateChange,
+): OutboxRow {
+  const data = { state_before: change.from, state_after: state, action: change.action }
+  return outboxRow(ctx, orderEvent({ ...o, state }, change.from === null ? 'created' : 'state_changed', data))
 }
 
 /**
- * Side effects of reaching `state`, in order: the event, resource state, processing, delayed
- * start, callback. Given the order's id, its row is read back; a caller that has just written the
- * whole row (a new order) gives its facts instead.
+ * Side effects of reaching `state`, in order: the event (unless the change wrote it), resource
+ * state, processing, delayed start, callback. Given the order's id, its row is read back; a caller
+ * that has the row (a new order, a transition) gives its facts instead.
  */
 export async function afterStateChange(
   ctx: AppContext,
@@ -76,11 +96,16 @@ export async function afterStateChange(
 ): Promise<void> {
   const o = typeof order === 'number' ? await ordersRepository(trx).transitionRow(order) : order
   const orderId = o.id
-  await tellOrderChange(ctx, trx, orderId, change.from === null ? 'created' : 'state_changed', {
-    state_before: change.from,
-    state_after: state,
-    action: change.action,
-  })
+  if (!change.told)
+    await emitEvent(
+      ctx,
+      trx,
+      orderEvent({ ...o, state }, change.from === null ? 'created' : 'state_changed', {
+        state_before: change.from,
+        state_after: state,
+        action: change.action,
+      }),
+    )
   const type = o.type as OrderType
   const now = ctx.clock().toISOString()
   let resourceState = resourceStateAfter(type, state)

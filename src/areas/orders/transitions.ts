@@ -26,7 +26,7 @@ import {
   providerScopes,
   rulesOf,
 } from './order-rules.js'
-import { afterStateChange, approvalContext, stampTextChanges } from './state-changes.js'
+import { afterStateChange, approvalContext, stampTextChanges, stateChangeEvent } from './state-changes.js'
 import { checkCustomerAndProject } from './create.js'
 import { removeAttachmentFile } from './attachments.js'
 
@@ -69,10 +69,13 @@ async function transition(
     const values: Record<string, unknown> = { state: to, modified: now, ...(opts.values?.(o, now) ?? {}) }
     stampTextChanges(o, values, now)
     if (TERMINAL_STATES.includes(to)) values.completed_at = now
-    const moved = await ordersRepository(trx).updateStateIfCurrent(o.id, from, values)
+    const change = { from: o.state as OrderState, action, told: true }
+    // The event telling the change is written with it (no read of the order for it).
+    const event = stateChangeEvent(ctx, o, to, change)
+    const moved = await ordersRepository(trx).updateStateIfCurrent(o.id, from, values, event)
     if (!moved) throw invalidState(from)
     // The row read above, as written: no second read of it for the side effects.
-    await afterStateChange(ctx, trx, { ...o, modified: now }, to, { from: o.state as OrderState, action })
+    await afterStateChange(ctx, trx, { ...o, modified: now }, to, change)
   })
   ctx.jobs.wake()
 }

@@ -1,0 +1,100 @@
+// What placing and approving an order costs in statements sent to the database: the write paths'
+// round trips on PostgreSQL are what bound their rate (docs/performance.md), so their count is
+// pinned here and a change that adds one fails. The caller's token and roles are kept in-process
+// and the first request of each kind warms them, as in a running server.
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { buildTestApp, type TestApp } from '../support/app.js'
+import { call } from '../support/client.js'
+import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import { makeOffering, makePlan, type OfferingRef } from '../support/catalog-fixtures.js'
+
+let t: TestApp
+let project: Ref
+let offering: OfferingRef
+let plan: Ref
+let staff: UserRef
+let member: UserRef
+
+/** Statements each request sends: PostgreSQL (round trips, `begin` and `commit` included), SQLite. */
+const EXPECTED = {
+  // The project, the offering, the plan, the organization with the offering's groups; `begin`,
+  // the cost policies, the resource's slug, the resource, the order with its event and its
+  // record (on SQLite: the order, the event, and the record read after the commit), the
+  // project's offerings that give accounts, `commit`.
+  create: { postgres: 11, sqlite: 11 },
+  // `begin`, the order with what the transition checks, the update with its event (two on
+  // SQLite), the project's offerings that give accounts, `commit`.
+  approve: { postgres: 5, sqlite: 4 },
+}
+
+before(async () => {
+  t = await buildTestApp({ tokenCacheSeconds: 60 })
+  const consumer = await makeCustomer(t.ctx, 'Consumer org')
+  project = await makeProject(t.ctx, consumer, { name: 'Counted project' })
+  const provider = await makeCustomer(t.ctx, 'Provider org')
+  offering = await makeOffering(t.ctx, provider, { type: 'Marketplace.Basic', name: 'Counted offering' })
+  plan = await makePlan(t.ctx, offering, { unitPrice: '10' })
+  staff = await makeUser(t.ctx, { staff: true })
+  member = await makeUser(t.ctx)
+  await grant(t.ctx, member, 'PROJECT.MEMBER', { type: 'project', id: project.id })
+})
+after(() => t.close())
+
+const place = (token: string, n: number) =>
+  call(t.app, 'POST', '/api/marketplace-orders/', {
+    token,
+    body: {
+      project: project.url,
+      offering: offering.url,
+      plan: plan.url,
+      attributes: { name: `counted-${n}` },
+    },
+  })
+
+/** The statements `run` sends, and its answer. */
+async function counted<T>(run: () => Promise<T>): Promise<{ statements: number; answer: T }> {
+  const before = t.database.statements()
+  const answer = await run()
+  return { statements: t.database.statements() - before, answer }
+}
+
+test('placing an order costs the statements pinned for its database, and answers the new order', async () => {
+  // Warm: the caller's token and roles, the compiled and prepared statements.
+  assert.equal((await place(staff.token, 0)).status, 201)
+  for (let n = 1; n <= 3; n++) {
+    const { statements, answer } = await counted(() => place(staff.token, n))
+    assert.equal(answer.status, 201, answer.text)
+    assert.equal(answer.body.attributes.name, `counted-${n}`)
+    assert.equal(answer.body.project_uuid, project.uuid)
+    // The record answered (rendered with the insert on PostgreSQL) is the one read back.
+    const read = await call(t.app, 'GET', `/api/marketplace-orders/${answer.body.uuid}/`, {
+      token: staff.token,
+    })
+    assert.deepEqual(answer.body, read.body)
+    assert.equal(statements, EXPECTED.create[t.dialect], `statements of a create on ${t.dialect}`)
+  }
+})
+
+test('approving an order as its consumer costs the statements pinned for its database', async () => {
+  // A project member's orders wait for the consumer's review.
+  const pending: string[] = []
+  for (let n = 10; n < 14; n++) {
+    const r = await place(member.token, n)
+    assert.equal(r.status, 201, r.text)
+    assert.equal(r.body.state, 'pending-consumer')
+    pending.push(r.body.uuid)
+  }
+  const approve = (uuid: string) =>
+    call(t.app, 'POST', `/api/marketplace-orders/${uuid}/approve_by_consumer/`, { token: staff.token })
+  assert.equal((await approve(pending[0]!)).status, 200)
+  for (const uuid of pending.slice(1)) {
+    const { statements, answer } = await counted(() => approve(uuid))
+    assert.equal(answer.status, 200, answer.text)
+    assert.deepEqual(answer.body, { detail: 'Order has been approved.' })
+    assert.equal(statements, EXPECTED.approve[t.dialect], `statements of an approval on ${t.dialect}`)
+  }
+  // The approval went through: a second one is refused as the state says.
+  const again = await approve(pending[1]!)
+  assert.equal(again.status, 409)
+})
