@@ -76,26 +76,19 @@ async function applyApproval(ctx: AppContext, trx: repo.Db, inv: InvRow, userId:
         created: ctx.clock().toISOString(),
       })
     }
-    const p = await repo.projectById(trx, projectId)
     await grantRole(ctx, trx, {
       userId,
       roleId: inv.project_role_id ?? inv.role_id,
-      scope: { type: 'project', id: projectId, uuid: p.uuid, name: p.name },
+      scope: { type: 'project', id: projectId },
       createdById: approverId,
       expiration: null,
     })
     return
   }
-  const scope = scopeOf(inv)
   await grantRole(ctx, trx, {
     userId,
     roleId: inv.role_id,
-    scope: {
-      type: inv.scope_type as 'customer' | 'project',
-      id: inv.scope_id,
-      uuid: scope.uuid,
-      name: scope.name,
-    },
+    scope: { type: inv.scope_type as 'customer' | 'project', id: inv.scope_id },
     createdById: approverId,
     expiration: null,
   })
