@@ -11,6 +11,7 @@ import { findVisibleOrder } from '../orders/service.js'
 import { get as getBackendRequest } from '../backend-requests/service.js'
 import { getPolicy as getCostPolicy } from '../cost-policies/service.js'
 import { getRequest as getPermissionRequest, requestVisibility } from '../invitations/requests.js'
+import { findReadableInvitation } from '../invitations/service.js'
 import { getService as getAgentService, visibility as agentVisibility } from '../site-agents/service.js'
 import type { StoredEvent } from './outbox.js'
 
@@ -36,6 +37,7 @@ const RULES: Record<string, Rule> = {
   backend_resource_request: (ctx, actor, d) => found(() => getBackendRequest(ctx, actor, text(d.uuid), '')),
   permission_request: (ctx, actor, d) =>
     found(() => getPermissionRequest(ctx, requestVisibility(actor), text(d.uuid), '')),
+  invitation: (ctx, actor, d) => found(() => findReadableInvitation(ctx, actor, text(d.uuid))),
   cost_policy: (ctx, actor, d) => found(() => getCostPolicy(ctx, actor, text(d.uuid), '')),
   site_agent_service: (ctx, actor, d) =>
     found(() => getAgentService(ctx, agentVisibility(actor), text(d.uuid), '')),
