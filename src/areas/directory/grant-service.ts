@@ -272,10 +272,10 @@ export async function deleteUserGrant(
 export const EXPIRE_GRANTS_JOB = 'directory.expire-grants'
 
 /**
- * Ends every grant whose expiration time has come, as \`delete_user\` would (\`role.revoked\`, the
+ * Ends every grant whose expiration time has come, as `delete_user` would (`role.revoked`, the
  * user's offering accounts no project needs any more asked to go), in one transaction; then
  * makes sure a run is queued for the next grant to expire. The reads already ignore an expired
- * grant (\`grantUnexpired\`): this makes its end a change of its own, told and final.
+ * grant (`grantUnexpired`): this makes its end a change of its own, told and final.
  */
 export async function expireGrants(ctx: AppContext): Promise<number> {
   const now = ctx.clock().toISOString()
@@ -300,7 +300,7 @@ export async function expireGrants(ctx: AppContext): Promise<number> {
   return ended
 }
 
-/** Queues a run of the expiry job now, unless one is queued already. */
+/** Queues a run of the expiry job now, unless one is due already. */
 export async function scheduleGrantExpiry(ctx: AppContext): Promise<void> {
   const now = ctx.clock().toISOString()
   if (!(await grantsRepository(ctx.db).expiryQueuedBy(now)))
