@@ -94,7 +94,7 @@ async function grant(
   await grantRole(ctx, ctx.db, {
     userId,
     roleId: r.id,
-    scope: { type: scope.type, id: scope.id, uuid: '', name: '' },
+    scope,
     createdById: null,
     expiration: null,
   })

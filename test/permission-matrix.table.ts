@@ -502,4 +502,9 @@ export const lists: ListRow[] = [
   list(v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1), 'GET /api/marketplace-component-user-usages/', worldUserUsage),
   { endpoint: 'GET /api/events/ (of an order)', setup: eventsOf((w) => w.fresh.order('manager')), sees: v(0, 0, 1, 1, 1, 1, 1, 1, 1, 1) },
   { endpoint: 'GET /api/events/ (of a project role grant)', setup: eventsOf(freshGrant), sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
+  { endpoint: 'GET /api/events/ (of a private invitation)', setup: eventsOf((w) => w.fresh.invitation()), sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
+  { endpoint: 'GET /api/events/ (of a public invitation)', setup: eventsOf((w) => w.fresh.invitation('project', { public: true })), sees: v(0, 1, 1, 1, 1, 1, 1, 1, 1, 1) },
+  { endpoint: 'GET /api/events/ (of a cloudA public IP)', setup: eventsOf((w) => w.fresh.publicIp()), sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
+  { endpoint: 'GET /api/events/ (of a cloudB floating IP)', setup: eventsOf((w) => w.fresh.floatingIp()), sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
+  { endpoint: 'GET /api/events/ (of a cloudB router)', setup: eventsOf((w) => w.fresh.router()), sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
 ]

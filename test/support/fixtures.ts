@@ -119,7 +119,7 @@ export async function grant(
   await grantRole(ctx, ctx.db, {
     userId: user.id,
     roleId: r.id,
-    scope: { type: scope.type, id: scope.id, uuid: '', name: '' },
+    scope,
     createdById: null,
     expiration: null,
   })

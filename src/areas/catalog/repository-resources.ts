@@ -5,7 +5,7 @@
 // endpoints and membership sync statuses. New resources get their unique slug here.
 import type { Expression, ExpressionBuilder, Insertable, SqlBool } from 'kysely'
 import { tableRecords } from '../../db/rows.js'
-import { grantUnexpired, icontains, none } from '../../db/sql.js'
+import { grantUnexpired, icontains, isPostgres, none } from '../../db/sql.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { joined, projectAndCustomer, unlessAll } from '../../db/joins.js'
 import {
@@ -241,34 +241,127 @@ export interface ResourceEventRow {
   customer_uuid: string
 }
 
+/** A resource row's told values, as selected from (or returned by an UPDATE of) `resources`. */
+function toldAfter(eb: ExpressionBuilder<DB, 'resources'>) {
+  return [
+    'resources.uuid',
+    'resources.state',
+    'resources.limits',
+    'resources.backend_id',
+    'resources.end_date',
+    eb
+      .selectFrom('projects')
+      .select('projects.uuid')
+      .whereRef('projects.id', '=', 'resources.project_id')
+      .$asScalar()
+      .$notNull()
+      .as('project_uuid'),
+    eb
+      .selectFrom('plans')
+      .select('plans.uuid')
+      .whereRef('plans.id', '=', 'resources.plan_id')
+      .as('plan_uuid'),
+    eb
+      .selectFrom('offerings')
+      .select('offerings.uuid')
+      .whereRef('offerings.id', '=', 'resources.offering_id')
+      .$asScalar()
+      .$notNull()
+      .as('offering_uuid'),
+    eb
+      .selectFrom('projects')
+      .innerJoin('customers', 'customers.id', 'projects.customer_id')
+      .select('customers.uuid')
+      .whereRef('projects.id', '=', 'resources.project_id')
+      .$asScalar()
+      .$notNull()
+      .as('customer_uuid'),
+  ] as const
+}
+
 /** The writes of marketplace resources. */
 export function resourcesWriteRepository(db: Db) {
   return {
     /**
-     * The resource's told columns and scopes; `lock` (PostgreSQL) holds its row until the
-     * transaction ends, so the values read are those the change replaces.
+     * Writes `values` on the resource `id` if its state is one of `from` (any state when null) and
+     * answers its told values before and after the write; undefined when nothing was written.
+     * PostgreSQL does it in one statement: the row is locked and read as it was (the FROM
+     * subquery, `FOR UPDATE`) and the UPDATE answers both. SQLite (one writer at a time, so
+     * nothing changes between the two) reads the row before, and the UPDATE answers the after.
      */
-    async eventRow(id: number, lock: boolean): Promise<ResourceEventRow | undefined> {
-      let q = db
+    async writeTold(
+      id: number,
+      from: readonly string[] | null,
+      values: Record<string, unknown>,
+    ): Promise<{ before: ResourceEventRow; after: ResourceEventRow } | undefined> {
+      if (isPostgres(db)) {
+        const old = db
+          .selectFrom('resources')
+          .innerJoin('projects', 'projects.id', 'resources.project_id')
+          .innerJoin('customers', 'customers.id', 'projects.customer_id')
+          .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
+          .leftJoin('plans', 'plans.id', 'resources.plan_id')
+          .select([
+            'resources.id',
+            'resources.state',
+            'resources.limits',
+            'resources.backend_id',
+            'resources.end_date',
+            'projects.uuid as project_uuid',
+            'plans.uuid as plan_uuid',
+            'offerings.uuid as offering_uuid',
+            'customers.uuid as customer_uuid',
+          ])
+          .where('resources.id', '=', id)
+          .forUpdate('resources')
+        let q = db
+          .updateTable('resources')
+          .set(values as any)
+          .from(old.as('old'))
+          .whereRef('resources.id', '=', 'old.id')
+        if (from) q = q.where('resources.state', 'in', [...from])
+        const r = await q
+          .returning((eb) => [
+            ...toldAfter(eb),
+            'old.state as old_state',
+            'old.limits as old_limits',
+            'old.backend_id as old_backend_id',
+            'old.end_date as old_end_date',
+            'old.project_uuid as old_project_uuid',
+            'old.plan_uuid as old_plan_uuid',
+            'old.offering_uuid as old_offering_uuid',
+            'old.customer_uuid as old_customer_uuid',
+          ])
+          .executeTakeFirst()
+        if (!r) return undefined
+        return {
+          before: {
+            uuid: r.uuid,
+            state: r.old_state,
+            limits: r.old_limits,
+            backend_id: r.old_backend_id,
+            end_date: r.old_end_date,
+            project_uuid: r.old_project_uuid,
+            plan_uuid: r.old_plan_uuid,
+            offering_uuid: r.old_offering_uuid,
+            customer_uuid: r.old_customer_uuid,
+          },
+          after: r,
+        }
+      }
+      const before = await db
         .selectFrom('resources')
-        .innerJoin('projects', 'projects.id', 'resources.project_id')
-        .innerJoin('customers', 'customers.id', 'projects.customer_id')
-        .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
-        .leftJoin('plans', 'plans.id', 'resources.plan_id')
-        .select([
-          'resources.uuid',
-          'resources.state',
-          'resources.limits',
-          'resources.backend_id',
-          'resources.end_date',
-          'projects.uuid as project_uuid',
-          'plans.uuid as plan_uuid',
-          'offerings.uuid as offering_uuid',
-          'customers.uuid as customer_uuid',
-        ])
+        .select((eb) => toldAfter(eb))
         .where('resources.id', '=', id)
-      if (lock) q = q.forUpdate('resources')
-      return q.executeTakeFirst()
+        .executeTakeFirst()
+      if (!before) return undefined
+      let q = db
+        .updateTable('resources')
+        .set(values as any)
+        .where('resources.id', '=', id)
+      if (from) q = q.where('resources.state', 'in', [...from])
+      const after = await q.returning((eb) => toldAfter(eb)).executeTakeFirst()
+      return after && { before, after }
     },
     /**
      * Inserts a resource with the next slug of its name (`<name>-<n>`; `fallback`, a slug, for a
@@ -296,24 +389,6 @@ export function resourcesWriteRepository(db: Db) {
         .set(values as any)
         .where('id', '=', id)
         .execute()
-    },
-    /**
-     * Moves the resource to `to` with `values`, if its state is one of `from` (any state when
-     * `from` is null): the one conditional statement of a state change. False when it was not.
-     */
-    async setStateIf(
-      id: number,
-      from: readonly string[] | null,
-      to: string,
-      values: Record<string, unknown>,
-    ): Promise<boolean> {
-      let q = db
-        .updateTable('resources')
-        .set({ ...values, state: to } as any)
-        .where('id', '=', id)
-      if (from) q = q.where('state', 'in', [...from])
-      const r = await q.executeTakeFirst()
-      return Number(r.numUpdatedRows) > 0
     },
     /** Another resource of the offering, not terminated, already known by this backend id? */
     async backendIdTaken(offeringId: number, backendId: string, exceptId: number): Promise<boolean> {

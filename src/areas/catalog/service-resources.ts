@@ -397,20 +397,13 @@ const TOLD_CHANGES = [
 /** The resources' columns whose writes may change a told value. */
 const TOLD_COLUMNS = new Set(['state', 'limits', 'backend_id', 'end_date', 'project_id', 'plan_id'])
 
-/** The resource's told values before a change (its row locked on PostgreSQL until the change commits). */
-function toldBefore(ctx: AppContext, db: Db, id: number): Promise<ResourceEventRow | undefined> {
-  return resourcesWriteRepository(db).eventRow(id, ctx.dialect === 'postgres')
-}
-
-/** Tells each told value the change gave the resource `id` a new value, as one event each. */
+/** Tells each told value the change gave the resource a new value, as one event each. */
 async function tellResourceChanges(
   ctx: AppContext,
   db: Db,
-  id: number,
-  before: ResourceEventRow | undefined,
+  told: { before: ResourceEventRow; after: ResourceEventRow },
 ): Promise<void> {
-  const after = before && (await resourcesWriteRepository(db).eventRow(id, false))
-  if (!before || !after) return
+  const { before, after } = told
   for (const [column, type, name] of TOLD_CHANGES) {
     const was = column === 'limits' ? parseJson(before.limits, {}) : before[column]
     const is = column === 'limits' ? parseJson(after.limits, {}) : after[column]
@@ -438,9 +431,8 @@ export async function changeResource(ctx: AppContext, db: Db, id: number, values
     return
   }
   const write = async (trx: Db) => {
-    const before = await toldBefore(ctx, trx, id)
-    await resourcesWriteRepository(trx).update(id, values)
-    await tellResourceChanges(ctx, trx, id, before)
+    const told = await resourcesWriteRepository(trx).writeTold(id, null, values)
+    if (told) await tellResourceChanges(ctx, trx, told)
   }
   if (db === ctx.db) await ctx.db.transaction().execute(write)
   else await write(db)
@@ -459,13 +451,13 @@ export async function moveResource(
   opts: { from: readonly string[] | null; values?: Record<string, unknown>; now: string },
 ): Promise<boolean> {
   const move = async (trx: Db) => {
-    const before = await toldBefore(ctx, trx, id)
-    const moved = await resourcesWriteRepository(trx).setStateIf(id, opts.from, to, {
+    const told = await resourcesWriteRepository(trx).writeTold(id, opts.from, {
       ...opts.values,
       modified: opts.now,
+      state: to,
     })
-    if (moved) await tellResourceChanges(ctx, trx, id, before)
-    return moved
+    if (told) await tellResourceChanges(ctx, trx, told)
+    return !!told
   }
   return db === ctx.db ? ctx.db.transaction().execute(move) : move(db)
 }

@@ -70,6 +70,7 @@ registerCloudResourceType({
   kind: 'cloudA',
   path: PATHS.publicIps,
   modelName: 'PublicIP',
+  eventObject: 'public_ip',
   ops: publicIpOps,
   async saveExtra(db, resourceId, extra) {
     if (typeof extra.ip_address === 'string') {

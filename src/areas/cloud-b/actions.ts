@@ -15,6 +15,7 @@ import { backendIdOf, driverOf, ext, requireManage, requireOk, resolveObject, te
 import { KINDS, renderById } from './render.js'
 import { cloudBRepository } from './repository.js'
 import { afterInterfaceRemoved } from './resource-types.js'
+import { moveCloudResource, removeCloudResources } from '../cloud/states.js'
 import { TYPES } from './schema.js'
 import { validateRoutes, type Route } from './validators.js'
 
@@ -39,7 +40,7 @@ async function scheduleAction(
   changes?: (trx: Transaction<DB>) => Promise<void>,
 ): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    const moved = await cloudBRepository(trx).setStateIf(row.id, from, 'UPDATE_SCHEDULED', {
+    const moved = await moveCloudResource(ctx, trx, row.id, from, 'UPDATE_SCHEDULED', {
       modified: ctx.clock().toISOString(),
     })
     if (!moved) throw invalidState(from)
@@ -68,12 +69,13 @@ async function actionTarget(
 export async function runAction(ctx: AppContext, p: ActionPayload): Promise<void> {
   const repo = cloudBRepository(ctx.db)
   const now = () => ctx.clock().toISOString()
-  if (!(await repo.setStateIf(p.id, ['UPDATE_SCHEDULED'], 'UPDATING', { modified: now() }))) return
+  if (!(await moveCloudResource(ctx, ctx.db, p.id, ['UPDATE_SCHEDULED'], 'UPDATING', { modified: now() })))
+    return
   const row = (await repo.resource(p.id))!
   try {
     const d = await driverOf(ctx, row.service_settings_id)
     await performAction(ctx, d, row, p)
-    await repo.setStateIf(p.id, ['UPDATING'], 'OK', {
+    await moveCloudResource(ctx, ctx.db, p.id, ['UPDATING'], 'OK', {
       error_message: '',
       error_traceback: '',
       modified: now(),
@@ -81,7 +83,7 @@ export async function runAction(ctx: AppContext, p: ActionPayload): Promise<void
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     const traceback = error instanceof Error ? (error.stack ?? message) : message
-    await repo.setStateIf(p.id, ['UPDATING'], 'ERRED', {
+    await moveCloudResource(ctx, ctx.db, p.id, ['UPDATING'], 'ERRED', {
       error_message: message.slice(0, 2000),
       error_traceback: traceback.slice(0, 10000),
       modified: now(),
@@ -146,7 +148,7 @@ async function performAction(
       const out = await d.removeRouterInterface(row.backend_id, {
         port_id: await backendIdOf(ctx.db, p.portId),
       })
-      await ctx.db.transaction().execute((trx) => afterInterfaceRemoved(trx, p.portId, out.deleted))
+      await ctx.db.transaction().execute((trx) => afterInterfaceRemoved(ctx, trx, p.portId, out.deleted))
       return
     }
     case 'set_routes': {
@@ -294,7 +296,7 @@ export async function setRoutes(
 export async function unlinkTenantChildren(ctx: AppContext, uuid: string): Promise<void> {
   const u = normalizeUuid(uuid)
   const t = u ? await cloudBRepository(ctx.db).resourceByUuid(TYPES.tenant, u) : undefined
-  if (t) await cloudBRepository(ctx.db).deleteResources(await cloudBRepository(ctx.db).tenantChildren(t.id))
+  if (t) await removeCloudResources(ctx, ctx.db, await cloudBRepository(ctx.db).tenantChildren(t.id))
 }
 
 // ---- updates through the cloud base (a job pushes them) ----

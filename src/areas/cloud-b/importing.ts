@@ -5,6 +5,7 @@ import { toJson } from '../../db/values.js'
 import { invalidState, nonFieldError } from '../../http/errors.js'
 import type { Actor } from '../../http/permissions.js'
 import { findVisibleResource } from '../cloud/common.js'
+import { insertCloudResource, removeCloudResources } from '../cloud/states.js'
 import type { BackendPort } from './driver.js'
 import { driverOf, requireManage, type Db } from './objects.js'
 import { cloudBRepository } from './repository.js'
@@ -27,7 +28,7 @@ function insertBackendObject(
   o: { name: string; description: string; backend_id: string; runtime_state?: string },
   now = ctx.clock().toISOString(),
 ): Promise<number> {
-  return cloudBRepository(db).insertResource({
+  return insertCloudResource(ctx, db, {
     uuid: ctx.newUuid(),
     resource_type: type,
     ...o,
@@ -190,6 +191,6 @@ export async function pullFloatingIps(ctx: AppContext, tenantId: number): Promis
       const row = await r.resource(id)
       if (row && ['OK', 'ERRED'].includes(row.state)) stale.push(id)
     }
-    await r.deleteResources(stale)
+    await removeCloudResources(ctx, trx, stale)
   })
 }

@@ -1,12 +1,47 @@
 // The SQL of cloudB migrations: the migration rows with their source and destination resources,
 // offerings and plan, who may see them, and their writes.
-import type { Kysely, Transaction } from 'kysely'
+import type { ExpressionBuilder, Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { tableRecords } from '../../db/rows.js'
 import { joined, unlessAll } from '../../db/joins.js'
-import { setStateIf } from '../cloud/common.js'
+import { isPostgres } from '../../db/sql.js'
 
 type Db = Kysely<DB> | Transaction<DB>
+
+/** What a migration's events tell of it: its uuid, state, and its source's project and organization and its destination offering. */
+export interface MigrationEventRow {
+  uuid: string
+  state: string
+  project_uuid: string
+  customer_uuid: string
+  offering_uuid: string
+}
+
+function told(eb: ExpressionBuilder<DB, 'cloud_b_migrations'>) {
+  const src = () =>
+    eb
+      .selectFrom('resources')
+      .innerJoin('projects', 'projects.id', 'resources.project_id')
+      .whereRef('resources.id', '=', 'cloud_b_migrations.src_resource_id')
+  return [
+    'cloud_b_migrations.uuid',
+    'cloud_b_migrations.state',
+    src().select('projects.uuid').$asScalar().$notNull().as('project_uuid'),
+    src()
+      .innerJoin('customers', 'customers.id', 'projects.customer_id')
+      .select('customers.uuid')
+      .$asScalar()
+      .$notNull()
+      .as('customer_uuid'),
+    eb
+      .selectFrom('offerings')
+      .select('offerings.uuid')
+      .whereRef('offerings.id', '=', 'cloud_b_migrations.dst_offering_id')
+      .$asScalar()
+      .$notNull()
+      .as('offering_uuid'),
+  ] as const
+}
 
 export type MigrationVisibility = { all: true } | { all: false; userId: number }
 
@@ -85,8 +120,62 @@ export function migrationsRepository(db: Db) {
     }): Promise<number> {
       return records.insert({ ...values, state: 'CREATION_SCHEDULED' })
     },
-    setStateIf(id: number, from: readonly string[], to: string, values: Record<string, unknown> = {}) {
-      return setStateIf(db, 'cloud_b_migrations', id, from, to, values)
+    /**
+     * Moves the migration to `to` with `values` if its state is one of `from`; its state before
+     * and its told values after, or undefined when it was elsewhere (one statement on
+     * PostgreSQL, as a cloud resource's move).
+     */
+    async moveState(
+      id: number,
+      from: readonly string[],
+      to: string,
+      values: Record<string, unknown> = {},
+    ): Promise<{ before: string; after: MigrationEventRow } | undefined> {
+      const set = { ...(values as any), state: to }
+      if (isPostgres(db)) {
+        const old = db
+          .selectFrom('cloud_b_migrations')
+          .select(['id', 'state'])
+          .where('id', '=', id)
+          .forUpdate()
+        const r = await db
+          .updateTable('cloud_b_migrations')
+          .set(set)
+          .from(old.as('old'))
+          .whereRef('cloud_b_migrations.id', '=', 'old.id')
+          .where('cloud_b_migrations.state', 'in', [...from])
+          .returning((eb) => [...told(eb), 'old.state as before'])
+          .executeTakeFirst()
+        return r && { before: r.before, after: r }
+      }
+      const was = await db
+        .selectFrom('cloud_b_migrations')
+        .select('state')
+        .where('id', '=', id)
+        .executeTakeFirst()
+      if (!was || !from.includes(was.state)) return undefined
+      const after = await db
+        .updateTable('cloud_b_migrations')
+        .set(set)
+        .where('id', '=', id)
+        .returning((eb) => told(eb))
+        .executeTakeFirst()
+      return after && { before: was.state, after }
+    },
+    told(id: number): Promise<MigrationEventRow | undefined> {
+      return db
+        .selectFrom('cloud_b_migrations')
+        .select((eb) => told(eb))
+        .where('id', '=', id)
+        .executeTakeFirst()
+    },
+    /** Deletes the migration; its told values as they were. */
+    deleteTold(id: number): Promise<MigrationEventRow | undefined> {
+      return db
+        .deleteFrom('cloud_b_migrations')
+        .where('id', '=', id)
+        .returning((eb) => told(eb))
+        .executeTakeFirst()
     },
   }
 }

@@ -18,7 +18,9 @@ import { pageOf, type Pager } from '../../http/resource.js'
 import { foundByUuid, normalizeUuid } from '../../http/uuid.js'
 import { findOfferingByUuid, getResource, resolvePlanLink } from '../catalog/service.js'
 import { createOrder } from '../orders/service.js'
-import { migrationsRepository, type MigrationRow } from './migrations-repository.js'
+import { emitEvent } from '../events/service.js'
+import { migrationsRepository, type MigrationEventRow, type MigrationRow } from './migrations-repository.js'
+import type { Db } from './objects.js'
 import { cloudBRepository } from './repository.js'
 import { PATHS, TYPES, type Migration } from './schema.js'
 import { cloudBDriver, importTenantObjects, onTenantSettled } from './service.js'
@@ -64,6 +66,44 @@ export function listMigrations(
   return pageOf(page, migrationsRepository(ctx.db), visibility(actor), listing, (r) => toMigration(base, r))
 }
 
+// ---- the one path of a migration's state: each write tells its change, in its transaction ----
+
+async function tellMigration(
+  ctx: AppContext,
+  db: Db,
+  change: 'created' | 'state_changed' | 'deleted',
+  m: MigrationEventRow,
+  before: string | null,
+  after: string | null,
+): Promise<void> {
+  await emitEvent(ctx, db, {
+    type: `cloudB.migration.${change}`,
+    objectType: 'migration',
+    objectUuid: m.uuid,
+    path: `/api/${PATHS.migration}/${m.uuid}/`,
+    offeringUuid: m.offering_uuid,
+    projectUuid: m.project_uuid,
+    customerUuid: m.customer_uuid,
+    data: { state_before: before, state_after: after },
+  })
+}
+
+/** Moves the migration `id` to `to` if its state is one of `from`, and tells it; false when it was elsewhere. */
+async function moveMigration(
+  ctx: AppContext,
+  id: number,
+  from: readonly string[],
+  to: string,
+  values: Record<string, unknown> = {},
+): Promise<boolean> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const moved = await migrationsRepository(trx).moveState(id, from, to, values)
+    if (moved && moved.before !== to)
+      await tellMigration(ctx, trx, 'state_changed', moved.after, moved.before, to)
+    return !!moved
+  })
+}
+
 async function findVisible(ctx: AppContext, actor: Actor, uuid: string): Promise<MigrationRow> {
   return foundByUuid(
     uuid,
@@ -71,6 +111,9 @@ async function findVisible(ctx: AppContext, actor: Actor, uuid: string): Promise
     'Migration',
   )
 }
+
+/** The migration as the REST API lets the actor see it (404 otherwise): the events' rule. */
+export const findVisibleMigration = findVisible
 
 export async function getMigration(ctx: AppContext, actor: Actor, uuid: string, base: string) {
   return toMigration(base, await findVisible(ctx, actor, uuid))
@@ -140,6 +183,14 @@ export async function createMigration(
       created: now,
       modified: now,
     })
+    await tellMigration(
+      ctx,
+      trx,
+      'created',
+      (await migrationsRepository(trx).told(id))!,
+      null,
+      'CREATION_SCHEDULED',
+    )
     await ctx.jobs.enqueue(trx, MIGRATION_JOBS.start, { id }, { maxAttempts: 1 })
     return id
   })
@@ -170,7 +221,10 @@ export async function updateMigration(
 /** DELETE: the record only; the destination tenant and resource stay. */
 export async function deleteMigration(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
   const row = await findVisible(ctx, actor, uuid)
-  await migrationsRepository(ctx.db).delete(row.id)
+  await ctx.db.transaction().execute(async (trx) => {
+    const gone = await migrationsRepository(trx).deleteTold(row.id)
+    if (gone) await tellMigration(ctx, trx, 'deleted', gone, gone.state, null)
+  })
 }
 
 async function fail(ctx: AppContext, id: number, error: unknown): Promise<void> {
@@ -181,7 +235,7 @@ async function fail(ctx: AppContext, id: number, error: unknown): Promise<void> 
         ? error.message
         : String(error)
   const traceback = error instanceof Error ? (error.stack ?? message) : message
-  await migrationsRepository(ctx.db).setStateIf(id, ['CREATION_SCHEDULED', 'CREATING'], 'ERRED', {
+  await moveMigration(ctx, id, ['CREATION_SCHEDULED', 'CREATING'], 'ERRED', {
     error_message: message.slice(0, 2000),
     error_traceback: traceback.slice(0, 10000),
     modified: ctx.clock().toISOString(),
@@ -192,7 +246,7 @@ async function fail(ctx: AppContext, id: number, error: unknown): Promise<void> 
 export async function startMigration(ctx: AppContext, p: { id: number }): Promise<void> {
   const repo = migrationsRepository(ctx.db)
   if (
-    !(await repo.setStateIf(p.id, ['CREATION_SCHEDULED'], 'CREATING', {
+    !(await moveMigration(ctx, p.id, ['CREATION_SCHEDULED'], 'CREATING', {
       modified: ctx.clock().toISOString(),
     }))
   )
@@ -261,7 +315,7 @@ export async function applyMigration(ctx: AppContext, p: { id: number }): Promis
       })
     }
     await importTenantObjects(ctx, dstTenant.id)
-    await repo.setStateIf(p.id, ['CREATING'], 'OK', { modified: ctx.clock().toISOString() })
+    await moveMigration(ctx, p.id, ['CREATING'], 'OK', { modified: ctx.clock().toISOString() })
   } catch (e) {
     await fail(ctx, p.id, e)
   }

@@ -4,6 +4,7 @@
 import type { AppContext } from '../../context.js'
 import { toJson } from '../../db/values.js'
 import { insertResource } from '../cloud/common.js'
+import { moveCloudResource } from '../cloud/states.js'
 import { enqueueStep } from '../cloud/lifecycle.js'
 import { completeOrder } from '../orders/service.js'
 import type { OfferingProcessor } from '../orders/processors.js'
@@ -39,7 +40,7 @@ export const tenantProcessor: OfferingProcessor = {
         const id = order.resource.scopeType === TYPES.tenant ? order.resource.scopeId : null
         if (id == null) throw new Error('The resource has no tenant.')
         await repo.updateExt('cloud_b_tenants', id, { limits: toJson(order.limits) })
-        const moved = await repo.setStateIf(id, ['OK'], 'UPDATE_SCHEDULED', {
+        const moved = await moveCloudResource(ctx, trx, id, ['OK'], 'UPDATE_SCHEDULED', {
           modified: ctx.clock().toISOString(),
         })
         if (!moved) throw new Error('The tenant is not in OK state.')
@@ -50,7 +51,7 @@ export const tenantProcessor: OfferingProcessor = {
         const id = order.resource.scopeType === TYPES.tenant ? order.resource.scopeId : null
         const row = id == null ? undefined : await repo.resource(id)
         if (!row) return { state: 'done' }
-        const moved = await repo.setStateIf(row.id, ['OK', 'ERRED'], 'DELETION_SCHEDULED', {
+        const moved = await moveCloudResource(ctx, trx, row.id, ['OK', 'ERRED'], 'DELETION_SCHEDULED', {
           modified: ctx.clock().toISOString(),
         })
         if (!moved) throw new Error('The tenant must be in OK or ERRED state to be deleted.')

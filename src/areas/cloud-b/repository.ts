@@ -152,13 +152,7 @@ export const cloudBRepository = perDatabase((db: Db) => {
         .where('backend_id', '=', backendId)
         .executeTakeFirst()
     },
-    insertResource: (values: Parameters<typeof common.insert>[0]) => common.insert(values),
     updateResource: (id: number, values: Record<string, unknown>) => common.update(id, values),
-    setStateIf: (id: number, from: readonly string[], to: string, values: Record<string, unknown> = {}) =>
-      common.setStateIf(id, from, to, values),
-    async deleteResources(ids: number[]): Promise<void> {
-      if (ids.length) await db.deleteFrom('cloud_resources').where('id', 'in', ids).execute()
-    },
     /** Ids of every object of a tenant (its networks, subnets, ports, groups, IPs and routers). */
     async tenantChildren(tenantId: number): Promise<number[]> {
       const ids: number[] = []

@@ -3,6 +3,7 @@
 import type { AppContext } from '../../context.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { registerCloudResourceType, type CloudResourceType } from '../cloud/common.js'
+import { removeCloudResources } from '../cloud/states.js'
 import type { BackendResource, BackendResult, LifecycleOp, ResourceOps } from '../cloud/lifecycle.js'
 import type { CloudBDriver } from './driver.js'
 import { importTenantObjects } from './importing.js'
@@ -35,6 +36,7 @@ function registerKind(
       d: CloudBDriver,
       db: Db,
       extOf: (id: number) => Promise<Record<string, any>>,
+      ctx: AppContext,
     ) => Partial<Omit<ResourceOps, 'create'>>
     remove?: (d: CloudBDriver, backendId: string) => Promise<void>
     saveExtra?: CloudResourceType['saveExtra']
@@ -46,6 +48,8 @@ function registerKind(
     kind: 'cloudB',
     path: PATHS[kind],
     modelName,
+    // floatingIp → floating_ip
+    eventObject: kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
     ops: (call) => {
       const d = cloudBDriver(call)
       const db = call.ctx.db
@@ -55,7 +59,7 @@ function registerKind(
         async delete(r) {
           if (r.backend_id) await spec.remove?.(d, r.backend_id)
         },
-        ...spec.ops?.(d, db, extOf),
+        ...spec.ops?.(d, db, extOf, call.ctx),
       }
     },
     saveExtra: spec.saveExtra ?? ((db, id, extra) => cloudBRepository(db).updateExt(EXT[kind], id, extra)),
@@ -86,7 +90,7 @@ registerKind('tenant', 'Tenant', {
       extra: { external_network_id: t.external_network_id, internal_network_id: t.internal_network_id },
     }
   },
-  ops: (d, db, extOf) => ({
+  ops: (d, db, extOf, ctx) => ({
     async update(r) {
       const e = await extOf(r.id)
       await d.updateTenant(r.backend_id, {
@@ -97,8 +101,7 @@ registerKind('tenant', 'Tenant', {
     },
     async delete(r) {
       if (r.backend_id) await d.deleteTenant(r.backend_id)
-      const repo = cloudBRepository(db)
-      await repo.deleteResources(await repo.tenantChildren(r.id))
+      await removeCloudResources(ctx, db, await cloudBRepository(db).tenantChildren(r.id))
     },
     async pull(r) {
       const t = await d.getTenant(r.backend_id)
@@ -254,14 +257,14 @@ registerKind('router', 'Router', {
     const x = await d.createRouter(await backendIdOf(db, e.tenant_id), { name: r.name })
     return { backend_id: x.backend_id, extra: { fixed_ips: x.fixed_ips } }
   },
-  ops: (d, db) => ({
+  ops: (d, db, _extOf, ctx) => ({
     async delete(r) {
       const repo = cloudBRepository(db)
       // A router goes with its interfaces: ports made for a subnet are removed, others freed.
       for (const i of await repo.interfacePorts([r.id])) {
         if (r.backend_id && i.port_backend_id) {
           const out = await d.removeRouterInterface(r.backend_id, { port_id: i.port_backend_id })
-          await afterInterfaceRemoved(db, i.port_id, out.deleted)
+          await afterInterfaceRemoved(ctx, db, i.port_id, out.deleted)
         }
       }
       if (r.backend_id) await d.deleteRouter(r.backend_id)
@@ -282,10 +285,15 @@ registerKind('router', 'Router', {
 })
 
 /** After the backend removed a router interface: the port is deleted with it, or freed. */
-export async function afterInterfaceRemoved(db: Db, portId: number, deleted: boolean): Promise<void> {
+export async function afterInterfaceRemoved(
+  ctx: AppContext,
+  db: Db,
+  portId: number,
+  deleted: boolean,
+): Promise<void> {
   const repo = cloudBRepository(db)
   await repo.removeInterface(portId)
-  if (deleted) await repo.deleteResources([portId])
+  if (deleted) await removeCloudResources(ctx, db, [portId])
   else await repo.updateExt('cloud_b_ports', portId, { device_id: '', device_owner: '' })
   if (!deleted) await repo.updateResource(portId, { runtime_state: 'DOWN' })
 }

@@ -16,7 +16,6 @@ export {
 export {
   cloudResourcesBase,
   cloudResourcesRepository,
-  setStateIf,
   COMMON_COLUMNS,
   inScopes,
   oneResource,

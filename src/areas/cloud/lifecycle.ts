@@ -15,6 +15,7 @@ import type { DB } from '../../db/tables.js'
 import { type CloudKind, type DriverCall, type SettingsInfo } from './driver.js'
 import { cloudResourcesRepository } from './repository.js'
 import { settingsInfo } from './service.js'
+import { moveCloudResource, removeCloudResources } from './states.js'
 
 export const CLOUD_STATES = [
   'CREATION_SCHEDULED',
@@ -80,6 +81,8 @@ export interface CloudResourceType {
   path: string
   /** For "No <model> matches the given query." */
   modelName: string
+  /** Its events' object type, e.g. `floating_ip`: they are `<kind>.<eventObject>.<change>`. */
+  eventObject: string
   /** The backend operations, from the driver the settings select. */
   ops(call: DriverCall): ResourceOps
   /** Persists the type's own columns from a step's `extra`. */
@@ -102,6 +105,17 @@ const types = new Map<string, CloudResourceType>()
 /** Registers a cloud resource type (once, at module load of the area that owns it). */
 export function registerCloudResourceType(def: CloudResourceType): void {
   types.set(def.type, def)
+}
+
+/** The registered type whose events name this object type, if any. */
+export function cloudTypeOfEventObject(objectType: string): CloudResourceType | undefined {
+  for (const def of types.values()) if (def.eventObject === objectType) return def
+  return undefined
+}
+
+/** The object types of the registered types' events. */
+export function cloudEventObjects(): string[] {
+  return [...types.values()].map((d) => d.eventObject)
 }
 
 export function cloudResourceType(type: string): CloudResourceType {
@@ -168,7 +182,7 @@ export async function runStep(ctx: AppContext, p: StepPayload): Promise<void> {
     const s = STEP_STATES[p.op]
     // Only the worker that moves the row runs the step; anything else means it was unlinked,
     // re-scheduled or already run.
-    if (!(await repo.setStateIf(row.id, [s.from], s.during, { modified: now() }))) return
+    if (!(await moveCloudResource(ctx, ctx.db, row.id, [s.from], s.during, { modified: now() }))) return
   }
   const settled = async (outcome: 'OK' | 'ERRED' | 'DELETED') => {
     if (!def.onSettled) return
@@ -211,23 +225,25 @@ export async function runStep(ctx: AppContext, p: StepPayload): Promise<void> {
     }
   } catch (error) {
     if (p.op === 'delete' && p.wasErred) {
-      await repo.delete(row.id)
+      await removeCloudResources(ctx, ctx.db, [row.id])
       await settled('DELETED')
       return
     }
     // Written only while the row is still where this step left it (not unlinked or re-scheduled).
-    if (await repo.setStateIf(row.id, current, 'ERRED', { ...failure(error), modified: now() })) {
+    if (
+      await moveCloudResource(ctx, ctx.db, row.id, current, 'ERRED', { ...failure(error), modified: now() })
+    ) {
       await settled('ERRED')
     }
     return
   }
   if (p.op === 'delete') {
-    await repo.delete(row.id)
+    await removeCloudResources(ctx, ctx.db, [row.id])
     await settled('DELETED')
     return
   }
   const applied = await ctx.db.transaction().execute(async (trx) => {
-    const moved = await cloudResourcesRepository(trx).setStateIf(row.id, current, 'OK', {
+    const moved = await moveCloudResource(ctx, trx, row.id, current, 'OK', {
       ...resultValues(result),
       error_message: '',
       error_traceback: '',

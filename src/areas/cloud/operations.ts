@@ -8,8 +8,9 @@ import { requireStaff, type Actor } from '../../http/permissions.js'
 import { findManageableResource, findVisibleResource } from './access.js'
 import { BackendError, type DriverCall } from './driver.js'
 import { cloudResourceType, enqueueStep, type CloudResourceType, type CloudState } from './lifecycle.js'
-import { cloudResourcesRepository, type CommonRow } from './repository.js'
+import type { CommonRow } from './repository.js'
 import { settingsInfo } from './service.js'
+import { insertCloudResource, moveCloudResource, removeCloudResources } from './states.js'
 
 /** States from which a resource may be changed (PUT/PATCH and update actions). */
 export const UPDATABLE_STATES: readonly CloudState[] = ['OK']
@@ -26,7 +27,7 @@ export async function insertResource(
   v: { type: string; name: string; description: string; settingsId: number; projectId: number },
 ): Promise<number> {
   const now = ctx.clock().toISOString()
-  const id = await cloudResourcesRepository(trx).insert({
+  const id = await insertCloudResource(ctx, trx, {
     uuid: ctx.newUuid(),
     resource_type: v.type,
     name: v.name,
@@ -59,15 +60,10 @@ export async function scheduleUpdate<T>(
   const prepared = await prepare(row)
   await ctx.db.transaction().execute(async (trx) => {
     const common = await apply(trx, row, prepared)
-    const moved = await cloudResourcesRepository(trx).setStateIf(
-      row.id,
-      UPDATABLE_STATES,
-      'UPDATE_SCHEDULED',
-      {
-        ...common,
-        modified: ctx.clock().toISOString(),
-      },
-    )
+    const moved = await moveCloudResource(ctx, trx, row.id, UPDATABLE_STATES, 'UPDATE_SCHEDULED', {
+      ...common,
+      modified: ctx.clock().toISOString(),
+    })
     if (!moved) throw invalidState(UPDATABLE_STATES)
     await enqueueStep(ctx, trx, { id: row.id, op: 'update' })
   })
@@ -84,7 +80,7 @@ export async function scheduleDeletion(
   const row = await findManageableResource(ctx, actor, type, uuid)
   if (!STABLE_STATES.includes(row.state as CloudState)) throw invalidState(STABLE_STATES)
   await ctx.db.transaction().execute(async (trx) => {
-    const moved = await cloudResourcesRepository(trx).setStateIf(row.id, [row.state], 'DELETION_SCHEDULED', {
+    const moved = await moveCloudResource(ctx, trx, row.id, [row.state], 'DELETION_SCHEDULED', {
       modified: ctx.clock().toISOString(),
     })
     if (!moved) throw invalidState(STABLE_STATES)
@@ -128,7 +124,7 @@ export async function unlinkResource(
 ): Promise<void> {
   requireStaff(actor)
   const row = await findVisibleResource(ctx, actor, type, uuid)
-  await cloudResourcesRepository(ctx.db).delete(row.id)
+  await removeCloudResources(ctx, ctx.db, [row.id])
 }
 
 /**
@@ -146,8 +142,7 @@ export async function setResourceState(
 ): Promise<{ detail: string }> {
   requireStaff(actor)
   const row = await findVisibleResource(ctx, actor, type, uuid)
-  await cloudResourcesRepository(ctx.db).update(row.id, {
-    state: to,
+  await moveCloudResource(ctx, ctx.db, row.id, null, to, {
     error_message: to === 'OK' ? '' : (error.error_message ?? ''),
     error_traceback: to === 'OK' ? '' : (error.error_traceback ?? ''),
     modified: ctx.clock().toISOString(),

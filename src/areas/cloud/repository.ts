@@ -1,11 +1,11 @@
 // SQL of the shared cloud base: service settings and the common record of cloud resources (the
 // emulator's durable state is in emulator-repository.ts).
-import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { countRows } from '../../db/listing.js'
-import { icontains, inAnyOf } from '../../db/sql.js'
+import { icontains, inAnyOf, isPostgres } from '../../db/sql.js'
 import { perDatabase, reusable, slot } from '../../db/compiled.js'
-import { deleteRow, tableRecords, updateRow } from '../../db/rows.js'
+import { tableRecords, updateRow } from '../../db/rows.js'
 import { joined, unlessAll } from '../../db/joins.js'
 import { insertReturningId } from '../../db/compiled.js'
 
@@ -253,22 +253,37 @@ export function oneResourceParams(resourceType: string, where: OneResourceWhere,
   return vis.all ? [resourceType, value] : [resourceType, value, ...vis.customerIds, ...vis.projectIds]
 }
 
-/** Moves a row of `table` from one of `from` to `to` (with `values`); false when it was elsewhere. */
-export async function setStateIf(
-  db: Db,
-  table: 'cloud_resources' | 'cloud_b_migrations',
-  id: number,
-  from: readonly string[],
-  to: string,
-  values: Record<string, unknown> = {},
-): Promise<boolean> {
-  const r = await db
-    .updateTable(table)
-    .set({ ...(values as any), state: to })
-    .where('id', '=', id)
-    .where('state', 'in', from as string[])
-    .executeTakeFirst()
-  return Number(r.numUpdatedRows) > 0
+/** What a cloud resource's events tell of it: its kind, uuid, state and the uuids of its scopes. */
+export interface CloudEventRow {
+  uuid: string
+  resource_type: string
+  state: string
+  project_uuid: string
+  customer_uuid: string
+}
+
+/** A cloud resource row's told values, selected from (or returned by a write of) `cloud_resources`. */
+function told(eb: ExpressionBuilder<DB, 'cloud_resources'>) {
+  return [
+    'cloud_resources.uuid',
+    'cloud_resources.resource_type',
+    'cloud_resources.state',
+    eb
+      .selectFrom('projects')
+      .select('projects.uuid')
+      .whereRef('projects.id', '=', 'cloud_resources.project_id')
+      .$asScalar()
+      .$notNull()
+      .as('project_uuid'),
+    eb
+      .selectFrom('projects')
+      .innerJoin('customers', 'customers.id', 'projects.customer_id')
+      .select('customers.uuid')
+      .whereRef('projects.id', '=', 'cloud_resources.project_id')
+      .$asScalar()
+      .$notNull()
+      .as('customer_uuid'),
+  ] as const
 }
 
 const commonBy = reusable((db: Db, by: 'id' | 'uuid', customers: number, projects: number) =>
@@ -305,15 +320,65 @@ export const cloudResourcesRepository = perDatabase((db: Db) => {
     }): Promise<number> {
       return insertReturningId(db, 'cloud_resources', values)
     },
-    /** The conditional transition: true when this caller moved the row. */
-    setStateIf(id: number, from: readonly string[], to: string, values: Record<string, unknown> = {}) {
-      return setStateIf(db, 'cloud_resources', id, from, to, values)
+    /**
+     * The conditional transition: moves the row to `to` with `values` if its state is one of
+     * `from` (any when null); its state before and its told values after, or undefined when it
+     * was elsewhere. PostgreSQL does it in one statement (the row locked and read as it was in
+     * the FROM subquery); SQLite, one writer at a time, reads the state first.
+     */
+    async moveState(
+      id: number,
+      from: readonly string[] | null,
+      to: string,
+      values: Record<string, unknown> = {},
+    ): Promise<{ before: string; after: CloudEventRow } | undefined> {
+      const set = { ...(values as any), state: to }
+      if (isPostgres(db)) {
+        const old = db.selectFrom('cloud_resources').select(['id', 'state']).where('id', '=', id).forUpdate()
+        let q = db
+          .updateTable('cloud_resources')
+          .set(set)
+          .from(old.as('old'))
+          .whereRef('cloud_resources.id', '=', 'old.id')
+        if (from) q = q.where('cloud_resources.state', 'in', [...from])
+        const r = await q.returning((eb) => [...told(eb), 'old.state as before']).executeTakeFirst()
+        return r && { before: r.before, after: r }
+      }
+      const was = await db
+        .selectFrom('cloud_resources')
+        .select('state')
+        .where('id', '=', id)
+        .executeTakeFirst()
+      if (!was || (from && !from.includes(was.state))) return undefined
+      const after = await db
+        .updateTable('cloud_resources')
+        .set(set)
+        .where('id', '=', id)
+        .returning((eb) => told(eb))
+        .executeTakeFirst()
+      return after && { before: was.state, after }
     },
+    /** Writes columns that are not the state (the state goes through `moveState`). */
     update(id: number, values: Record<string, unknown>): Promise<void> {
+      if ('state' in values) throw new Error('a cloud resource state is written by moveState')
       return updateRow(db, 'cloud_resources', id, values)
     },
-    delete(id: number): Promise<void> {
-      return deleteRow(db, 'cloud_resources', id)
+    /** Deletes the rows; their told values as they were. */
+    async deleteTold(ids: readonly number[]): Promise<CloudEventRow[]> {
+      if (!ids.length) return []
+      return db
+        .deleteFrom('cloud_resources')
+        .where('id', 'in', [...ids])
+        .returning((eb) => told(eb))
+        .execute()
+    },
+    /** The told values of a row (after an insert). */
+    told(id: number): Promise<CloudEventRow | undefined> {
+      return db
+        .selectFrom('cloud_resources')
+        .select((eb) => told(eb))
+        .where('id', '=', id)
+        .executeTakeFirst()
     },
   }
 })

@@ -98,36 +98,37 @@ const SCOPE_PATHS: Record<ScopeType, string> = {
 }
 
 /**
- * Tells that a grant was made or ended (`role.granted`, `role.revoked`), in the transaction that
- * made or ended it. Its subject is its scope (the grants are listed under it).
+ * Tells that grants were made or ended (`role.granted`, `role.revoked`), in the transaction that
+ * made or ended them, with what they concern read in one query. Its subject is its scope (the
+ * grants are listed under it). `expiration_time` is the grant's, but null on a revocation by
+ * `delete_user` (`withExpiration` false).
  */
-async function tellGrantChange(
+async function tellGrantChanges(
   ctx: AppContext,
   db: Db,
   change: 'granted' | 'revoked',
-  uuid: string,
-  userId: number,
-  roleId: number,
-  scope: GrantScope,
-  expiration: string | null,
+  uuids: readonly string[],
+  withExpiration: boolean,
 ): Promise<void> {
-  const f = await grantsRepository(db).eventFacts(userId, roleId, scope.type, scope.id)
-  await emitEvent(ctx, db, {
-    type: `role.${change}`,
-    objectType: 'role_grant',
-    objectUuid: uuid,
-    path: `/api/${SCOPE_PATHS[scope.type]}/${scope.uuid}/`,
-    offeringUuid: f.offering,
-    projectUuid: scope.type === 'project' ? scope.uuid : null,
-    customerUuid: f.customer,
-    data: {
-      user_uuid: f.userUuid,
-      role_name: f.roleName,
-      scope_type: scope.type,
-      scope_uuid: scope.uuid,
-      expiration_time: expiration,
-    },
-  })
+  for (const f of await grantsRepository(db).eventFacts(uuids)) {
+    const type = f.scope_type as ScopeType
+    await emitEvent(ctx, db, {
+      type: `role.${change}`,
+      objectType: 'role_grant',
+      objectUuid: f.uuid,
+      path: `/api/${SCOPE_PATHS[type]}/${f.scope_uuid}/`,
+      offeringUuid: f.offering_uuid,
+      projectUuid: f.project_uuid,
+      customerUuid: f.customer_uuid,
+      data: {
+        user_uuid: f.user_uuid,
+        role_name: f.role_name,
+        scope_type: type,
+        scope_uuid: f.scope_uuid,
+        expiration_time: withExpiration ? f.expiration_time : null,
+      },
+    })
+  }
 }
 
 /** Grants `roleName` on a scope (idempotent for an active identical grant); used by invitations too. */
@@ -137,7 +138,7 @@ export async function grantRole(
   g: {
     userId: number
     roleId: number
-    scope: GrantScope
+    scope: { type: ScopeType; id: number }
     createdById: number | null
     expiration: string | null
   },
@@ -162,7 +163,9 @@ export async function grantRole(
     created: ctx.clock().toISOString(),
   })
   if (inserted) {
-    await tellGrantChange(ctx, db, 'granted', uuid, g.userId, g.roleId, g.scope, g.expiration)
+    await tellGrantChanges(ctx, db, 'granted', [uuid], true)
+    // The grant ends by the expiry job, due when it expires.
+    if (g.expiration) await ctx.jobs.enqueue(db, EXPIRE_GRANTS_JOB, {}, { runAt: new Date(g.expiration) })
     // A project's member gets an account on the offerings of the project's live resources.
     if (g.scope.type === 'project') await ensureOfferingUsersForMember(ctx, db, g.userId, g.scope.id)
     ctx.actorsChanged()
@@ -257,12 +260,51 @@ export async function deleteUserGrant(
       scopeType: scope.type,
       scopeId: scope.id,
     })
-    for (const uuid of ended) await tellGrantChange(ctx, trx, 'revoked', uuid, user.id, role.id, scope, null)
+    await tellGrantChanges(ctx, trx, 'revoked', ended, false)
     if (ended.length && scope.type === 'project') await releaseOfferingUsersOf(ctx, trx, user.id)
     return ended.length
   })
   if (!ended) throw nonFieldError('User does not have this role in this scope.')
   ctx.actorsChanged()
+}
+
+/** The job that ends the grants whose expiration time has come. */
+export const EXPIRE_GRANTS_JOB = 'directory.expire-grants'
+
+/**
+ * Ends every grant whose expiration time has come, as `delete_user` would (`role.revoked`, the
+ * user's offering accounts no project needs any more asked to go), in one transaction; then
+ * makes sure a run is queued for the next grant to expire. The reads already ignore an expired
+ * grant (`grantUnexpired`): this makes its end a change of its own, told and final.
+ */
+export async function expireGrants(ctx: AppContext): Promise<number> {
+  const now = ctx.clock().toISOString()
+  const ended = await ctx.db.transaction().execute(async (trx) => {
+    const repo = grantsRepository(trx)
+    const ended = await repo.expireDue(now)
+    await tellGrantChanges(
+      ctx,
+      trx,
+      'revoked',
+      ended.map((g) => g.uuid),
+      true,
+    )
+    for (const userId of new Set(ended.filter((g) => g.scope_type === 'project').map((g) => g.user_id)))
+      await releaseOfferingUsersOf(ctx, trx, userId)
+    const next = await repo.nextExpiration(now)
+    if (next && !(await repo.expiryQueuedBy(next)))
+      await ctx.jobs.enqueue(trx, EXPIRE_GRANTS_JOB, {}, { runAt: new Date(next) })
+    return ended.length
+  })
+  if (ended) ctx.actorsChanged()
+  return ended
+}
+
+/** Queues a run of the expiry job now, unless one is due already. */
+export async function scheduleGrantExpiry(ctx: AppContext): Promise<void> {
+  const now = ctx.clock().toISOString()
+  if (!(await grantsRepository(ctx.db).expiryQueuedBy(now)))
+    await ctx.jobs.enqueue(ctx.db, EXPIRE_GRANTS_JOB, {})
 }
 
 type GrantRow = Awaited<ReturnType<ReturnType<typeof grantsRepository>['list']>>[number]

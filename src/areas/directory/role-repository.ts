@@ -119,37 +119,74 @@ export function grantsRepository(db: Db) {
         .execute()
       return rows.map((r) => r.uuid)
     },
-    /** What a grant's events tell besides the grant: its user's uuid, its role's name and its scope's owners. */
-    async eventFacts(userId: number, roleId: number, scopeType: string, scopeId: number) {
-      const user = await db.selectFrom('users').select('uuid').where('id', '=', userId).executeTakeFirst()
-      const role = await db.selectFrom('roles').select('name').where('id', '=', roleId).executeTakeFirst()
-      let customer: string | null = null
-      let offering: string | null = null
-      if (scopeType === 'customer') {
-        customer =
-          (await db.selectFrom('customers').select('uuid').where('id', '=', scopeId).executeTakeFirst())
-            ?.uuid ?? null
-      } else if (scopeType === 'project') {
-        customer =
-          (
-            await db
-              .selectFrom('projects')
-              .innerJoin('customers', 'customers.id', 'projects.customer_id')
-              .select('customers.uuid')
-              .where('projects.id', '=', scopeId)
-              .executeTakeFirst()
-          )?.uuid ?? null
-      } else if (scopeType === 'offering') {
-        const o = await db
-          .selectFrom('offerings')
-          .innerJoin('customers', 'customers.id', 'offerings.customer_id')
-          .select(['offerings.uuid as offering_uuid', 'customers.uuid as customer_uuid'])
-          .where('offerings.id', '=', scopeId)
-          .executeTakeFirst()
-        customer = o?.customer_uuid ?? null
-        offering = o?.offering_uuid ?? null
-      }
-      return { userUuid: user?.uuid ?? null, roleName: role?.name ?? null, customer, offering }
+    /**
+     * What the events of these grants tell, one row each in one query: the grant, its user's uuid,
+     * its role's name, its scope's uuid, and the project, offering and organization the scope is
+     * or belongs to.
+     */
+    eventFacts(uuids: readonly string[]) {
+      if (!uuids.length) return Promise.resolve([])
+      const scoped = (type: string, table: string) => (j: any) =>
+        j.onRef(`${table}.id`, '=', 'user_roles.scope_id').on('user_roles.scope_type', '=', type)
+      return db
+        .selectFrom('user_roles')
+        .innerJoin('users', 'users.id', 'user_roles.user_id')
+        .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+        .leftJoin('customers as sc', scoped('customer', 'sc'))
+        .leftJoin('projects as sp', scoped('project', 'sp'))
+        .leftJoin('customers as pc', 'pc.id', 'sp.customer_id')
+        .leftJoin('offerings as so', scoped('offering', 'so'))
+        .leftJoin('customers as oc', 'oc.id', 'so.customer_id')
+        .select((eb) => [
+          'user_roles.uuid',
+          'user_roles.scope_type',
+          'user_roles.expiration_time',
+          'users.uuid as user_uuid',
+          'roles.name as role_name',
+          eb.fn.coalesce('sc.uuid', 'sp.uuid', 'so.uuid').as('scope_uuid'),
+          'sp.uuid as project_uuid',
+          'so.uuid as offering_uuid',
+          eb.fn.coalesce('sc.uuid', 'pc.uuid', 'oc.uuid').as('customer_uuid'),
+        ])
+        .where('user_roles.uuid', 'in', [...uuids])
+        .orderBy('user_roles.id')
+        .execute()
+    },
+    /**
+     * Ends every active grant whose expiration time is `now` or earlier; the grants ended (their
+     * uuid, user and scope).
+     */
+    expireDue(now: string) {
+      return db
+        .updateTable('user_roles')
+        .set({ is_active: 0 })
+        .where('is_active', '=', 1)
+        .where('expiration_time', 'is not', null)
+        .where('expiration_time', '<=', now)
+        .returning(['uuid', 'user_id', 'scope_type', 'scope_id'])
+        .execute()
+    },
+    /** The earliest expiration time after `now` of an active grant (null: none will expire). */
+    async nextExpiration(now: string): Promise<string | null> {
+      const r = await db
+        .selectFrom('user_roles')
+        .select((eb) => eb.fn.min('expiration_time').as('next'))
+        .where('is_active', '=', 1)
+        .where('expiration_time', '>', now)
+        .executeTakeFirst()
+      return r?.next ?? null
+    },
+    /** Is a run of the expiry job queued, due at `by` or earlier? */
+    async expiryQueuedBy(by: string): Promise<boolean> {
+      const r = await db
+        .selectFrom('jobs')
+        .select('id')
+        .where('kind', '=', 'directory.expire-grants')
+        .where('state', '=', 'queued')
+        .where('run_at', '<=', by)
+        .limit(1)
+        .execute()
+      return r.length > 0
     },
     /** Users holding any of these roles on a scope (e.g. the owners of a customer). */
     async userIdsWithRole(

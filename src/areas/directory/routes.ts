@@ -237,4 +237,14 @@ export async function directoryRoutes(fastify: FastifyInstance, { ctx }: { ctx: 
   for (const resource of [users, organizationGroups, customers, projects, roles]) {
     registerResource(fastify, ctx, resource)
   }
+  ctx.jobs.define(svc.EXPIRE_GRANTS_JOB, {
+    maxAttempts: 3,
+    run: () => svc.expireGrants(ctx).then(() => undefined),
+  })
+  // With a worker, a run is queued at start: it ends what expired while none ran, and queues the next.
+  if (ctx.config.workerEnabled) {
+    fastify.addHook('onReady', async () => {
+      await svc.scheduleGrantExpiry(ctx)
+    })
+  }
 }

@@ -72,13 +72,17 @@ export type OutboxRow = Omit<EventRow, 'position'>
  * change it tells (`emitEvent` writes it on its own).
  */
 export function outboxRow(ctx: AppContext, input: EventInput): OutboxRow {
-  // A scope known without its uuid ('') is told as none.
-  const e = {
-    ...input,
-    offeringUuid: input.offeringUuid || null,
-    projectUuid: input.projectUuid || null,
-    customerUuid: input.customerUuid || null,
+  // An event names its object and scopes by uuid or not at all: an empty one is a caller's bug,
+  // and would be stored as a scope nobody can filter on.
+  for (const [name, v] of Object.entries({
+    objectUuid: input.objectUuid,
+    offeringUuid: input.offeringUuid,
+    projectUuid: input.projectUuid,
+    customerUuid: input.customerUuid,
+  })) {
+    if (v === '') throw new Error(`event ${input.type}: ${name} is empty`)
   }
+  const e = input
   const time = ctx.clock().toISOString()
   const prefix = ctx.config.publicUrl ?? ''
   const url = `${prefix}${e.path}`

@@ -9,7 +9,7 @@ import { eventsRepository, type EventFilters } from './repository.js'
 import { eventRecord } from './records.js'
 import type { EventRecord } from './schema.js'
 import { runStream, type HeartbeatTimer } from './stream.js'
-import { RULED_OBJECT_TYPES, VisibilityCheck } from './visibility.js'
+import { ruledObjectTypes, VisibilityCheck } from './visibility.js'
 
 export {
   closeEvents,
@@ -50,8 +50,8 @@ export async function listEvents(
     )
   }
   const asked = f.object_type?.length
-    ? f.object_type.filter((t) => RULED_OBJECT_TYPES.includes(t))
-    : RULED_OBJECT_TYPES
+    ? f.object_type.filter((t) => ruledObjectTypes().includes(t))
+    : ruledObjectTypes()
   const candidates = (await repo.positions({ ...f, object_type: asked })).map((r) =>
     storedEvent({ ...r, uuid: '', type: '', created: '' }),
   )

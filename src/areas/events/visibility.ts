@@ -11,7 +11,11 @@ import { findVisibleOrder } from '../orders/service.js'
 import { get as getBackendRequest } from '../backend-requests/service.js'
 import { getPolicy as getCostPolicy } from '../cost-policies/service.js'
 import { getRequest as getPermissionRequest, requestVisibility } from '../invitations/requests.js'
+import { findReadableInvitation } from '../invitations/service.js'
 import { getService as getAgentService, visibility as agentVisibility } from '../site-agents/service.js'
+import { cloudEventObjects, cloudTypeOfEventObject } from '../cloud/lifecycle.js'
+import { findVisibleResource as findVisibleCloudResource } from '../cloud/access.js'
+import { findVisibleMigration } from '../cloud-b/migrations.js'
 import type { StoredEvent } from './outbox.js'
 
 /** Does `find` find it (a 404 or 403 of the area: no)? */
@@ -36,6 +40,8 @@ const RULES: Record<string, Rule> = {
   backend_resource_request: (ctx, actor, d) => found(() => getBackendRequest(ctx, actor, text(d.uuid), '')),
   permission_request: (ctx, actor, d) =>
     found(() => getPermissionRequest(ctx, requestVisibility(actor), text(d.uuid), '')),
+  invitation: (ctx, actor, d) => found(() => findReadableInvitation(ctx, actor, text(d.uuid))),
+  migration: (ctx, actor, d) => found(() => findVisibleMigration(ctx, actor, text(d.uuid))),
   cost_policy: (ctx, actor, d) => found(() => getCostPolicy(ctx, actor, text(d.uuid), '')),
   site_agent_service: (ctx, actor, d) =>
     found(() => getAgentService(ctx, agentVisibility(actor), text(d.uuid), '')),
@@ -56,8 +62,24 @@ const RULES: Record<string, Rule> = {
   },
 }
 
+/** A cloud resource's events (public IPs, floating IPs, routers, ...): its area's 404 check. */
+const cloudRule =
+  (objectType: string): Rule =>
+  (ctx, actor, d) => {
+    const def = cloudTypeOfEventObject(objectType)
+    return def
+      ? found(() => findVisibleCloudResource(ctx, actor, def.type, text(d.uuid)))
+      : Promise.resolve(false)
+  }
+
+function ruleOf(objectType: string): Rule | undefined {
+  return RULES[objectType] ?? (cloudTypeOfEventObject(objectType) ? cloudRule(objectType) : undefined)
+}
+
 /** The object types events are told about whose visibility a rule decides. */
-export const RULED_OBJECT_TYPES = Object.keys(RULES)
+export function ruledObjectTypes(): string[] {
+  return [...Object.keys(RULES), ...cloudEventObjects()]
+}
 
 /**
  * The answers of one reader's checks, kept while it sends one batch (one look per object per
@@ -72,7 +94,7 @@ export class VisibilityCheck {
 
   sees(e: StoredEvent): Promise<boolean> {
     if (seesAll(this.actor)) return Promise.resolve(true)
-    const rule = RULES[e.objectType]
+    const rule = ruleOf(e.objectType)
     if (!rule) return Promise.resolve(false)
     const data = e.envelope.data ?? {}
     const key = `${e.objectType}:${text(data.uuid)}:${text(data.scope_uuid)}:${text(data.user_uuid)}`

@@ -211,10 +211,6 @@ export function recordProjectCreated(
   return insertRow(trx, 'invitation_projects', values)
 }
 
-export function projectById(trx: Db, id: number) {
-  return trx.selectFrom('projects').select(['uuid', 'name']).where('id', '=', id).executeTakeFirstOrThrow()
-}
-
 // ---- permission requests ----
 
 const reqColumns = [

@@ -16,7 +16,16 @@ import { renderProjectName, userMatches } from './matching.js'
 import * as repo from './repository.js'
 import type { InvRow, ReqRow, RequestScope } from './repository.js'
 import { PATH, REQUEST_PATH, type PermissionRequest } from './schema.js'
-import { canManage, factsOf, findInvitation, managedScopes, restrictionsOf, scopeOf } from './service.js'
+import {
+  canManage,
+  factsOf,
+  findInvitation,
+  managedScopes,
+  restrictionsOf,
+  scopeOf,
+  stateOf,
+  tellInvitation,
+} from './service.js'
 
 /** The model a 404 names. */
 const REQUEST_MODEL = 'PermissionRequest'
@@ -56,7 +65,25 @@ async function tellRequest(ctx: AppContext, trx: repo.Db, uuid: string, from: st
 
 // ---- approval effects ----
 
-async function applyApproval(ctx: AppContext, trx: repo.Db, inv: InvRow, userId: number, approverId: number) {
+async function applyApproval(
+  ctx: AppContext,
+  trx: repo.Db,
+  inv: InvRow,
+  requestUuid: string,
+  userId: number,
+  approverId: number,
+) {
+  const state = stateOf(inv)
+  await tellInvitation(
+    ctx,
+    trx,
+    inv,
+    'accepted',
+    { before: state, after: state },
+    {
+      permission_request_uuid: requestUuid,
+    },
+  )
   if (toBool(inv.auto_create_project)) {
     const user = await repo.userNames(trx, userId)
     const name = renderProjectName(inv.project_name_template, {
@@ -76,26 +103,19 @@ async function applyApproval(ctx: AppContext, trx: repo.Db, inv: InvRow, userId:
         created: ctx.clock().toISOString(),
       })
     }
-    const p = await repo.projectById(trx, projectId)
     await grantRole(ctx, trx, {
       userId,
       roleId: inv.project_role_id ?? inv.role_id,
-      scope: { type: 'project', id: projectId, uuid: p.uuid, name: p.name },
+      scope: { type: 'project', id: projectId },
       createdById: approverId,
       expiration: null,
     })
     return
   }
-  const scope = scopeOf(inv)
   await grantRole(ctx, trx, {
     userId,
     roleId: inv.role_id,
-    scope: {
-      type: inv.scope_type as 'customer' | 'project',
-      id: inv.scope_id,
-      uuid: scope.uuid,
-      name: scope.name,
-    },
+    scope: { type: inv.scope_type as 'customer' | 'project', id: inv.scope_id },
     createdById: approverId,
     expiration: null,
   })
@@ -137,7 +157,7 @@ export async function submitRequest(ctx: AppContext, actor: Actor, uuid: string)
       created: now,
     })
     await tellRequest(ctx, trx, requestUuid, null)
-    if (autoApprove) await applyApproval(ctx, trx, inv, actor.id, actor.id)
+    if (autoApprove) await applyApproval(ctx, trx, inv, requestUuid, actor.id, actor.id)
   })
   const scope = scopeOf(inv)
   return { uuid: requestUuid, scope_name: scope.name, scope_uuid: scope.uuid, auto_approved: autoApprove }
@@ -215,7 +235,7 @@ export async function review(
     await tellRequest(ctx, trx, row.uuid, 'pending')
     if (decision === 'approved') {
       const inv = (await repo.invitationById(trx, row.invitation_id))!
-      await applyApproval(ctx, trx, inv, row.created_by_id, actor.id)
+      await applyApproval(ctx, trx, inv, row.uuid, row.created_by_id, actor.id)
     }
   })
 }

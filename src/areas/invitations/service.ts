@@ -11,6 +11,7 @@ import { can, scopesWith, seesAll, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { foundByUuid } from '../../http/uuid.js'
 import { resolveRole } from '../directory/service.js'
+import { emitEvent } from '../events/service.js'
 import { badPlaceholders, patternErrors, userMatches } from './matching.js'
 import * as repo from './repository.js'
 import type { InvitationScope, InvRow, ManagedScopes } from './repository.js'
@@ -172,6 +173,45 @@ export async function invitationProjects(
   )
 }
 
+// ---- events ----
+
+/** An invitation's state: `pending` while active, `canceled` once canceled (null: none, gone). */
+export type InvitationState = 'pending' | 'canceled' | null
+export const stateOf = (r: InvRow): InvitationState => (toBool(r.is_active) ? 'pending' : 'canceled')
+
+/**
+ * The one place an invitation's changes are told, in the transaction of the change:
+ * `user_group_invitation.created`, `.state_changed` (canceled), `.deleted`, and `.accepted` when
+ * a permission request of it is approved (its state stays; the request's own events name the user).
+ */
+export async function tellInvitation(
+  ctx: AppContext,
+  db: repo.Db,
+  r: InvRow,
+  change: 'created' | 'state_changed' | 'deleted' | 'accepted',
+  states: { before: InvitationState; after: InvitationState },
+  facts: Record<string, unknown> = {},
+): Promise<void> {
+  const scope = scopeOf(r)
+  await emitEvent(ctx, db, {
+    type: `user_group_invitation.${change}`,
+    objectType: 'invitation',
+    objectUuid: r.uuid,
+    path: `/api/${PATH}/${r.uuid}/`,
+    projectUuid: r.scope_type === 'project' ? scope.uuid : null,
+    customerUuid: r.customer_uuid,
+    data: {
+      state_before: states.before,
+      state_after: states.after,
+      scope_type: r.scope_type,
+      scope_uuid: scope.uuid,
+      role_name: r.role_name,
+      is_public: toBool(r.is_public),
+      ...facts,
+    },
+  })
+}
+
 // ---- writing invitations ----
 
 function stringList(field: string, v: unknown): string[] {
@@ -245,26 +285,31 @@ export async function createInvitation(ctx: AppContext, actor: Actor, body: Crea
   const affiliations = stringList('user_affiliations', body.user_affiliations)
   const sources = stringList('user_identity_sources', body.user_identity_sources)
   const now = ctx.clock().toISOString()
-  const id = await repo.insertInvitation(ctx.db, {
-    uuid: ctx.newUuid(),
-    role_id: role.id,
-    scope_type: scope.type,
-    scope_id: scope.id,
-    customer_id: scope.customerId,
-    created_by_id: actor.id,
-    is_active: 1,
-    is_public: fromBool(isPublic),
-    auto_create_project: fromBool(autoCreate),
-    auto_approve: fromBool(body.auto_approve ?? false),
-    project_name_template: template,
-    project_role_id: projectRoleId,
-    user_affiliations: toJson(affiliations),
-    user_email_patterns: toJson(patterns),
-    user_identity_sources: toJson(sources),
-    created: now,
-    modified: now,
+  const row = await ctx.db.transaction().execute(async (trx) => {
+    const id = await repo.insertInvitation(trx, {
+      uuid: ctx.newUuid(),
+      role_id: role.id,
+      scope_type: scope.type,
+      scope_id: scope.id,
+      customer_id: scope.customerId,
+      created_by_id: actor.id,
+      is_active: 1,
+      is_public: fromBool(isPublic),
+      auto_create_project: fromBool(autoCreate),
+      auto_approve: fromBool(body.auto_approve ?? false),
+      project_name_template: template,
+      project_role_id: projectRoleId,
+      user_affiliations: toJson(affiliations),
+      user_email_patterns: toJson(patterns),
+      user_identity_sources: toJson(sources),
+      created: now,
+      modified: now,
+    })
+    const row = (await repo.invitationById(trx, id))!
+    await tellInvitation(ctx, trx, row, 'created', { before: null, after: 'pending' })
+    return row
   })
-  return toInvitation(b, actor, (await repo.invitationById(ctx.db, id))!)
+  return toInvitation(b, actor, row)
 }
 
 /** Cancel/delete: managers only; others get 404 (reference §5.3 hides the invitation). */
@@ -276,14 +321,25 @@ async function managedInvitation(ctx: AppContext, actor: Actor, uuid: string) {
 
 export async function cancelInvitation(ctx: AppContext, actor: Actor, uuid: string) {
   const row = await managedInvitation(ctx, actor, uuid)
-  if (!(await repo.deactivateInvitation(ctx.db, row.id, ctx.clock().toISOString()))) {
-    throw nonFieldError('Only pending invitation can be canceled.')
-  }
+  await ctx.db.transaction().execute(async (trx) => {
+    if (!(await repo.deactivateInvitation(trx, row.id, ctx.clock().toISOString()))) {
+      throw nonFieldError('Only pending invitation can be canceled.')
+    }
+    await tellInvitation(ctx, trx, row, 'state_changed', { before: 'pending', after: 'canceled' })
+  })
 }
 
 export async function deleteInvitation(ctx: AppContext, actor: Actor, uuid: string) {
   const row = await managedInvitation(ctx, actor, uuid)
-  if (!(await repo.deleteInactiveInvitation(ctx.db, row.id))) {
-    throw nonFieldError('Only canceled invitation can be deleted.')
-  }
+  await ctx.db.transaction().execute(async (trx) => {
+    if (!(await repo.deleteInactiveInvitation(trx, row.id))) {
+      throw nonFieldError('Only canceled invitation can be deleted.')
+    }
+    await tellInvitation(ctx, trx, row, 'deleted', { before: 'canceled', after: null })
+  })
+}
+
+/** The invitation as the REST API lets the actor read it (404 otherwise): the events' rule. */
+export function findReadableInvitation(ctx: AppContext, actor: Actor, uuid: string): Promise<InvRow> {
+  return readableInvitation(ctx, actor, uuid)
 }
