@@ -7,7 +7,9 @@ import {
   CompiledQuery,
   PostgresDialect,
   type DatabaseConnection,
+  type DatabaseIntrospector,
   type Driver,
+  type Kysely,
   type QueryCompiler,
   type QueryResult,
   type TransactionSettings,
@@ -20,6 +22,7 @@ import {
   type RequestScope,
   type RequestTransaction,
 } from './request-transaction.js'
+import { SearchPathIntrospector } from './pg-introspector.js'
 
 export class ScopedPostgresDriver implements Driver {
   constructor(private readonly inner: Driver) {}
@@ -187,5 +190,8 @@ export class ScopedPostgresDialect extends PostgresDialect {
   }
   override createDriver() {
     return this.driver
+  }
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new SearchPathIntrospector(db)
   }
 }
