@@ -36,9 +36,11 @@ if (files.some((f) => f.startsWith(join('test', 'journey')))) {
 }
 
 const concurrency = process.env.TEST_CONCURRENCY ?? '2'
+// --test-force-exit: a file whose tests have all finished ends even if it left a handle open (a
+// client reconnecting, a timer), instead of holding the whole run until CI's time runs out.
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...flags, ...files],
+  ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...flags, ...files],
   { stdio: 'inherit' },
 )
 if (typeErrors) {
