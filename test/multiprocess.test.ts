@@ -3,6 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { childServers, passwordToken, roleUuid, tokenApi } from './support/child-servers.js'
+import { checkedFetch } from './support/server.js'
 import { createDatabase } from '../src/db/database.js'
 
 const TOKEN = 'multiprocess-staff-token'
@@ -133,4 +134,32 @@ test('two processes: one winner per transition, each job run once', async () => 
     )
     assert.deepEqual(approved.map((r) => r.status).sort(), [200, 409, 409, 409])
   }
+})
+
+test('two processes: retries of one POST with an Idempotency-Key, sent to both at once, act once', async () => {
+  const a = (await servers.start()).url
+  const b = (await servers.start()).url
+  const name = `Idempotent ${Date.now()}`
+  const send = (base: string) =>
+    checkedFetch(`${base}/api/customers/`, {
+      method: 'POST',
+      headers: {
+        authorization: `Token ${TOKEN}`,
+        'content-type': 'application/json',
+        'idempotency-key': 'one-customer',
+      },
+      body: JSON.stringify({ name }),
+    })
+  const answers = await Promise.all([a, b, a, b, a, b].map(send))
+  const statuses = answers.map((r) => r.status)
+  const performed = answers.filter((r) => r.status === 201 && !r.headers.get('idempotent-replayed'))
+  // One performs; each other is told the first still runs (409) or, once it has committed, gets
+  // its answer again (on SQLite a retry in the other process waits for the file's writer, then replays).
+  assert.equal(performed.length, 1, statuses.join(' '))
+  assert.ok(statuses.every((s) => s === 201 || s === 409), statuses.join(' '))
+  const customers = await api(a, 'GET', `/api/customers/?name=${encodeURIComponent(name)}`)
+  assert.equal((customers.body as unknown[]).length, 1)
+  const again = await send(b)
+  assert.equal(again.status, 201)
+  assert.equal(again.headers.get('idempotent-replayed'), 'true')
 })
