@@ -25,7 +25,7 @@ export interface RequestScope {
   /** The driver the transaction belongs to. */
   readonly owner: object
   /** Transactions opened inside it, one at a time (their savepoints must nest). */
-  readonly nested: ScopeLock
+  readonly nested: Lock
   /** Names the savepoints of the transactions opened inside it. */
   savepoints: number
   /** The transaction is over: work the request left running uses the database as any other. */
@@ -44,7 +44,7 @@ export function currentScope(owner: object): RequestScope | undefined {
 
 export function newScope(owner: object): RequestScope {
   open++
-  return { owner, nested: new ScopeLock(), savepoints: 0, closed: false }
+  return { owner, nested: new Lock(), savepoints: 0, closed: false }
 }
 
 /**
@@ -64,7 +64,7 @@ export function runInScope<T>(scope: RequestScope, fn: () => T): T {
 }
 
 /** A first-come, first-served lock. */
-export class ScopeLock {
+export class Lock {
   #held = false
   #waiting: (() => void)[] = []
 

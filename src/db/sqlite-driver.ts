@@ -19,6 +19,7 @@ import {
   runInScope,
   type RequestScope,
   type RequestTransaction,
+  Lock,
 } from './request-transaction.js'
 
 /** What the driver calls on a prepared statement. */
@@ -130,26 +131,6 @@ export function withStatementCache(
   }
 }
 
-/** A first-come, first-served lock over the writing connection. */
-class Lock {
-  #held = false
-  #waiting: (() => void)[] = []
-
-  acquire(): Promise<void> {
-    if (!this.#held) {
-      this.#held = true
-      return Promise.resolve()
-    }
-    return new Promise((resolve) => this.#waiting.push(resolve))
-  }
-
-  release(): void {
-    const next = this.#waiting.shift()
-    if (next) next()
-    else this.#held = false
-  }
-}
-
 /** The open transaction that the write transactions of one turn of the event loop share. */
 class Batch {
   readonly done: Promise<void>
@@ -234,6 +215,7 @@ export class GroupCommitDriver implements Driver {
   readonly #writer: StatementCache
   readonly #reader: StatementCache | null
   readonly #maxMembers: number
+  /** The writing connection, first come, first served. */
   readonly #lock = new Lock()
   #batch: Batch | null = null
   #commitScheduled = false
