@@ -3,14 +3,14 @@
 // looked up before the list is counted and paged.
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely'
 import type { DB } from '../../db/tables.js'
+import type { ResourceSidesVisibility } from '../../db/relations.js'
 import { EpochCache } from '../../db/epochs.js'
 import { containsPattern, ilike, isPostgres } from '../../db/sql.js'
 import { anyOf, reusable, slot, type Condition } from '../../db/compiled.js'
 import type { Db } from './record-json.js'
 
 /** What a caller may see: everything, or orders tied to these scopes. */
-export type OrderVisibility =
-  { all: true } | { all: false; projectIds: number[]; customerIds: number[]; offeringIds: number[] }
+export type OrderVisibility = ResourceSidesVisibility
 
 export interface OrderFilters {
   canApproveAsConsumer?: { projectIds: number[]; customerIds: number[] } | 'all' | 'state-only'

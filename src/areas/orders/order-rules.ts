@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { decimalNumber } from '../../db/values.js'
 import { notFound } from '../../http/errors.js'
-import { customerIds, offeringIds, projectIds, seesAll, type Actor } from '../../http/permissions.js'
+import { resourceSidesVisibility, type Actor } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { OFFERING_TYPE_RULES, isOfferingType, type OfferingTypeRules } from '../catalog/offering-types.js'
 import { ordersRepository, type OrderRow, type OrderVisibility } from './repository.js'
@@ -15,15 +15,8 @@ export type Trx = Transaction<DB>
 
 export const ORDER_NOT_FOUND = 'No Order matches the given query.'
 
-export function orderVisibility(actor: Actor): OrderVisibility {
-  if (seesAll(actor)) return { all: true }
-  return {
-    all: false,
-    projectIds: projectIds(actor),
-    customerIds: customerIds(actor),
-    offeringIds: offeringIds(actor),
-  }
-}
+/** Orders are seen as resources are: from the consumer's side (project, organization) or the provider's (offering). */
+export const orderVisibility: (actor: Actor) => OrderVisibility = resourceSidesVisibility
 
 export function rulesOf(type: string): OfferingTypeRules | null {
   return isOfferingType(type) ? OFFERING_TYPE_RULES[type] : null
