@@ -2,22 +2,12 @@
 // and never answers (a management API request, an AMQP connection for a publish), with garbage
 // collections all along. Prints, per call, how it ended and the milliseconds it took, or exits 2
 // when one did not end.
-import { createServer, type Socket } from 'node:net'
 import { ManagementApi, Publisher } from '../../src/areas/event-subscriptions/broker.js'
+import { silentPeer } from './gc-silent.js'
 
 const timeoutMs = Number(process.argv[2] ?? 300)
-const sockets: Socket[] = []
-const silent = createServer((s) => void sockets.push(s))
-await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
-const port = (silent.address() as { port: number }).port
-
-const gc = (globalThis as { gc?: () => void }).gc
-if (!gc) throw new Error('run with --expose-gc')
-const collecting = setInterval(gc, 5)
-const giveUp = setTimeout(() => {
-  console.log('still waiting')
-  process.exit(2)
-}, timeoutMs * 20)
+const peer = await silentPeer(timeoutMs * 20)
+const port = peer.port
 
 const settings = {
   amqpUrl: `amqp://guest:guest@127.0.0.1:${port}`,
@@ -44,8 +34,5 @@ await timed('publish', () =>
   ]),
 )
 await timed('close', () => publisher.close())
-clearTimeout(giveUp)
-clearInterval(collecting)
+peer.end()
 console.log(JSON.stringify(outcomes))
-sockets.forEach((s) => s.destroy())
-silent.close()
