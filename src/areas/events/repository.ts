@@ -32,8 +32,8 @@ export interface EventFilters {
   after?: number
 }
 
-const COLUMNS = [
-  'position',
+/** The columns an event is written with (its position comes after the commit on PostgreSQL). */
+export const OUTBOX_COLUMNS = [
   'uuid',
   'type',
   'object_type',
@@ -44,6 +44,8 @@ const COLUMNS = [
   'envelope',
   'created',
 ] as const
+
+const COLUMNS = ['position', ...OUTBOX_COLUMNS] as const
 
 export function eventsRepository(db: Db) {
   return {

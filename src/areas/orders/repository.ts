@@ -14,7 +14,7 @@ import {
 } from '../../db/compiled.js'
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import { isPostgres } from '../../db/sql.js'
-import type { OutboxRow } from '../events/service.js'
+import { OUTBOX_COLUMNS, type OutboxRow } from '../events/service.js'
 import { joined, withJoins } from '../../db/joins.js'
 import { OFFERING_OF_RESOURCE } from '../../db/relations.js'
 import type { OrderTerm } from '../../http/query.js'
@@ -187,9 +187,9 @@ const ordersTotal = reusable((db: Db) => db.selectFrom('row_counts').select('n')
 
 // The statements of a state transition, compiled once: a transition holds SQLite's one writer,
 // and building each statement anew was a large part of the time it held it.
-const updateStateIf = reusable((db: Db, columns: string, from: number) => {
-  const names = columns.split(',')
-  return db
+/** `update orders set <columns> where id = ? and state in (<from> states)`, every value a slot. */
+function stateUpdate(q: Pick<Db, 'updateTable'>, names: string[], from: number) {
+  return q
     .updateTable('orders')
     .set(Object.fromEntries(names.map((c, i) => [c, slot(i)])) as any)
     .where('id', '=', slot(names.length))
@@ -198,19 +198,12 @@ const updateStateIf = reusable((db: Db, columns: string, from: number) => {
       'in',
       Array.from({ length: from }, (_, i) => slot(names.length + 1 + i)),
     )
-})
+}
+const updateStateIf = reusable((db: Db, columns: string, from: number) =>
+  stateUpdate(db, columns.split(','), from),
+)
 /** The columns of an outbox row, in the order their slots follow a write's own. */
-const EVENT_COLUMNS = [
-  'uuid',
-  'type',
-  'object_type',
-  'object_uuid',
-  'offering_uuid',
-  'project_uuid',
-  'customer_uuid',
-  'envelope',
-  'created',
-] as const satisfies readonly (keyof OutboxRow)[]
+const EVENT_COLUMNS = OUTBOX_COLUMNS
 
 /** The outbox row's insert, its slots numbered from `from`: the CTE a write carries its event in. */
 function eventInsert(db: Db, from: number) {
@@ -226,17 +219,9 @@ const eventValues = (e: OutboxRow) => EVENT_COLUMNS.map((c) => e[c])
 const insertWithEvent = reusableByForm(Infinity)
 const updateStateIfWithEvent = reusable((db: Db, columns: string, from: number) => {
   const names = columns.split(',')
-  const n = names.length + 1 + from
-  return db
-    .with('told', () => eventInsert(db, n))
-    .updateTable('orders')
-    .set(Object.fromEntries(names.map((c, i) => [c, slot(i)])) as any)
-    .where('id', '=', slot(names.length))
-    .where(
-      'state',
-      'in',
-      Array.from({ length: from }, (_, i) => slot(names.length + 1 + i)),
-    )
+  // The CTE only adds a table the update never names: typed as the plain database for the update.
+  const told = db.with('told', () => eventInsert(db, names.length + 1 + from)) as unknown as Db
+  return stateUpdate(told, names, from)
 })
 
 /**
