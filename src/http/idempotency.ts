@@ -259,32 +259,12 @@ export function installIdempotency(app: FastifyInstance, database: Database, ctx
     r.onResponse = append(r.onResponse, end)
   })
 
-  ctx.jobs.define(PURGE_JOB, {
-    maxAttempts: 1,
-    run: async () => {
-      const n = await purgeIdempotencyKeys(ctx)
-      if (n) ctx.log.info({ deleted: n }, 'expired idempotency keys deleted')
-      await ctx.jobs.enqueue(
-        ctx.db,
-        PURGE_JOB,
-        {},
-        { runAt: new Date(ctx.clock().getTime() + PURGE_EVERY_MS) },
-      )
-    },
+  ctx.jobs.definePeriodic(PURGE_JOB, PURGE_EVERY_MS, async () => {
+    const n = await purgeIdempotencyKeys(ctx)
+    if (n) ctx.log.info({ deleted: n }, 'expired idempotency keys deleted')
   })
-  // With a worker, one cleanup job is kept queued (a second one, from a race, only deletes twice).
-  if (ctx.config.workerEnabled) {
-    app.addHook('onReady', async () => {
-      const queued = await db
-        .selectFrom('jobs')
-        .select('id')
-        .where('kind', '=', PURGE_JOB)
-        .where('state', 'in', ['queued', 'running'])
-        .limit(1)
-        .execute()
-      if (!queued.length) await ctx.jobs.enqueue(db, PURGE_JOB, {})
-    })
-  }
+  // With a worker, one cleanup job is kept queued.
+  if (ctx.config.workerEnabled) app.addHook('onReady', () => ctx.jobs.queuePeriodic(PURGE_JOB))
 }
 
 /** Deletes the keys older than 24 hours, a thousand rows per statement; answers how many. */

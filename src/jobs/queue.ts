@@ -85,6 +85,35 @@ export class JobQueue {
     this.defs.set(kind, def as JobDefinition)
   }
 
+  /**
+   * A job that runs every `everyMs`: each run queues the next when it ends (one attempt; a failed
+   * run is tried again at the next). `queuePeriodic` queues the first.
+   */
+  definePeriodic(kind: string, everyMs: number, run: () => Promise<void>): void {
+    this.define(kind, {
+      maxAttempts: 1,
+      run: async () => {
+        try {
+          await run()
+        } finally {
+          await this.enqueue(this.db, kind, {}, { runAt: new Date(this.clock().getTime() + everyMs) })
+        }
+      },
+    })
+  }
+
+  /** Queues a periodic job now unless one is queued or running (a second one, from a race, only runs twice). */
+  async queuePeriodic(kind: string): Promise<void> {
+    const pending = await this.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('kind', '=', kind)
+      .where('state', 'in', ['queued', 'running'])
+      .limit(1)
+      .execute()
+    if (!pending.length) await this.enqueue(this.db, kind, {})
+  }
+
   private readonly lanes = new Map<string, LaneOptions>()
   private readonly laneRunners: LaneRunner[] = []
 

@@ -161,16 +161,6 @@ export function eventsRepository(db: Db) {
     },
 
     /** Is the cleanup job queued or running? */
-    async purgeJobPending(): Promise<boolean> {
-      const r = await db
-        .selectFrom('jobs')
-        .select('id')
-        .where('kind', '=', 'events.purge')
-        .where('state', 'in', ['queued', 'running'])
-        .limit(1)
-        .execute()
-      return r.length > 0
-    },
 
     /**
      * Deletes up to `batch` events written before `before` (never one still without a position),

@@ -87,25 +87,12 @@ export const events = defineResource({
 })
 
 export const eventsRoutes = resourceRoutes([events], (app, ctx) => {
-  ctx.jobs.define(PURGE_JOB, {
-    maxAttempts: 1,
-    run: async () => {
-      const n = await svc.purgeEvents(ctx)
-      if (n) ctx.log.info({ deleted: n, retentionDays: ctx.config.eventRetentionDays }, 'old events deleted')
-      await ctx.jobs.enqueue(
-        ctx.db,
-        PURGE_JOB,
-        {},
-        { runAt: new Date(ctx.clock().getTime() + PURGE_EVERY_MS) },
-      )
-    },
+  ctx.jobs.definePeriodic(PURGE_JOB, PURGE_EVERY_MS, async () => {
+    const n = await svc.purgeEvents(ctx)
+    if (n) ctx.log.info({ deleted: n, retentionDays: ctx.config.eventRetentionDays }, 'old events deleted')
   })
-  // With a worker, one cleanup job is kept queued (a second one, from a race, only deletes twice).
-  if (ctx.config.workerEnabled) {
-    app.addHook('onReady', async () => {
-      if (!(await svc.purgeQueued(ctx))) await ctx.jobs.enqueue(ctx.db, PURGE_JOB, {})
-    })
-  }
+  // With a worker, one cleanup job is kept queued.
+  if (ctx.config.workerEnabled) app.addHook('onReady', () => ctx.jobs.queuePeriodic(PURGE_JOB))
   app.addHook('preClose', async () => endStreams(ctx))
   app.addHook('onClose', () => svc.closeEvents(ctx))
 })

@@ -87,6 +87,3 @@ export async function streamEvents(
 }
 
 /** Is a cleanup job of the events queued (or running)? */
-export async function purgeQueued(ctx: AppContext): Promise<boolean> {
-  return eventsRepository(ctx.db).purgeJobPending()
-}
