@@ -14,10 +14,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createServer } from 'node:net'
 import { parseArgs } from 'node:util'
 import { Agent, fetch as undiciFetch } from 'undici'
-import { rssMb } from './proc.js'
+import { freePort, rssMb } from './proc.js'
 import { StompConsumer } from '../test/support/stomp.js'
 
 const { values: args } = parseArgs({
@@ -45,16 +44,6 @@ const env = {
 }
 
 const serverWarnings: string[] = []
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address() as { port: number }
-      s.close(() => resolve(a.port))
-    })
-  })
-}
 
 interface Demo {
   project: string

@@ -1,6 +1,7 @@
 // What the benchmark reads from /proc (Linux): the CPU time and resident memory of the server's
 // processes (one, or a cluster's primary and its workers) and the CPU time of PostgreSQL's.
 import { spawnSync } from 'node:child_process'
+import { createServer } from 'node:net'
 import { readdirSync, readFileSync } from 'node:fs'
 
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
@@ -70,4 +71,15 @@ export function postgresCpuBetween(before: Map<number, number>, after: Map<numbe
   let sum = 0
   for (const [pid, seconds] of after) sum += seconds - (before.get(pid) ?? 0)
   return sum
+}
+
+/** A loopback port free now, for a server to be started on. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer()
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address() as { port: number }
+      s.close(() => resolve(a.port))
+    })
+  })
 }

@@ -22,11 +22,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createServer } from 'node:net'
 import autocannon from 'autocannon'
 import type { Manifest } from './seed.js'
 import { budgets, median, table, type Result, type Round } from './report.js'
-import { cpuSeconds, postgresCpu, postgresCpuBetween, rssMb, serverProcesses } from './proc.js'
+import { cpuSeconds, freePort, postgresCpu, postgresCpuBetween, rssMb, serverProcesses } from './proc.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -61,16 +60,6 @@ interface Scenario {
   token: string
   /** Each path may be requested once only (a transition): the run stops when they are used up. */
   once?: boolean
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address() as { port: number }
-      s.close(() => resolve(a.port))
-    })
-  })
 }
 
 function seed(databaseUrl: string): Manifest {
