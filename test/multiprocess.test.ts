@@ -156,7 +156,10 @@ test('two processes: retries of one POST with an Idempotency-Key, sent to both a
   // One performs; each other is told the first still runs (409) or, once it has committed, gets
   // its answer again (on SQLite a retry in the other process waits for the file's writer, then replays).
   assert.equal(performed.length, 1, statuses.join(' '))
-  assert.ok(statuses.every((s) => s === 201 || s === 409), statuses.join(' '))
+  assert.ok(
+    statuses.every((s) => s === 201 || s === 409),
+    statuses.join(' '),
+  )
   const customers = await api(a, 'GET', `/api/customers/?name=${encodeURIComponent(name)}`)
   assert.equal((customers.body as unknown[]).length, 1)
   const again = await send(b)

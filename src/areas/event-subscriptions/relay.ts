@@ -161,7 +161,10 @@ export class Relay {
       if (!actors.has(q.user_id)) actors.set(q.user_id, await loadActor(this.ctx.db, q.user_id, now))
       const actor = actors.get(q.user_id)
       if (!actor || (actor as Actor & { inactive?: boolean }).inactive) return false
-      return canAsProvider(actor, 'OFFERING.UPDATE', { id: q.offering_id, customer_id: q.offering_customer_id })
+      return canAsProvider(actor, 'OFFERING.UPDATE', {
+        id: q.offering_id,
+        customer_id: q.offering_customer_id,
+      })
     }
     const out: Outgoing[][] = []
     for (const [i, event] of events.entries()) {

@@ -45,7 +45,10 @@ export function visibility(actor: Actor): AgentScope {
 }
 
 function mayManage(actor: Actor, row: { offering_id: number; offering_customer_id: number }): boolean {
-  return canAsProvider(actor, 'OFFERING.UPDATE', { id: row.offering_id, customer_id: row.offering_customer_id })
+  return canAsProvider(actor, 'OFFERING.UPDATE', {
+    id: row.offering_id,
+    customer_id: row.offering_customer_id,
+  })
 }
 
 /** The row the actor sees by this uuid (404), when it may also manage it (403). */
