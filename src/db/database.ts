@@ -9,6 +9,7 @@ import { GroupCommitDriver, withStatementCache, type CommitStats } from './sqlit
 import { runsDirectly } from './compiled.js'
 import type { RequestTransaction } from './request-transaction.js'
 import { ScopedPostgresDialect } from './scoped-pg-driver.js'
+import { ChangeFeed, registerChangeFeed, type ConnectionState } from './change-feed.js'
 import { BACKSTOP_PAGES, startCheckpointer, type CheckpointResult } from './checkpointer.js'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -38,6 +39,8 @@ export interface Database {
    * what a request costs with it.
    */
   statements(): number
+  /** PostgreSQL: what this process learns of changes by notification (see change-feed.ts). */
+  changes?: ChangeFeed
   /** Closes the pool or file handle. */
   close(): Promise<void>
 }
@@ -136,10 +139,15 @@ function statementName(text: string): string {
   return name
 }
 
-function namedStatements(client: pg.PoolClient, sent: { n: number }): void {
+/**
+ * Wraps a pooled connection's `query`: counts its statements, prepares those with parameters by
+ * name, and tells the change feed of each (see change-feed.ts).
+ */
+function namedStatements(client: pg.PoolClient, sent: { n: number }, changes: ChangeFeed): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
-  ;(client as { query: unknown }).query = (text: unknown, values?: unknown, ...rest: unknown[]) => {
-    sent.n++
+  const state = ChangeFeed.connectionState()
+  ;(client as { feedState?: unknown }).feedState = state
+  const send = (text: unknown, values?: unknown, ...rest: unknown[]) => {
     if (
       typeof text === 'string' &&
       Array.isArray(values) &&
@@ -151,6 +159,11 @@ function namedStatements(client: pg.PoolClient, sent: { n: number }): void {
       return query({ name: statementName(text), text, values })
     }
     return query(text, values, ...rest)
+  }
+  ;(client as { query: unknown }).query = (text: unknown, values?: unknown, ...rest: unknown[]) => {
+    sent.n++
+    if (typeof text !== 'string' || rest.length) return send(text, values, ...rest)
+    return changes.statement(state, text, () => send(text, values) as Promise<unknown>)
   }
 }
 
@@ -221,23 +234,34 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
       await admin.end()
     }
   }
+  const options = opts.schema ? `-c search_path=${opts.schema}` : undefined
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolSize ?? 10,
     types: typeParsers,
-    ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+    ...(options ? { options } : {}),
   })
   const sent = { n: 0 }
-  pool.on('connect', (client) => namedStatements(client, sent))
+  const changes = new ChangeFeed(url, options)
+  pool.on('connect', (client) => namedStatements(client, sent, changes))
+  pool.on('remove', (client) => {
+    const state = (client as { feedState?: ConnectionState }).feedState
+    if (state) changes.connectionGone(state)
+  })
   const pgDialect = new ScopedPostgresDialect({ pool })
   const db = new Kysely<DB>({ dialect: pgDialect })
+  registerChangeFeed(db, changes)
   return {
     db,
     dialect,
     schema: opts.schema,
+    changes,
     beginRequest: () => pgDialect.driver.beginRequest(),
     statements: () => sent.n,
-    close: () => db.destroy(),
+    close: async () => {
+      await changes.close()
+      await db.destroy()
+    },
   }
 }
 

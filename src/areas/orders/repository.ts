@@ -15,6 +15,7 @@ import {
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import { isPostgres } from '../../db/sql.js'
 import { OUTBOX_COLUMNS, type OutboxRow } from '../events/service.js'
+import { changeFeedOf, NotifiedCache, type ChangeFeed } from '../../db/change-feed.js'
 import { joined, withJoins } from '../../db/joins.js'
 import { OFFERING_OF_RESOURCE } from '../../db/relations.js'
 import type { OrderTerm } from '../../http/query.js'
@@ -106,6 +107,77 @@ const versionByUuid = reusable((db: Db) =>
     ])
     .where('uuid', '=', slot(0)),
 )
+type VersionRow = Awaited<ReturnType<typeof versionByUuid>>['rows'][number]
+
+/** Answers kept at most per kind (PostgreSQL; a few hundred bytes each). */
+const KEPT_MAX = { versions: 20_000, lists: 2_000 }
+const kept = new WeakMap<ChangeFeed, Record<keyof typeof KEPT_MAX, NotifiedCache<unknown>>>()
+
+/**
+ * PostgreSQL: answers kept while the change feed tells no change that could alter them, so that
+ * reading them again costs no round trip: `versions`, the version row of an order by uuid (what a
+ * retrieve reads: its visibility columns, version and records' epoch), dropped when the order
+ * changes; `lists`, list totals and pages' ids and versions, dropped when any order does. None on
+ * SQLite (its look-ups cost less than the bookkeeping) or for a transaction's handle.
+ */
+function keptOf(db: Db, kind: keyof typeof KEPT_MAX): NotifiedCache<unknown> | undefined {
+  const feed = changeFeedOf(db)
+  if (!feed) return undefined
+  let caches = kept.get(feed)
+  if (!caches) {
+    caches = {
+      versions: new NotifiedCache<unknown>(feed, 'orders', KEPT_MAX.versions, (r) => (r as VersionRow).id),
+      lists: new NotifiedCache<unknown>(feed, 'orders', KEPT_MAX.lists),
+    }
+    kept.set(feed, caches)
+  }
+  return caches[kind]
+}
+
+/**
+ * The list conditions whose answers depend on the orders table alone (and on uuids, which never
+ * change): a list made only of these is kept (`keptOf(db, 'lists')`). Those reading names, slugs,
+ * types, categories or roles of other tables are not, as their changes are not told.
+ */
+const KEPT_LIST_FORMS = new Set([
+  '',
+  'none',
+  'visible',
+  'consumer-approvable',
+  'consumer-approver',
+  'provider-approvable',
+  'provider-approver',
+  'project',
+  'customer',
+  'provider',
+  'offerings',
+  'resource',
+  'states',
+  'types',
+  'created-after',
+  'created-before',
+  'modified-after',
+  'modified-before',
+  'slug',
+  'auto-approved',
+])
+
+/**
+ * A list's statement answer (`what`: which statement, `form` its conditions' forms, `values` its
+ * parameters), kept when its conditions allow (see KEPT_LIST_FORMS).
+ */
+async function listAnswer<T>(
+  db: Db,
+  what: string,
+  form: string,
+  values: unknown[],
+  read: () => Promise<T>,
+): Promise<T> {
+  const keeps = form.split('|').every((f) => KEPT_LIST_FORMS.has(f.split(':')[0]!))
+  const cache = keeps ? keptOf(db, 'lists') : undefined
+  return cache ? ((await cache.get(`${what}/${form}\n${JSON.stringify(values)}`, read)) as T) : read()
+}
+
 const countOf = reusableByForm()
 // Each order create asks these (the plans only when none is named): compiled once.
 // A new order's organization, and whether the offering's organization groups (if it has any)
@@ -173,8 +245,11 @@ async function pageVersions(
       .limit(slot<number>(values.length))
       .offset(slot<number>(values.length + 1))
   }
-  const { rows } = await pageVersionsOf(db, `${form}/${by.join(',')}`, build, [...values, limit, offset])
-  return rows.map(versionOf)
+  const key = `${form}/${by.join(',')}`
+  const params = [...values, limit, offset]
+  return listAnswer(db, `page/${by.join(',')}`, form, params, async () =>
+    (await pageVersionsOf(db, key, build, params)).rows.map(versionOf),
+  )
 }
 
 /** The rows in the order of `ids` (a row gone since the ids were picked is left out). */
@@ -253,7 +328,13 @@ export function ordersRepository(db: Db) {
       // Everything, unfiltered: the trigger-kept total instead of a scan of the table.
       // (A filter's value may be false, `was_auto_approved=false`: only an absent one is no filter.)
       if (vis.all && Object.values(f).every((v) => v === undefined || (Array.isArray(v) && v.length === 0))) {
-        const total = (await ordersTotal(db, [], [])).rows[0]
+        const total = await listAnswer(
+          db,
+          'total',
+          '',
+          [],
+          async () => (await ordersTotal(db, [], [])).rows[0],
+        )
         if (total) return Number(total.n)
       }
       const all = conditions(db, vis, f)
@@ -263,10 +344,14 @@ export function ordersRepository(db: Db) {
         const counts = db.selectFrom('order_counts as orders') as unknown as OrdersQuery
         const build = () =>
           applyConditions(counts, all).select(sql<number>`coalesce(sum(orders.n), 0)`.as('n'))
-        return Number((await countOf(db, `counts/${form}`, build, values)).rows[0]!.n)
+        return listAnswer(db, 'counts', form, values, async () =>
+          Number((await countOf(db, `counts/${form}`, build, values)).rows[0]!.n),
+        )
       }
       const build = () => applyConditions(base(db), all).select((eb) => eb.fn.countAll<number>().as('n'))
-      return Number((await countOf(db, form, build, values)).rows[0]!.n)
+      return listAnswer(db, 'count', form, values, async () =>
+        Number((await countOf(db, form, build, values)).rows[0]!.n),
+      )
     },
     /** What a `query` text matches (see `matchQuery`). */
     matchQuery(text: string, uuid: string | null): Promise<QueryMatches> {
@@ -284,7 +369,9 @@ export function ordersRepository(db: Db) {
     },
     /** The order's id and version, when the caller may see it (the list's visibility rule). */
     async findVisibleVersionByUuid(vis: OrderVisibility, uuid: string): Promise<OrderVersion | undefined> {
-      const row = (await versionByUuid(db, [], [uuid])).rows[0]
+      const read = async () => (await versionByUuid(db, [], [uuid])).rows[0]
+      const kept = keptOf(db, 'versions')
+      const row = kept ? ((await kept.get(uuid, read)) as VersionRow | undefined) : await read()
       return row && isVisible(vis, row) ? versionOf(row) : undefined
     },
     async findJsonById(id: number, render: JsonRender): Promise<OrderJsonRow | undefined> {

@@ -1,0 +1,350 @@
+// PostgreSQL: what this process learns of changes to watched tables without asking, so that an
+// answer kept in memory can be used without a round trip to check it.
+//
+// Changes come two ways:
+// - from every process on the database, through LISTEN on `marketplace_changes`: triggers
+//   (migration 2026-12-06T1100_change_notifications) notify `<schema> orders <ids>` after each
+//   statement that updates or deletes orders, `<schema> orders *` when it touched too many to
+//   name, `<schema> orders new` when it inserted some, and `<schema> epoch <name>` when an epoch
+//   of `record_epochs` is raised. PostgreSQL delivers them when the writer commits, never on rollback;
+//   an answer kept here may therefore lag another process's commit by the notification's delivery
+//   (well under a millisecond on one machine), as the token cache lags it by up to
+//   TOKEN_CACHE_SECONDS.
+// - from this process's own connections, at once: a statement writing a watched table makes kept
+//   answers unusable from its start until its transaction has ended and the notifications it
+//   caused have come back (a fence notified after the end arrives after them). So a caller reads
+//   its own writes, nobody reads another request's uncommitted ones from memory, and what the
+//   write did not change stays kept.
+//
+// Nothing is used while the LISTEN connection is not established: a notification missed while it
+// was down cannot be told from none, so (re)connecting drops everything kept.
+import pg from 'pg'
+
+export const CHANGES_CHANNEL = 'marketplace_changes'
+
+/** A change told to the kept answers: the ids of one table's changed rows, or everything. */
+export type Change = { table: string; ids: number[] } | 'all'
+
+/** Tables whose writes by this process count, named as in statements (quoted or not). */
+const WATCHED = /\b(orders|record_epochs|offerings|customers|categories|plans|projects|resources|users)\b/
+
+export interface ConnectionState {
+  inTransaction: boolean
+  /** This transaction wrote a watched table (counted in `dirty`). */
+  touched: boolean
+}
+
+export class ChangeFeed {
+  readonly #url: string
+  readonly #options: string | undefined
+  #schema: string | null = null
+  /** Told when notifications are lost (the app logs it). */
+  warn: (msg: string, err: unknown) => void = () => {}
+  readonly #listeners = new Set<(change: Change) => void>()
+  #client: pg.Client | null = null
+  #live = false
+  #closed = false
+  #reconnect: NodeJS.Timeout | null = null
+  /** Raised by every change told: a read that began at another generation keeps nothing. */
+  #generation = 0
+  /** This process's transactions (and statements) that wrote a watched table and have not ended. */
+  #dirty = 0
+  #waiters: (() => void)[] = []
+  /** Fences sent after this process's writes whose notification has not come back yet. */
+  readonly #fences = new Set<string>()
+  #fenceSeq = 0
+
+  /** `url` without `?schema=`; `options` the pool's connection options (its search path). */
+  constructor(url: string, options?: string) {
+    this.#url = url
+    this.#options = options
+  }
+
+  /** The generation a read begins at, or null when nothing may be kept or used now. */
+  ticket(): number | null {
+    if (!this.#live) {
+      this.#listen()
+      return null
+    }
+    return this.#dirty > 0 || this.#fences.size > 0 ? null : this.#generation
+  }
+
+  /** Whether what was read at `ticket` may still be kept: nothing changed since. */
+  holds(ticket: number | null): boolean {
+    return (
+      ticket !== null &&
+      this.#live &&
+      this.#dirty === 0 &&
+      this.#fences.size === 0 &&
+      ticket === this.#generation
+    )
+  }
+
+  /**
+   * Starts listening if it has not, and resolves once kept answers can be used: notifications are
+   * coming in, and every write of this process has ended and its fence come back.
+   */
+  ready(): Promise<void> {
+    if (this.ticket() !== null) return Promise.resolve()
+    return new Promise((resolve) => this.#waiters.push(resolve))
+  }
+
+  #settled(): void {
+    if (this.#waiters.length && this.ticket() !== null) for (const w of this.#waiters.splice(0)) w()
+  }
+
+  /** The listening connection's server process, while it is connected. */
+  get listenerPid(): number | null {
+    return (this.#client as { processID?: number } | null)?.processID ?? null
+  }
+
+  /** Calls `listener` with each change; the answer stops it. */
+  subscribe(listener: (change: Change) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  #tell(change: Change): void {
+    this.#generation++
+    for (const l of this.#listeners) l(change)
+  }
+
+  /**
+   * Watches one pooled connection's statements (see `database.ts`): `send` runs one, and the
+   * answer is its result. A write of a watched table holds the kept answers back from its start
+   * to its transaction's end.
+   */
+  statement<T>(state: ConnectionState, text: string, send: () => Promise<T>): Promise<T> {
+    const head = text.charCodeAt(0) | 0x20
+    // select …: reads change nothing (the common case, decided on the first letter).
+    if (head === 0x73 /* s */ && /^select\b/i.test(text)) return send()
+    const verb = /^\s*(\w+)/.exec(text)?.[1]?.toLowerCase()
+    if (verb === 'begin' || verb === 'start') {
+      state.inTransaction = true
+      return send()
+    }
+    if (verb === 'commit' || verb === 'rollback' || verb === 'end' || verb === 'abort') {
+      if (!state.touched) {
+        state.inTransaction = false
+        return send()
+      }
+      return this.#after(send, () => {
+        state.inTransaction = false
+        state.touched = false
+        this.#dirty--
+        this.#fence()
+      })
+    }
+    if (verb === 'savepoint' || verb === 'release' || !WATCHED.test(text)) return send()
+    // with …: a read unless one of its parts writes.
+    if (verb === 'with' && !/\b(insert|update|delete)\b/i.test(text)) return send()
+    if (state.inTransaction) {
+      if (!state.touched) {
+        state.touched = true
+        this.#dirty++
+      }
+      this.#generation++
+      return send()
+    }
+    this.#dirty++
+    return this.#after(send, () => {
+      this.#dirty--
+      this.#fence()
+    })
+  }
+
+  /**
+   * After a write of this process ended: its notifications (which name the rows it changed) are
+   * on their way. A fence notified now comes back after them, as notifications arrive in commit
+   * order; until it does nothing kept is used. So kept answers the write did not touch stay kept.
+   */
+  #fence(): void {
+    this.#generation++
+    const client = this.#client
+    if (!this.#live || !client || this.#schema === null) {
+      this.#tell('all')
+      return
+    }
+    const id = `${process.pid}.${++this.#fenceSeq}`
+    this.#fences.add(id)
+    client.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, `${this.#schema} fence ${id}`]).catch(() => {
+      // The connection's loss is handled by its 'error' or 'end' (everything dropped).
+      this.#fences.delete(id)
+      this.#tell('all')
+    })
+  }
+
+  #after<T>(send: () => Promise<T>, done: () => void): Promise<T> {
+    this.#generation++
+    return send().then(
+      (r) => {
+        done()
+        return r
+      },
+      (e) => {
+        done()
+        throw e
+      },
+    )
+  }
+
+  /** A new connection's state for `statement`. */
+  static connectionState(): ConnectionState {
+    return { inTransaction: false, touched: false }
+  }
+
+  /** A connection left the pool: a transaction it had open ended with it. */
+  connectionGone(state: ConnectionState): void {
+    if (!state.touched) return
+    state.touched = false
+    state.inTransaction = false
+    this.#dirty--
+    this.#tell('all')
+  }
+
+  #listen(): void {
+    if (this.#closed || this.#client || this.#reconnect) return
+    const client = new pg.Client({ connectionString: this.#url, options: this.#options })
+    this.#client = client
+    const lost = (e: unknown) => {
+      if (this.#client !== client) return
+      this.#client = null
+      this.#live = false
+      this.#fences.clear()
+      this.#tell('all')
+      void client.end().catch(() => undefined)
+      if (this.#closed) return
+      this.warn('change notifications lost; kept answers are not used until they are back', e)
+      this.#reconnect = setTimeout(() => {
+        this.#reconnect = null
+        this.#listen()
+      }, 1000)
+      this.#reconnect.unref()
+    }
+    client.on('error', lost)
+    client.on('end', () => lost(new Error('connection ended')))
+    client.on('notification', (n) => {
+      if (n.channel !== CHANGES_CHANNEL || !n.payload || this.#schema === null) return
+      const [schema, kind, id] = n.payload.split(' ')
+      if (kind === 'fence' && schema === this.#schema) {
+        if (this.#fences.delete(id!)) {
+          this.#generation++
+          this.#settled()
+        }
+        return
+      }
+      const change = parseChange(n.payload, this.#schema)
+      if (change) this.#tell(change)
+    })
+    client
+      .connect()
+      .then(() => client.query<{ s: string }>('select current_schema() as s'))
+      .then((r) => {
+        // The schema the triggers name: the first of the search path, as for the pool's.
+        this.#schema = r.rows[0]!.s
+        return client.query(`LISTEN ${CHANGES_CHANNEL}`)
+      })
+      .then(() => {
+        if (this.#client !== client) return
+        // Whatever was kept before is of unknown age.
+        this.#tell('all')
+        this.#live = true
+        this.#settled()
+      }, lost)
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    this.#live = false
+    if (this.#reconnect) clearTimeout(this.#reconnect)
+    const client = this.#client
+    this.#client = null
+    this.#listeners.clear()
+    if (client) await client.end().catch(() => undefined)
+  }
+}
+
+const feeds = new WeakMap<object, ChangeFeed>()
+
+/** Lets the repositories find the database's feed from its Kysely instance (not a transaction's). */
+export function registerChangeFeed(db: object, feed: ChangeFeed): void {
+  feeds.set(db, feed)
+}
+
+/** The feed of this database handle: none on SQLite, or for a transaction's handle. */
+export function changeFeedOf(db: object): ChangeFeed | undefined {
+  return feeds.get(db)
+}
+
+/** A notification's change, when it is of this schema. */
+export function parseChange(payload: string, schema: string): Change | undefined {
+  const [s, table, ids] = payload.split(' ')
+  if (s !== schema || !table) return undefined
+  if (table === 'epoch' || ids === undefined || ids === '*') return 'all'
+  // Rows inserted: nothing kept of them yet.
+  if (ids === 'new') return { table, ids: [] }
+  const list = ids.split(',').map(Number)
+  return list.every(Number.isSafeInteger) ? { table, ids: list } : 'all'
+}
+
+/**
+ * Answers read from one table, kept by key (PostgreSQL) while the feed tells no change that could
+ * alter them. Given `idOf`, each answer is one row and goes when its id is told changed (a row
+ * inserted changes none kept); without it, any change to the table drops every answer (a list, a
+ * total). A change told as 'all' drops everything. At most `max` are kept, the oldest going first.
+ */
+export class NotifiedCache<V> {
+  readonly #feed: ChangeFeed
+  readonly #max: number
+  readonly #idOf: ((v: V) => number) | undefined
+  readonly #kept = new Map<string, V>()
+  readonly #keys = new Map<number, string>()
+  hits = 0
+  misses = 0
+
+  constructor(feed: ChangeFeed, table: string, max: number, idOf?: (v: V) => number) {
+    this.#feed = feed
+    this.#max = max
+    this.#idOf = idOf
+    feed.subscribe((change) => {
+      if (change !== 'all' && change.table !== table) return
+      if (change === 'all' || !idOf) {
+        this.#kept.clear()
+        this.#keys.clear()
+        return
+      }
+      for (const id of change.ids) {
+        const key = this.#keys.get(id)
+        if (key === undefined) continue
+        this.#kept.delete(key)
+        this.#keys.delete(id)
+      }
+    })
+  }
+
+  /** The answer kept for `key`, else `read`'s (kept when nothing changed while it was read). */
+  async get(key: string, read: () => Promise<V>): Promise<V> {
+    const ticket = this.#feed.ticket()
+    if (ticket !== null) {
+      const kept = this.#kept.get(key)
+      if (kept !== undefined) {
+        this.hits++
+        return kept
+      }
+    }
+    this.misses++
+    const value = await read()
+    if (value !== undefined && this.#max > 0 && this.#feed.holds(ticket)) this.#keep(key, value)
+    return value
+  }
+
+  #keep(key: string, value: V): void {
+    if (this.#kept.size >= this.#max) {
+      const [oldest, v] = this.#kept.entries().next().value!
+      this.#kept.delete(oldest)
+      if (this.#idOf) this.#keys.delete(this.#idOf(v))
+    }
+    this.#kept.set(key, value)
+    if (this.#idOf) this.#keys.set(this.#idOf(value), key)
+  }
+}

@@ -1,0 +1,259 @@
+// A retrieved order's version row is kept in memory on PostgreSQL while the change feed tells no
+// change to it (src/db/change-feed.ts): a retrieve of an unchanged order then costs no statement.
+// Every way an order or what its record shows can change must still be seen at once: this
+// process's writes, other processes' (another pool on the same database, raw SQL), a record's
+// source renamed, and nothing while the notifications are down. On SQLite nothing is kept and a
+// retrieve costs its one statement.
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { sql } from 'kysely'
+import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.js'
+import { call } from '../support/client.js'
+import { makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import { makeOffering, makePlan, type OfferingRef } from '../support/catalog-fixtures.js'
+import { createDatabase, type Database } from '../../src/db/database.js'
+import type { Change } from '../../src/db/change-feed.js'
+
+let t: TestApp
+let other: Database | undefined
+let project: Ref
+let offering: OfferingRef
+let plan: Ref
+let staff: UserRef
+
+before(async () => {
+  t = await buildTestApp({ tokenCacheSeconds: 60 })
+  const consumer = await makeCustomer(t.ctx, 'Consumer org')
+  project = await makeProject(t.ctx, consumer, { name: 'Watched project' })
+  const provider = await makeCustomer(t.ctx, 'Provider org')
+  offering = await makeOffering(t.ctx, provider, { type: 'Marketplace.Basic', name: 'Watched offering' })
+  plan = await makePlan(t.ctx, offering, { unitPrice: '10' })
+  staff = await makeUser(t.ctx, { staff: true })
+  // Another process on the same database: a pool of its own.
+  if (t.dialect === 'postgres') other = await createDatabase(TEST_DATABASE_URL, { schema: t.database.schema })
+})
+after(async () => {
+  await other?.close()
+  await t.close()
+})
+
+async function place(n: number): Promise<{ uuid: string; id: number }> {
+  const r = await call(t.app, 'POST', '/api/marketplace-orders/', {
+    token: staff.token,
+    body: {
+      project: project.url,
+      offering: offering.url,
+      plan: plan.url,
+      attributes: { name: `watched-${n}` },
+    },
+  })
+  assert.equal(r.status, 201, r.text)
+  const row = await t.ctx.db
+    .selectFrom('orders')
+    .select('id')
+    .where('uuid', '=', r.body.uuid)
+    .executeTakeFirstOrThrow()
+  return { uuid: r.body.uuid, id: row.id }
+}
+
+/** The order as a retrieve answers it, and the statements the retrieve sent. */
+async function retrieve(uuid: string): Promise<{ statements: number; body: any }> {
+  const before = t.database.statements()
+  const r = await call(t.app, 'GET', `/api/marketplace-orders/${uuid}/`, { token: staff.token })
+  assert.equal(r.status, 200, r.text)
+  return { statements: t.database.statements() - before, body: r.body }
+}
+
+/** Resolves when the app's feed tells a change `matches`. */
+function told(matches: (c: Change) => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = t.database.changes!.subscribe((c) => {
+      if (!matches(c)) return
+      stop()
+      resolve()
+    })
+  })
+}
+const aboutOrder = (id: number) => (c: Change) => c !== 'all' && c.table === 'orders' && c.ids.includes(id)
+
+test('a retrieve of an unchanged order costs no statement on PostgreSQL, one on SQLite', async () => {
+  const o = await place(1)
+  await t.database.changes?.ready()
+  await retrieve(o.uuid)
+  for (let i = 0; i < 3; i++) {
+    const { statements, body } = await retrieve(o.uuid)
+    assert.equal(body.uuid, o.uuid)
+    assert.equal(statements, t.dialect === 'postgres' ? 0 : 1)
+  }
+})
+
+test("this process's own write is seen by the next retrieve", async () => {
+  const o = await place(2)
+  await t.database.changes?.ready()
+  assert.equal((await retrieve(o.uuid)).body.state, 'pending-provider')
+  await retrieve(o.uuid)
+  const r = await call(t.app, 'POST', `/api/marketplace-orders/${o.uuid}/approve_by_provider/`, {
+    token: staff.token,
+  })
+  assert.equal(r.status, 200, r.text)
+  const { statements, body } = await retrieve(o.uuid)
+  assert.equal(body.state, 'executing')
+  assert.ok(statements >= 1, 'read again after the write')
+})
+
+test("this process's write to one order keeps what is kept of the others", async (s) => {
+  if (!other) return s.skip('PostgreSQL only')
+  const a = await place(10)
+  const b = await place(11)
+  await t.database.changes!.ready()
+  await retrieve(a.uuid)
+  await retrieve(b.uuid)
+  const r = await call(t.app, 'POST', `/api/marketplace-orders/${b.uuid}/approve_by_provider/`, {
+    token: staff.token,
+  })
+  assert.equal(r.status, 200, r.text)
+  // Once the write's notifications are back, the other order is still kept; the written one is read.
+  await t.database.changes!.ready()
+  assert.equal((await retrieve(a.uuid)).statements, 0)
+  const written = await retrieve(b.uuid)
+  assert.equal(written.body.state, 'executing')
+  assert.ok(written.statements >= 1)
+})
+
+test('an uncommitted write of this process is neither answered nor keeps a retrieve from the committed state', async (s) => {
+  // SQLite has one writer, which the open transaction holds: no other request runs meanwhile.
+  if (!other) return s.skip('PostgreSQL only')
+  const o = await place(3)
+  await t.database.changes?.ready()
+  await retrieve(o.uuid)
+  await t.ctx.db
+    .transaction()
+    .execute(async (trx) => {
+      await trx.updateTable('orders').set({ state: 'erred' }).where('id', '=', o.id).execute()
+      // Another request meanwhile reads the committed state, from the database.
+      const { statements, body } = await retrieve(o.uuid)
+      assert.equal(body.state, 'pending-provider')
+      assert.ok(statements >= 1)
+      throw new Error('roll back')
+    })
+    .catch((e: Error) => assert.equal(e.message, 'roll back'))
+  assert.equal((await retrieve(o.uuid)).body.state, 'pending-provider')
+})
+
+test("another process's committed change is seen once told; its rolled-back one changes nothing", async (s) => {
+  if (!other) return s.skip('PostgreSQL only: SQLite reads the version on every retrieve')
+  const o = await place(4)
+  await t.database.changes!.ready()
+  await retrieve(o.uuid)
+  assert.equal((await retrieve(o.uuid)).statements, 0)
+
+  // Rolled back: no notification, the kept row still answers.
+  await other.db
+    .transaction()
+    .execute(async (trx) => {
+      await sql`update orders set state = 'erred' where id = ${o.id}`.execute(trx)
+      throw new Error('roll back')
+    })
+    .catch(() => undefined)
+  const kept = await retrieve(o.uuid)
+  assert.equal(kept.body.state, 'pending-provider')
+  assert.equal(kept.statements, 0)
+
+  // Committed: told, and the next retrieve reads it.
+  const notified = told(aboutOrder(o.id))
+  await sql`update orders set state = 'done' where id = ${o.id}`.execute(other.db)
+  await notified
+  const after = await retrieve(o.uuid)
+  assert.equal(after.body.state, 'done')
+  assert.equal(after.statements, 2, 'the version row and the record, read again')
+})
+
+test("a change to what an order's record shows (its project renamed elsewhere) is seen once told", async (s) => {
+  if (!other) return s.skip('PostgreSQL only')
+  const o = await place(5)
+  await t.database.changes!.ready()
+  await retrieve(o.uuid)
+  assert.equal((await retrieve(o.uuid)).statements, 0)
+  const notified = told((c) => c === 'all')
+  await sql`update projects set name = 'Renamed project' where id = ${project.id}`.execute(other.db)
+  await notified
+  assert.equal((await retrieve(o.uuid)).body.project_name, 'Renamed project')
+})
+
+test('while the notifications are down nothing kept is used, and every change is seen', async (s) => {
+  if (!other) return s.skip('PostgreSQL only')
+  const o = await place(6)
+  const feed = t.database.changes!
+  await feed.ready()
+  await retrieve(o.uuid)
+  assert.equal((await retrieve(o.uuid)).statements, 0)
+  // Cut the listening connection, as a restart of the database server or a network fault would.
+  const lost = told((c) => c === 'all')
+  await sql`select pg_terminate_backend(${feed.listenerPid})`.execute(other.db)
+  await lost
+  // Not told any more: this change is seen because nothing kept is used.
+  await sql`update orders set state = 'erred' where id = ${o.id}`.execute(other.db)
+  const { body, statements } = await retrieve(o.uuid)
+  assert.equal(body.state, 'erred')
+  assert.ok(statements >= 1)
+  // Back, once listening again: kept and used as before.
+  await feed.ready()
+  await retrieve(o.uuid)
+  assert.equal((await retrieve(o.uuid)).statements, 0)
+})
+
+/** A list as staff: its orders' uuids and total, and the statements it sent. */
+async function list(query: string): Promise<{ statements: number; uuids: string[]; total: number }> {
+  const before = t.database.statements()
+  const r = await call(t.app, 'GET', `/api/marketplace-orders/?${query}`, { token: staff.token })
+  assert.equal(r.status, 200, r.text)
+  return {
+    statements: t.database.statements() - before,
+    uuids: r.body.map((o: { uuid: string }) => o.uuid),
+    total: Number(r.headers['x-result-count']),
+  }
+}
+
+test('a list of unchanged orders costs no statement on PostgreSQL; any order written, here or elsewhere, is seen', async () => {
+  const o = await place(7)
+  await t.database.changes?.ready()
+  const q = `project_uuid=${project.uuid}&o=-created&page_size=5`
+  const first = await list(q)
+  const again = await list(q)
+  assert.deepEqual(again.uuids, first.uuids)
+  if (t.dialect === 'postgres') assert.equal(again.statements, 0)
+  else assert.ok(again.statements >= 1, 'SQLite reads a list every time')
+
+  // Placed here: counted and listed by the next request.
+  const placed = await place(8)
+  const afterPlace = await list(q)
+  assert.equal(afterPlace.total, first.total + 1)
+  assert.equal(afterPlace.uuids[0], placed.uuid)
+
+  // Changed elsewhere (PostgreSQL: another pool): seen once told.
+  if (!other) return
+  const byState = `project_uuid=${project.uuid}&state=erred`
+  const before = await list(byState)
+  await list(byState)
+  const notified = told(aboutOrder(o.id))
+  await sql`update orders set state = 'erred' where id = ${o.id}`.execute(other.db)
+  await notified
+  const after = await list(byState)
+  assert.equal(after.total, before.total + 1)
+  assert.ok(after.uuids.includes(o.uuid))
+  // Inserted elsewhere: a copy of the order under a new uuid and slug.
+  const inserted = told((c) => c !== 'all' && c.table === 'orders' && c.ids.length === 0)
+  await sql`insert into orders select (jsonb_populate_record(null::orders, to_jsonb(o) || jsonb_build_object(
+      'id', nextval(pg_get_serial_sequence('orders', 'id')), 'uuid', gen_random_uuid(), 'slug', 'copied'))).*
+    from orders o where id = ${o.id}`.execute(other.db)
+  await inserted
+  assert.equal((await list(byState)).total, after.total + 1)
+})
+
+test('a list filtered by what other tables hold (a resource name) is read each time', async () => {
+  await place(9)
+  await t.database.changes?.ready()
+  const q = 'resource_name=watched'
+  await list(q)
+  assert.ok((await list(q)).statements >= 1)
+})
