@@ -1,7 +1,8 @@
-// PostgreSQL: what this process learns of changes to watched tables without asking, so that an
-// answer kept in memory can be used without a round trip to check it.
-//
-// Changes come two ways:
+// What tells this process that answers it keeps in memory still hold, so that they can be used
+// without a statement to check them (`NotifiedCache`; the orders' retrieve and lists use it).
+// On a SQLite file, the reading connection's data_version (`DataVersionFreshness`, below). On
+// PostgreSQL, the change feed: what this process learns of changes to watched tables without
+// asking. Changes come two ways:
 // - from every process on the database, through LISTEN on `marketplace_changes`: triggers
 //   (migration 2026-12-06T1100_change_notifications) notify `<schema> orders <ids>` after each
 //   statement that updates or deletes orders, `<schema> orders *` when it touched too many to
@@ -34,7 +35,17 @@ export interface ConnectionState {
   touched: boolean
 }
 
-export class ChangeFeed {
+/**
+ * What tells kept answers whether they still hold: `ticket` before a read (null: nothing may be
+ * used or kept now), `holds` after it (nothing changed meanwhile), `subscribe` for the changes.
+ */
+export interface Freshness {
+  ticket(): number | null
+  holds(ticket: number | null): boolean
+  subscribe(listener: (change: Change) => void): () => void
+}
+
+export class ChangeFeed implements Freshness {
   readonly #url: string
   readonly #options: string | undefined
   #schema: string | null = null
@@ -123,6 +134,8 @@ export class ChangeFeed {
       state.inTransaction = true
       return send()
     }
+    // rollback to <savepoint>: the transaction goes on.
+    if (verb === 'rollback' && /^\s*rollback\s+to\b/i.test(text)) return send()
     if (verb === 'commit' || verb === 'rollback' || verb === 'end' || verb === 'abort') {
       if (!state.touched) {
         state.inTransaction = false
@@ -264,15 +277,53 @@ export class ChangeFeed {
   }
 }
 
-const feeds = new WeakMap<object, ChangeFeed>()
+/**
+ * SQLite file: kept answers hold while the reading connection's `data_version` does not move. It
+ * moves when any other connection commits (this process's writer, another process, an
+ * operator's shell), and the reader sees committed data only; so one pragma, far cheaper than a
+ * statement through the query builder, tells whether anything at all was written. Nothing is used
+ * inside a request's own transaction (`inScope`), whose reads run on the writer.
+ */
+export class DataVersionFreshness implements Freshness {
+  readonly #version: () => number
+  readonly #inScope: () => boolean
+  readonly #listeners = new Set<(change: Change) => void>()
+  #seen = -1
 
-/** Lets the repositories find the database's feed from its Kysely instance (not a transaction's). */
-export function registerChangeFeed(db: object, feed: ChangeFeed): void {
+  constructor(version: () => number, inScope: () => boolean) {
+    this.#version = version
+    this.#inScope = inScope
+  }
+
+  ticket(): number | null {
+    if (this.#inScope()) return null
+    const v = this.#version()
+    if (v !== this.#seen) {
+      this.#seen = v
+      for (const l of this.#listeners) l('all')
+    }
+    return v
+  }
+
+  holds(ticket: number | null): boolean {
+    return ticket !== null && !this.#inScope() && this.#version() === ticket
+  }
+
+  subscribe(listener: (change: Change) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+}
+
+const feeds = new WeakMap<object, Freshness>()
+
+/** Lets the repositories find the database's freshness from its Kysely instance (not a transaction's). */
+export function registerFreshness(db: object, feed: Freshness): void {
   feeds.set(db, feed)
 }
 
-/** The feed of this database handle: none on SQLite, or for a transaction's handle. */
-export function changeFeedOf(db: object): ChangeFeed | undefined {
+/** The freshness of this database handle: none for in-memory SQLite or a transaction's handle. */
+export function freshnessOf(db: object): Freshness | undefined {
   return feeds.get(db)
 }
 
@@ -294,7 +345,7 @@ export function parseChange(payload: string, schema: string): Change | undefined
  * total). A change told as 'all' drops everything. At most `max` are kept, the oldest going first.
  */
 export class NotifiedCache<V> {
-  readonly #feed: ChangeFeed
+  readonly #feed: Freshness
   readonly #max: number
   readonly #idOf: ((v: V) => number) | undefined
   readonly #kept = new Map<string, V>()
@@ -302,7 +353,7 @@ export class NotifiedCache<V> {
   hits = 0
   misses = 0
 
-  constructor(feed: ChangeFeed, table: string, max: number, idOf?: (v: V) => number) {
+  constructor(feed: Freshness, table: string, max: number, idOf?: (v: V) => number) {
     this.#feed = feed
     this.#max = max
     this.#idOf = idOf

@@ -9,7 +9,8 @@ import { GroupCommitDriver, withStatementCache, type CommitStats } from './sqlit
 import { runsDirectly } from './compiled.js'
 import type { RequestTransaction } from './request-transaction.js'
 import { ScopedPostgresDialect } from './scoped-pg-driver.js'
-import { ChangeFeed, registerChangeFeed, type ConnectionState } from './change-feed.js'
+import { ChangeFeed, DataVersionFreshness, registerFreshness, type ConnectionState } from './change-feed.js'
+import { currentScope } from './request-transaction.js'
 import { BACKSTOP_PAGES, startCheckpointer, type CheckpointResult } from './checkpointer.js'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -189,6 +190,11 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     // No plugins, and outside a transaction every connection runs a statement through
     // driver.execute: the compiled statements may call it themselves.
     runsDirectly(db, (query) => driver.execute(query))
+    if (readHandle) {
+      const dataVersion = readHandle.prepare('pragma data_version').pluck()
+      const version = () => dataVersion.get() as number
+      registerFreshness(db, new DataVersionFreshness(version, () => currentScope(driver) !== undefined))
+    }
     const commitStats = () => driver.stats
     const onCommit = (listener: () => void) => driver.onCommit(listener)
     const beginRequest = () => driver.beginRequest()
@@ -250,7 +256,7 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
   })
   const pgDialect = new ScopedPostgresDialect({ pool })
   const db = new Kysely<DB>({ dialect: pgDialect })
-  registerChangeFeed(db, changes)
+  registerFreshness(db, changes)
   return {
     db,
     dialect,

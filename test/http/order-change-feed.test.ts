@@ -1,9 +1,10 @@
-// A retrieved order's version row is kept in memory on PostgreSQL while the change feed tells no
-// change to it (src/db/change-feed.ts): a retrieve of an unchanged order then costs no statement.
+// A retrieved order's version row and a list's answers are kept in memory while the database tells
+// no change (src/db/change-feed.ts): on PostgreSQL by notification, on a SQLite file by the reading
+// connection's data_version. A retrieve or list of unchanged orders then costs no statement.
 // Every way an order or what its record shows can change must still be seen at once: this
-// process's writes, other processes' (another pool on the same database, raw SQL), a record's
-// source renamed, and nothing while the notifications are down. On SQLite nothing is kept and a
-// retrieve costs its one statement.
+// process's writes, other processes' (another pool or connection on the same database, raw SQL),
+// a record's source renamed, and nothing while the notifications are down. In-memory SQLite (the
+// other tests' database) keeps nothing: a retrieve costs its one statement.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { sql } from 'kysely'
@@ -11,6 +12,10 @@ import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.js
 import { call } from '../support/client.js'
 import { makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
 import { makeOffering, makePlan, type OfferingRef } from '../support/catalog-fixtures.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import SQLite from 'better-sqlite3'
 import { createDatabase, type Database } from '../../src/db/database.js'
 import type { Change } from '../../src/db/change-feed.js'
 
@@ -256,4 +261,56 @@ test('a list filtered by what other tables hold (a resource name) is read each t
   const q = 'resource_name=watched'
   await list(q)
   assert.ok((await list(q)).statements >= 1)
+})
+
+test('on a SQLite file, unchanged orders cost no statement, and any commit (another connection too) is seen', async (s) => {
+  if (t.dialect !== 'sqlite') return s.skip('SQLite only: PostgreSQL is tested above')
+  const dir = mkdtempSync(join(tmpdir(), 'kept-'))
+  const file = join(dir, 'db.sqlite')
+  const f = await buildTestApp({ databaseUrl: `sqlite:${file}`, tokenCacheSeconds: 60 })
+  const shell = new SQLite(file)
+  try {
+    const consumer = await makeCustomer(f.ctx, 'File org')
+    const p = await makeProject(f.ctx, consumer, { name: 'File project' })
+    const provider = await makeCustomer(f.ctx, 'File provider')
+    const o = await makeOffering(f.ctx, provider, { type: 'Marketplace.Basic', name: 'File offering' })
+    const pl = await makePlan(f.ctx, o, { unitPrice: '1' })
+    const admin = await makeUser(f.ctx, { staff: true })
+    const get = async (path: string) => {
+      const before = f.database.statements()
+      const r = await call(f.app, 'GET', path, { token: admin.token })
+      assert.equal(r.status, 200, r.text)
+      return { statements: f.database.statements() - before, body: r.body }
+    }
+    const placed = await call(f.app, 'POST', '/api/marketplace-orders/', {
+      token: admin.token,
+      body: { project: p.url, offering: o.url, plan: pl.url, attributes: { name: 'file-1' } },
+    })
+    assert.equal(placed.status, 201, placed.text)
+    const path = `/api/marketplace-orders/${placed.body.uuid}/`
+    await get(path)
+    assert.equal((await get(path)).statements, 0)
+    const listPath = `/api/marketplace-orders/?project_uuid=${p.uuid}`
+    await get(listPath)
+    assert.equal((await get(listPath)).statements, 0)
+
+    // Another connection's commit (an operator's shell): seen by the next request.
+    shell.prepare("update orders set state = 'erred' where uuid = ?").run(placed.body.uuid)
+    const changed = await get(path)
+    assert.equal(changed.body.state, 'erred')
+    assert.ok(changed.statements >= 1)
+    assert.equal((await get(`${listPath}&state=erred`)).body.length, 1)
+
+    // This process's own write: seen at once.
+    const second = await call(f.app, 'POST', '/api/marketplace-orders/', {
+      token: admin.token,
+      body: { project: p.url, offering: o.url, plan: pl.url, attributes: { name: 'file-2' } },
+    })
+    assert.equal(second.status, 201, second.text)
+    assert.equal((await get(listPath)).body.length, 2)
+  } finally {
+    shell.close()
+    await f.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
 })

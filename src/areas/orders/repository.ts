@@ -15,7 +15,7 @@ import {
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import { isPostgres } from '../../db/sql.js'
 import { OUTBOX_COLUMNS, type OutboxRow } from '../events/service.js'
-import { changeFeedOf, NotifiedCache, type ChangeFeed } from '../../db/change-feed.js'
+import { freshnessOf, NotifiedCache, type Freshness } from '../../db/change-feed.js'
 import { joined, withJoins } from '../../db/joins.js'
 import { OFFERING_OF_RESOURCE } from '../../db/relations.js'
 import type { OrderTerm } from '../../http/query.js'
@@ -109,19 +109,20 @@ const versionByUuid = reusable((db: Db) =>
 )
 type VersionRow = Awaited<ReturnType<typeof versionByUuid>>['rows'][number]
 
-/** Answers kept at most per kind (PostgreSQL; a few hundred bytes each). */
+/** Answers kept at most per kind (a few hundred bytes each). */
 const KEPT_MAX = { versions: 20_000, lists: 2_000 }
-const kept = new WeakMap<ChangeFeed, Record<keyof typeof KEPT_MAX, NotifiedCache<unknown>>>()
+const kept = new WeakMap<Freshness, Record<keyof typeof KEPT_MAX, NotifiedCache<unknown>>>()
 
 /**
- * PostgreSQL: answers kept while the change feed tells no change that could alter them, so that
- * reading them again costs no round trip: `versions`, the version row of an order by uuid (what a
- * retrieve reads: its visibility columns, version and records' epoch), dropped when the order
- * changes; `lists`, list totals and pages' ids and versions, dropped when any order does. None on
- * SQLite (its look-ups cost less than the bookkeeping) or for a transaction's handle.
+ * Answers kept while the database's freshness (src/db/change-feed.ts) tells no change that could
+ * alter them, so that reading them again costs no statement: `versions`, the version row of an
+ * order by uuid (what a retrieve reads: its visibility columns, version and records' epoch),
+ * dropped when the order changes; `lists`, list totals and pages' ids and versions, dropped when
+ * any order does. On PostgreSQL changes are told by notification; on a SQLite file any commit
+ * drops everything. None for in-memory SQLite or a transaction's handle.
  */
 function keptOf(db: Db, kind: keyof typeof KEPT_MAX): NotifiedCache<unknown> | undefined {
-  const feed = changeFeedOf(db)
+  const feed = freshnessOf(db)
   if (!feed) return undefined
   let caches = kept.get(feed)
   if (!caches) {
