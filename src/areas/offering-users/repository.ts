@@ -7,6 +7,7 @@ import { tableRecords, updateRow } from '../../db/rows.js'
 import { joined, unlessAll } from '../../db/joins.js'
 import { PROVIDER_OF_OFFERING } from '../../db/relations.js'
 import { grantUnexpired, iexact, inAnyOf } from '../../db/sql.js'
+import { reusable, slot } from '../../db/compiled.js'
 
 export type Db = Kysely<DB> | Transaction<DB>
 
@@ -162,6 +163,41 @@ export type OfferingUserRow = NonNullable<
   Awaited<ReturnType<ReturnType<typeof offeringUsersRepository>['findById']>>
 >
 
+/**
+ * The offerings of a project's resources that keep user accounts (`eligibleOfferings`), compiled
+ * once per number of types: it runs on every Create order's approval, and building the query with
+ * its sub-select anew cost more than running it.
+ */
+const eligibleOfferingsOf = reusable((db: Db, types: number) =>
+  db
+    .selectFrom('resources')
+    .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
+    .select(['offerings.id', 'offerings.uuid', 'offerings.customer_id', 'offerings.plugin_options'])
+    .distinct()
+    .where('resources.project_id', '=', slot<number>(0))
+    .where(
+      'offerings.type',
+      'in',
+      Array.from({ length: types }, (_, i) => slot<string>(i + 1)),
+    )
+    .where((eb) =>
+      eb.or([
+        eb('resources.state', '=', 'OK'),
+        eb.and([
+          eb('resources.state', '=', 'Creating'),
+          eb.exists(
+            eb
+              .selectFrom('orders')
+              .select('orders.id')
+              .whereRef('orders.resource_id', '=', 'resources.id')
+              .where('orders.type', '=', 'Create')
+              .where('orders.state', 'in', ['pending-provider', 'executing']),
+          ),
+        ]),
+      ]),
+    ),
+)
+
 /** The offerings and users the provisioning reads. */
 export function provisioningRepository(db: Db) {
   return {
@@ -169,31 +205,8 @@ export function provisioningRepository(db: Db) {
      * The offerings of a project's resources that keep user accounts: of the given types, with a
      * resource in OK, or still Creating under a Create order the provider is looking at or executing.
      */
-    eligibleOfferings(projectId: number, types: readonly string[]) {
-      return db
-        .selectFrom('resources')
-        .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
-        .select(['offerings.id', 'offerings.uuid', 'offerings.customer_id', 'offerings.plugin_options'])
-        .distinct()
-        .where('resources.project_id', '=', projectId)
-        .where('offerings.type', 'in', [...types])
-        .where((eb) =>
-          eb.or([
-            eb('resources.state', '=', 'OK'),
-            eb.and([
-              eb('resources.state', '=', 'Creating'),
-              eb.exists(
-                eb
-                  .selectFrom('orders')
-                  .select('orders.id')
-                  .whereRef('orders.resource_id', '=', 'resources.id')
-                  .where('orders.type', '=', 'Create')
-                  .where('orders.state', 'in', ['pending-provider', 'executing']),
-              ),
-            ]),
-          ]),
-        )
-        .execute()
+    async eligibleOfferings(projectId: number, types: readonly string[]) {
+      return (await eligibleOfferingsOf(db, [types.length], [projectId, ...types])).rows
     },
     /** The users holding a role on the project now. */
     async projectMembers(projectId: number, now: string) {
