@@ -23,8 +23,11 @@ import pg from 'pg'
 
 export const CHANGES_CHANNEL = 'marketplace_changes'
 
-/** A change told to the kept answers: the ids of one table's changed rows, or everything. */
-export type Change = { table: string; ids: number[] } | 'all'
+/**
+ * A change told to the kept answers: of one table (an epoch is the table `epoch <name>`), the ids
+ * of its changed rows (none: rows were only added) or null for any of them; or everything.
+ */
+export type Change = { table: string; ids: number[] | null } | 'all'
 
 /** Tables whose writes by this process count, named as in statements (quoted or not). */
 const WATCHED = /\b(orders|record_epochs|offerings|customers|categories|plans|projects|resources|users)\b/
@@ -331,18 +334,20 @@ export function freshnessOf(db: object): Freshness | undefined {
 export function parseChange(payload: string, schema: string): Change | undefined {
   const [s, table, ids] = payload.split(' ')
   if (s !== schema || !table) return undefined
-  if (table === 'epoch' || ids === undefined || ids === '*') return 'all'
+  if (table === 'epoch') return ids ? { table: `epoch ${ids}`, ids: null } : 'all'
+  if (ids === undefined || ids === '*') return { table, ids: null }
   // Rows inserted: nothing kept of them yet.
   if (ids === 'new') return { table, ids: [] }
   const list = ids.split(',').map(Number)
-  return list.every(Number.isSafeInteger) ? { table, ids: list } : 'all'
+  return list.every(Number.isSafeInteger) ? { table, ids: list } : { table, ids: null }
 }
 
 /**
- * Answers read from one table, kept by key (PostgreSQL) while the feed tells no change that could
- * alter them. Given `idOf`, each answer is one row and goes when its id is told changed (a row
- * inserted changes none kept); without it, any change to the table drops every answer (a list, a
- * total). A change told as 'all' drops everything. At most `max` are kept, the oldest going first.
+ * Answers read from some tables, kept by key while the freshness tells no change that could alter
+ * them. Given `idOf`, each answer is one row and goes when its id is told changed (a row inserted
+ * changes none kept); without it, any change to the tables drops every answer (a list, a total).
+ * A change of every row (an epoch, a truncate) or told as 'all' drops everything. At most `max`
+ * are kept, the oldest going first.
  */
 export class NotifiedCache<V> {
   readonly #feed: Freshness
@@ -353,13 +358,14 @@ export class NotifiedCache<V> {
   hits = 0
   misses = 0
 
-  constructor(feed: Freshness, table: string, max: number, idOf?: (v: V) => number) {
+  /** `tables`: the tables (and `epoch <name>`s) whose changes can alter the answers. */
+  constructor(feed: Freshness, tables: readonly string[], max: number, idOf?: (v: V) => number) {
     this.#feed = feed
     this.#max = max
     this.#idOf = idOf
     feed.subscribe((change) => {
-      if (change !== 'all' && change.table !== table) return
-      if (change === 'all' || !idOf) {
+      if (change !== 'all' && !tables.includes(change.table)) return
+      if (change === 'all' || change.ids === null || !idOf) {
         this.#kept.clear()
         this.#keys.clear()
         return

@@ -79,7 +79,7 @@ function told(matches: (c: Change) => boolean): Promise<void> {
     })
   })
 }
-const aboutOrder = (id: number) => (c: Change) => c !== 'all' && c.table === 'orders' && c.ids.includes(id)
+const aboutOrder = (id: number) => (c: Change) => c !== 'all' && c.table === 'orders' && !!c.ids?.includes(id)
 
 test('a retrieve of an unchanged order costs no statement on PostgreSQL, one on SQLite', async () => {
   const o = await place(1)
@@ -179,10 +179,24 @@ test("a change to what an order's record shows (its project renamed elsewhere) i
   await t.database.changes!.ready()
   await retrieve(o.uuid)
   assert.equal((await retrieve(o.uuid)).statements, 0)
-  const notified = told((c) => c === 'all')
+  const notified = told((c) => c !== 'all' && c.table === 'epoch orders')
   await sql`update projects set name = 'Renamed project' where id = ${project.id}`.execute(other.db)
   await notified
   assert.equal((await retrieve(o.uuid)).body.project_name, 'Renamed project')
+})
+
+test('an epoch of something else raised elsewhere keeps what is kept of orders', async (s) => {
+  if (!other) return s.skip('PostgreSQL only')
+  const o = await place(12)
+  await t.database.changes!.ready()
+  await retrieve(o.uuid)
+  await sql`insert into record_epochs (name, n) values ('unrelated', 0) on conflict do nothing`.execute(
+    other.db,
+  )
+  const notified = told((c) => c !== 'all' && c.table === 'epoch unrelated')
+  await sql`update record_epochs set n = n + 1 where name = 'unrelated'`.execute(other.db)
+  await notified
+  assert.equal((await retrieve(o.uuid)).statements, 0)
 })
 
 test('while the notifications are down nothing kept is used, and every change is seen', async (s) => {
@@ -247,7 +261,7 @@ test('a list of unchanged orders costs no statement on PostgreSQL; any order wri
   assert.equal(after.total, before.total + 1)
   assert.ok(after.uuids.includes(o.uuid))
   // Inserted elsewhere: a copy of the order under a new uuid and slug.
-  const inserted = told((c) => c !== 'all' && c.table === 'orders' && c.ids.length === 0)
+  const inserted = told((c) => c !== 'all' && c.table === 'orders' && c.ids?.length === 0)
   await sql`insert into orders select (jsonb_populate_record(null::orders, to_jsonb(o) || jsonb_build_object(
       'id', nextval(pg_get_serial_sequence('orders', 'id')), 'uuid', gen_random_uuid(), 'slug', 'copied'))).*
     from orders o where id = ${o.id}`.execute(other.db)

@@ -109,6 +109,9 @@ const versionByUuid = reusable((db: Db) =>
 )
 type VersionRow = Awaited<ReturnType<typeof versionByUuid>>['rows'][number]
 
+/** What the kept answers read: the orders, and the records' epoch (what their records show). */
+const KEPT_TABLES = ['orders', 'epoch orders']
+
 /** Answers kept at most per kind (a few hundred bytes each). */
 const KEPT_MAX = { versions: 20_000, lists: 2_000 }
 const kept = new WeakMap<Freshness, Record<keyof typeof KEPT_MAX, NotifiedCache<unknown>>>()
@@ -127,8 +130,8 @@ function keptOf(db: Db, kind: keyof typeof KEPT_MAX): NotifiedCache<unknown> | u
   let caches = kept.get(feed)
   if (!caches) {
     caches = {
-      versions: new NotifiedCache<unknown>(feed, 'orders', KEPT_MAX.versions, (r) => (r as VersionRow).id),
-      lists: new NotifiedCache<unknown>(feed, 'orders', KEPT_MAX.lists),
+      versions: new NotifiedCache<unknown>(feed, KEPT_TABLES, KEPT_MAX.versions, (r) => (r as VersionRow).id),
+      lists: new NotifiedCache<unknown>(feed, KEPT_TABLES, KEPT_MAX.lists),
     }
     kept.set(feed, caches)
   }
