@@ -4,7 +4,7 @@
 // PostgreSQL, the change feed: what this process learns of changes to watched tables without
 // asking. Changes come two ways:
 // - from every process on the database, through LISTEN on `marketplace_changes`: triggers
-//   (migration 2026-12-06T1100_change_notifications) notify `<schema> orders <ids>` after each
+//   (migration 2026-12-06T1400_change_notifications) notify `<schema> orders <ids>` after each
 //   statement that updates or deletes orders, `<schema> orders *` when it touched too many to
 //   name, `<schema> orders new` when it inserted some, and `<schema> epoch <name>` when an epoch
 //   of `record_epochs` is raised. PostgreSQL delivers them when the writer commits, never on rollback;
