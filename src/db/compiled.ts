@@ -149,9 +149,9 @@ export function formOf<Q>(all: readonly Condition<Q>[]): { form: string; values:
   return { form: all.map((c) => c.form).join('|'), values: all.flatMap((c) => c.values) }
 }
 
-/** `q` with the conditions added, their slots numbered from 0 in order. */
-export function applyConditions<Q>(q: Q, all: readonly Condition<Q>[]): Q {
-  let next = 0
+/** `q` with the conditions added, their slots numbered from `from` (0) in order. */
+export function applyConditions<Q>(q: Q, all: readonly Condition<Q>[], from = 0): Q {
+  let next = from
   for (const c of all)
     q = c.apply(
       q,

@@ -44,6 +44,17 @@ export class RecordCache<T = string> {
     return e.value
   }
 
+  /**
+   * The entry kept for `key` whatever its version, for a caller that has the database tell
+   * whether that version still holds (see EpochCache); not counted as a hit or a miss.
+   */
+  peek(key: string): { value: T; version: string } | undefined {
+    const e = this.#entries.get(key)
+    if (!e) return undefined
+    e.used = true
+    return { value: e.value, version: e.version }
+  }
+
   set(key: string, version: string, value: T): void {
     if (this.#max <= 0) return
     const e = this.#entries.get(key)

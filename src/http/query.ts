@@ -144,19 +144,33 @@ export function setPageHeaders(
 }
 
 /**
+ * A page fetched together with the list's total, for a list whose total comes with its page's
+ * statement (one round trip instead of two).
+ */
+export type CountedFetch<T> = (limit: number, offset: number) => Promise<{ total: number; rows: T[] }>
+
+/**
  * Runs a paginated list: counts, resolves the page (404 "Invalid page." when out of range),
- * fetches that page and sets the headers. HEAD requests skip the fetch.
+ * fetches that page and sets the headers. HEAD requests skip the fetch. With `counted`, a
+ * numbered page of a GET is fetched with its total before the page is resolved (a page past the
+ * last is fetched, empty, then answered 404); the last page and HEAD count first.
  */
 export async function paginate<T>(
   request: FastifyRequest,
   reply: FastifyReply,
   count: () => Promise<number>,
   fetch: (limit: number, offset: number) => Promise<T[]>,
+  counted?: CountedFetch<T>,
 ): Promise<T[]> {
   const cfg = request.server.appConfig
   const pr = parsePageRequest(request.query as Query, cfg.pageSizeDefault, cfg.pageSizeMax)
   const links = linkParts(request)
   assertLinksFit(links)
+  if (counted && pr.page !== 'last' && request.method !== 'HEAD') {
+    const { total, rows } = await counted(pr.pageSize, (pr.page - 1) * pr.pageSize)
+    setPageHeaders(reply, resolvePage(pr, total), links)
+    return rows
+  }
   const total = await count()
   const page = resolvePage(pr, total)
   setPageHeaders(reply, page, links)
@@ -313,9 +327,10 @@ export async function listResponse<T extends object>(
   known: readonly string[],
   count: () => Promise<number>,
   fetch: (limit: number, offset: number) => Promise<T[]>,
+  counted?: CountedFetch<T>,
 ): Promise<Partial<T>[]> {
   const fields = selectedFields(request.query as Query, known)
-  const items = await paginate(request, reply, count, fetch)
+  const items = await paginate(request, reply, count, fetch, counted)
   return fields ? items.map((i) => pickFields(i, fields)) : items
 }
 
@@ -363,12 +378,15 @@ export function withFields<T extends object>(
   return pickFields(record, selectedFields(request.query as Query, known))
 }
 
-/** The paging function handed to services: `page(count, fetch)`. */
+/** The paging function handed to services: `page(count, fetch, counted?)`. */
 export function pager<T extends object>(
   request: FastifyRequest,
   reply: FastifyReply,
   known: readonly string[],
 ) {
-  return (count: () => Promise<number>, fetch: (limit: number, offset: number) => Promise<T[]>) =>
-    listResponse(request, reply, known, count, fetch) as Promise<T[]>
+  return (
+    count: () => Promise<number>,
+    fetch: (limit: number, offset: number) => Promise<T[]>,
+    counted?: CountedFetch<T>,
+  ) => listResponse(request, reply, known, count, fetch, counted) as Promise<T[]>
 }

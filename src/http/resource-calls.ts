@@ -7,12 +7,16 @@ import { actorOf } from './auth.js'
 import { fieldErrorsOf, type FieldErrorSet } from './errors.js'
 import type { FilterSet, FilterValues } from './filters.js'
 import type { Actor } from './permissions.js'
-import { listResponse, paginate } from './query.js'
+import { listResponse, paginate, type CountedFetch } from './query.js'
 
-/** A page of records: `page(count, fetch)` counts, fetches the requested page and sets the headers. */
+/**
+ * A page of records: `page(count, fetch)` counts, fetches the requested page and sets the headers;
+ * `counted`, when given, fetches a page with the total in one go (see `paginate`).
+ */
 export type Pager<T> = (
   count: () => Promise<number>,
   fetch: (limit: number, offset: number) => Promise<T[]>,
+  counted?: CountedFetch<T>,
 ) => Promise<T[]>
 
 /** A page of records rendered as JSON text, answered as one JSON array text. */
@@ -122,7 +126,8 @@ export class ListRequestCall extends RequestCall {
     super(ctx, request, reply, visibility)
   }
   get page(): Pager<any> {
-    return (count, fetch) => listResponse(this.request, this.reply, this.fields, count, fetch)
+    return (count, fetch, counted) =>
+      listResponse(this.request, this.reply, this.fields, count, fetch, counted)
   }
   get pageJson(): JsonPager {
     return async (count, fetch) => `[${(await paginate(this.request, this.reply, count, fetch)).join(',')}]`

@@ -14,6 +14,8 @@ export interface BeforeMigration {
   pg: boolean
   /** Runs the migration and every later one. */
   migrateToLatest: () => Promise<void>
+  /** Undoes the migration and every later one (their `down`s, newest first). */
+  migrateBack: () => Promise<void>
 }
 
 /** Runs `body` on a scratch database migrated up to just before `migration`, then drops it. */
@@ -40,6 +42,7 @@ export async function beforeMigration(
       db,
       pg,
       migrateToLatest: async () => assert.equal((await migrator.migrateToLatest()).error, undefined),
+      migrateBack: async () => assert.equal((await migrator.migrateTo(names[at - 1]!)).error, undefined),
     })
   } finally {
     await database.close()

@@ -317,38 +317,97 @@ export function conditions(db: Db, vis: OrderVisibility, f: OrderFilters): Order
   return out
 }
 
-// What a `query` text matches (see QueryMatches), at most one more than MATCHES_MAX of each.
-const ordersMatching = reusable((db: Db, withUuid: string) =>
-  db
-    .selectFrom('orders')
-    .select('orders.id')
-    .where((eb) => slugOrUuid(eb, slot(0), withUuid ? slot(1) : null))
-    .limit(MATCHES_MAX + 1),
+/**
+ * The look-ups of what a `query` text matches (see QueryMatches), at most one more than
+ * MATCHES_MAX of each, their slots numbered from `first` in the order of `matchParams`.
+ */
+function matching(db: Db, withUuid: boolean, form: string, first = 0) {
+  let next = first
+  const text = slot(next++)
+  const uuid = withUuid ? slot(next++) : null
+  const pattern = slot(next++)
+  const named = slot(next++)
+  return {
+    orders: db
+      .selectFrom('orders')
+      .select('orders.id')
+      .where((eb) => slugOrUuid(eb, text, uuid))
+      .limit(MATCHES_MAX + 1),
+    projects: projectIdsNamed(db, pattern).limit(MATCHES_MAX + 1),
+    resources: resourceIdsNamed(db, form, named).limit(MATCHES_MAX + 1),
+  }
+}
+
+type Matching = keyof ReturnType<typeof matching>
+
+/** The values of `matching`'s slots: the text, the uuid (when given), the name pattern, the resource names' value. */
+function matchParams(text: string, uuid: string | null, named: ReturnType<typeof resourcesNamed>): unknown[] {
+  return [text, ...(uuid ? [uuid] : []), containsPattern(text), named.value]
+}
+
+// SQLite: each look-up a statement of its own.
+const lookUpOf = reusable(
+  (db: Db, withUuid: string, form: string, which: Matching) => matching(db, withUuid !== '', form)[which],
 )
-const projectsMatching = reusable((db: Db) => projectIdsNamed(db, slot(0)).limit(MATCHES_MAX + 1))
-const resourcesMatching = reusable((db: Db, form: string) =>
-  resourceIdsNamed(db, form, slot(0)).limit(MATCHES_MAX + 1),
-)
+
+// PostgreSQL: the epochs and, unless they are still those of the matches kept for the text (slots
+// from 0, see EpochCache.held), the three look-ups as id arrays. One statement sees one snapshot,
+// so the matches kept are computed in the snapshot their epochs are read in, and matches are
+// used only when their epochs are those of the snapshot the statement sees: a rename committed
+// before it started shows in the epochs it reads and is looked up, one committed after it is in
+// the next request's epochs. The total and the page that follow are later statements (later
+// snapshots under READ COMMITTED), as they were after matches looked up afresh. When the epochs
+// hold, each look-up is null and none is made (a CASE evaluates only the branch it takes).
+const matchesWithEpochs = reusable((db: Db, withUuid: string, form: string) => {
+  const m = matching(db, withUuid !== '', form, queryMatches.size)
+  const unlessHeld = (q: SelectQueryBuilder<any, any, any>) =>
+    sql<number[] | null>`case when ${queryMatches.held(0)} then null else array(${q}) end`
+  return queryMatches
+    .from(db)
+    .select([
+      unlessHeld(m.orders).as('orders'),
+      unlessHeld(m.projects).as('projects'),
+      unlessHeld(m.resources).as('resources'),
+    ])
+})
+
+/** The ids found, or null when more than MATCHES_MAX were. */
+const found = (ids: readonly (number | string)[]): number[] | null =>
+  ids.length > MATCHES_MAX ? null : ids.map(Number)
 
 /**
  * What a `query` text matches, looked up once before a list is counted and paged, and kept
  * between requests while no project or resource name and no order slug has changed. A text
  * that is a uuid is always looked up: the order with that uuid may be created at any time.
+ * SQLite reads the epochs, then (unless they hold) makes the three look-ups; PostgreSQL sends one
+ * statement for all of it.
  */
 export async function matchQuery(db: Db, text: string, uuid: string | null): Promise<QueryMatches> {
-  const lookUp = async (): Promise<QueryMatches> => {
-    const found = (rows: { id: number }[]) => (rows.length > MATCHES_MAX ? null : rows.map((r) => r.id))
-    const named = resourcesNamed(db, text)
-    const [orders, projects, resources] = await Promise.all([
-      ordersMatching(db, [uuid ? 'uuid' : ''], uuid ? [text, uuid] : [text]),
-      projectsMatching(db, [], [containsPattern(text)]),
-      resourcesMatching(db, [named.form], [named.value]),
-    ])
-    return {
-      orderIds: found(orders.rows),
-      projectIds: found(projects.rows),
-      resourceIds: found(resources.rows),
+  const named = resourcesNamed(db, text)
+  const variant = [uuid ? 'uuid' : '', named.form] as const
+  const params = matchParams(text, uuid, named)
+  if (isPostgres(db)) {
+    const kept = uuid ? undefined : queryMatches.kept(db, text)
+    const { rows } = await matchesWithEpochs(db, [...variant], [...queryMatches.heldParams(kept), ...params])
+    const row = rows[0]
+    if (kept && row && row.orders === null) return kept.value
+    const matches = {
+      orderIds: found(row?.orders ?? []),
+      projectIds: found(row?.projects ?? []),
+      resourceIds: found(row?.resources ?? []),
     }
+    if (!uuid) queryMatches.keep(db, text, queryMatches.versionOf(row), matches)
+    return matches
+  }
+  const lookUp = async (): Promise<QueryMatches> => {
+    const ids = async (which: Matching) =>
+      found((await lookUpOf(db, [...variant, which], params)).rows.map((r) => r.id))
+    const [orderIds, projectIds, resourceIds] = await Promise.all([
+      ids('orders'),
+      ids('projects'),
+      ids('resources'),
+    ])
+    return { orderIds, projectIds, resourceIds }
   }
   return uuid ? lookUp() : queryMatches.get(db, text, lookUp)
 }

@@ -288,9 +288,15 @@ export function listServices(
 ) {
   const staleBefore = new Date(ctx.clock().getTime() - STALE_MS).toISOString()
   const list = serviceList(ctx.db, scope, f, staleBefore)
+  const counted = list.counted
   return page(
     () => list.count(),
     async (limit, offset) => toServices(ctx, b, await list.rows(limit, offset)),
+    counted &&
+      (async (limit: number, offset: number) => {
+        const { total, rows } = await counted(limit, offset)
+        return { total, rows: await toServices(ctx, b, rows) }
+      }),
   )
 }
 

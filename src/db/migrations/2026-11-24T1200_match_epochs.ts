@@ -7,8 +7,8 @@ import { isPostgres } from './_helpers.js'
 // - `project_names`, `resource_names`, `order_slugs`: what an order list's `query` text matches
 //   (project and resource names, order slugs);
 // - `site_agent_services`: any write to a site agent service (the total of stale services).
-// SQLite only. On PostgreSQL reading an epoch is a round trip to the server, as much as the
-// look-up it would save, so nothing is kept there and these triggers would only cost writers.
+// SQLite here; PostgreSQL's epochs and triggers come with migration 2026-12-06T1000_pg_match_epochs,
+// once its statements read the epochs without a round trip of their own.
 
 /** Each epoch and the SQLite trigger events (with an optional WHEN condition) that raise it. */
 export const MATCH_EPOCHS: Record<string, { table: string; event: string; when?: string }[]> = {
