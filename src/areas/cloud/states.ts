@@ -5,7 +5,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
-import { emitEvent } from '../events/service.js'
+import { emitEvent, inTransaction } from '../events/service.js'
 import { cloudResourceType } from './lifecycle.js'
 import { cloudResourcesRepository, type CloudEventRow } from './repository.js'
 
@@ -30,11 +30,6 @@ async function tell(
     customerUuid: r.customer_uuid,
     data: { resource_type: r.resource_type, state_before: before, state_after: after },
   })
-}
-
-/** Runs `write` in `db` when it is a transaction, else in a transaction of its own. */
-function inTransaction<T>(ctx: AppContext, db: Db, write: (trx: Db) => Promise<T>): Promise<T> {
-  return db === ctx.db ? ctx.db.transaction().execute(write) : write(db)
 }
 
 /** Inserts a cloud resource (in `values.state`) and tells its creation; its id. */
