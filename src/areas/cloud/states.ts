@@ -26,21 +26,28 @@ async function tell(
     objectType: def.eventObject,
     objectUuid: r.uuid,
     path: `/api/${def.path}/${r.uuid}/`,
+    offeringUuid: r.offering_uuid,
     projectUuid: r.project_uuid,
     customerUuid: r.customer_uuid,
     data: { resource_type: r.resource_type, state_before: before, state_after: after },
   })
 }
 
-/** Inserts a cloud resource (in `values.state`) and tells its creation; its id. */
+/**
+ * Inserts a cloud resource (in `values.state`) and tells its creation; its id. `linked` writes,
+ * before the creation is told, what the new row comes with that its event names (the marketplace
+ * resource whose scope it becomes).
+ */
 export function insertCloudResource(
   ctx: AppContext,
   db: Db,
   values: Parameters<ReturnType<typeof cloudResourcesRepository>['insert']>[0],
+  linked?: (trx: Db, id: number) => Promise<void>,
 ): Promise<number> {
   return inTransaction(ctx, db, async (trx) => {
     const repo = cloudResourcesRepository(trx)
     const id = await repo.insert(values)
+    if (linked) await linked(trx, id)
     await tell(ctx, trx, 'created', (await repo.told(id))!, null, values.state)
     return id
   })
