@@ -507,4 +507,5 @@ export const lists: ListRow[] = [
   { endpoint: 'GET /api/events/ (of a cloudA public IP)', setup: eventsOf((w) => w.fresh.publicIp()), sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
   { endpoint: 'GET /api/events/ (of a cloudB floating IP)', setup: eventsOf((w) => w.fresh.floatingIp()), sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
   { endpoint: 'GET /api/events/ (of a cloudB router)', setup: eventsOf((w) => w.fresh.router()), sees: v(0, 0, 1, 1, 1, 1, 0, 0, 1, 1) },
+  { endpoint: 'GET /api/events/ (of an offering user)', setup: eventsOf(memberAccount), sees: v(0, 0, 1, 0, 0, 0, 1, 1, 1, 1) },
 ]

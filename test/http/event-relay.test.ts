@@ -162,6 +162,14 @@ async function relayUntil(relay: Relay, position: number, tries = 10): Promise<v
   assert.equal(await relay.position(), position, `relay stopped short: ${errors.map(String).join('; ')}`)
 }
 
+/** Passes until the relay has nothing more to read; the messages the broker confirmed. */
+async function passes(relay: Relay): Promise<number> {
+  let r = await relay.runOnce()
+  let messages = r.messages
+  while (r.more) messages += (r = await relay.runOnce()).messages
+  return messages
+}
+
 /** The restart test stops and starts the broker with `rabbitmqctl`: the broker must run on this machine. */
 const restartSkipped = /^(0|off|false|no)$/i.test(process.env.TEST_RABBITMQ_RESTART ?? '')
 const rabbitmqctl = async (command: string) => {
@@ -393,12 +401,7 @@ describe('site agent event queues on RabbitMQ', { skip: settings ? false : 'TEST
 
     const relay = new Relay(a.t.ctx, { eventsAfter, onEventsCommitted })
     cleanups.push(() => relay.stop())
-    const pass = async () => {
-      let r = await relay.runOnce()
-      let messages = r.messages
-      while (r.more) messages += (r = await relay.runOnce()).messages
-      return messages
-    }
+    const pass = () => passes(relay)
     await pass() // what the set-up told
     const body = (granted: boolean) => ({
       user_uuid: hex(member.uuid),
@@ -431,6 +434,57 @@ describe('site agent event queues on RabbitMQ', { skip: settings ? false : 'TEST
     })
     assert.equal(orgGrant.status, 201, JSON.stringify(orgGrant.body))
     assert.equal(await pass(), 0)
+    assert.equal(a.consumer.pending, 0)
+  })
+
+  test("an offering user's creation, states, username and deletion reach its offering's offering_user queue", async () => {
+    const a = await agent(s, cleanups, undefined, 'offering_user')
+    await a.t.ctx.db
+      .updateTable('offerings')
+      .set({ plugin_options: JSON.stringify({ service_provider_can_create_offering_user: true }) })
+      .where('id', '=', a.offering.id)
+      .execute()
+    const project = await makeProject(a.t.ctx, await makeCustomer(a.t.ctx))
+    await makeResource(a.t.ctx, a.offering, project, { backendId: 'hpc_alloc_1' })
+    await makeResource(a.t.ctx, a.offering, project, { backendId: 'hpc_alloc_0', state: 'Terminated' })
+    const member = await makeUser(a.t.ctx)
+    const relay = new Relay(a.t.ctx, { eventsAfter, onEventsCommitted })
+    cleanups.push(() => relay.stop())
+    await passes(relay) // what the set-up told
+
+    // A project role gives the user an account on the offering (no username yet: the agent names it).
+    await grant(a.t.ctx, member, 'PROJECT.MEMBER', { type: 'project', id: project.id })
+    assert.equal(await passes(relay), 1)
+    const as = client(a.t.app, a.owner.token)
+    const listed = await as.get(`/api/marketplace-offering-users/?user_uuid=${member.uuid}`)
+    assert.equal(listed.body.length, 1, JSON.stringify(listed.body))
+    const account = listed.body[0].uuid as string
+    const body = (action: string, username: string, state: string, more = {}) => ({
+      offering_user_uuid: hex(account),
+      user_uuid: hex(member.uuid),
+      username,
+      state,
+      action,
+      offering_uuid: hex(a.offering.uuid),
+      ...more,
+    })
+    assert.deepEqual(await a.consumer.take(1), [body('create', '', 'Requested')])
+
+    // The agent's own flow: begin_creating, then the username (which makes the account OK).
+    assert.equal((await as.post(`/api/marketplace-offering-users/${account}/begin_creating/`)).status, 200)
+    assert.equal(await passes(relay), 1)
+    assert.deepEqual(await a.consumer.take(1), [body('update', '', 'Creating')])
+    const named = await as.patch(`/api/marketplace-offering-users/${account}/`, { username: 'member_1' })
+    assert.equal(named.status, 200, JSON.stringify(named.body))
+    assert.equal(await passes(relay), 2)
+    assert.deepEqual(await a.consumer.take(2), [
+      body('username_set', 'member_1', 'OK', { resource_backend_ids: ['hpc_alloc_1'] }),
+      body('update', 'member_1', 'OK'),
+    ])
+
+    assert.equal((await as.delete(`/api/marketplace-offering-users/${account}/`)).status, 204)
+    assert.equal(await passes(relay), 1)
+    assert.deepEqual(await a.consumer.take(1), [body('delete', 'member_1', 'OK')])
     assert.equal(a.consumer.pending, 0)
   })
 

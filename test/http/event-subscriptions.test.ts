@@ -12,7 +12,13 @@ import {
   providerGraph,
   type OfferingRef,
 } from '../support/catalog-fixtures.js'
-import { messageFor, messagesFor, type StoredEvent } from '../../src/areas/event-subscriptions/messages.js'
+import {
+  accountKey,
+  factsWanted,
+  messageFor,
+  messagesFor,
+  type StoredEvent,
+} from '../../src/areas/event-subscriptions/messages.js'
 import { BrokerError, withTimeout } from '../../src/areas/event-subscriptions/broker.js'
 import { loadConfig } from '../../src/config.js'
 
@@ -230,6 +236,7 @@ describe('the message of each event', () => {
     const facts = {
       usernames: new Map([[user, 'alice']]),
       projects: new Map([[project, { name: 'Alpha', offerings: [offering, second] }]]),
+      accountResources: new Map(),
     }
     const grant = (type: string, scopeType = 'project') => ({
       ...event('role_grant', type, {
@@ -266,6 +273,69 @@ describe('the message of each event', () => {
     // Any other event gives what messageFor gives.
     const resource = event('resource', 'marketplace.resource.state_changed')
     assert.deepEqual(messagesFor(resource, facts), [messageFor(resource)])
+  })
+
+  test("an offering user's changes: the offering_user body with the agent's action", () => {
+    const user = '0190e2b4-0000-7000-8000-00000000000a'
+    const facts = {
+      usernames: new Map(),
+      projects: new Map(),
+      accountResources: new Map([[accountKey(user, offering), ['slurm-a', 'slurm-b']]]),
+    }
+    const account = (type: string, data: Record<string, unknown>) =>
+      event('offering_user', `marketplace.offering_user.${type}`, { user_uuid: user, ...data })
+    const body = (action: string, username: string, state: string, more = {}) => ({
+      offering_user_uuid: '0190e2b48f4c7a2b9c3d4e5f60718293',
+      user_uuid: user.replace(/-/g, ''),
+      username,
+      state,
+      action,
+      offering_uuid: hexOffering,
+      ...more,
+    })
+    const bodies = (e: StoredEvent) =>
+      messagesFor(e, facts).map((m) => {
+        assert.equal(m.objectType, 'offering_user')
+        assert.equal(m.offeringUuid, offering)
+        return m.body
+      })
+    const named = (username: string, state: string) =>
+      body('username_set', username, state, { resource_backend_ids: ['slurm-a', 'slurm-b'] })
+    assert.deepEqual(bodies(account('created', { username: null, state: 'Requested' })), [
+      body('create', '', 'Requested'),
+    ])
+    assert.deepEqual(bodies(account('created', { username: 'alice', state: 'OK' })), [
+      body('create', 'alice', 'OK'),
+      named('alice', 'OK'),
+    ])
+    assert.deepEqual(
+      bodies(account('username_changed', { username: 'al', username_before: 'alice', state: 'OK' })),
+      [named('al', 'OK')],
+    )
+    assert.deepEqual(bodies(account('username_changed', { username: null, state: 'OK' })), [
+      body('update', '', 'OK'),
+    ])
+    assert.deepEqual(bodies(account('state_changed', { username: 'al', state: 'Requested deletion' })), [
+      body('update', 'al', 'Requested deletion'),
+    ])
+    assert.deepEqual(bodies(account('deleted', { username: 'al', state: 'OK' })), [
+      body('delete', 'al', 'OK'),
+    ])
+    // Without the facts of the batch (no resource of the offering where the user has a role): no ids.
+    assert.deepEqual(
+      messagesFor(account('created', { username: 'bo', state: 'OK' }), {
+        ...facts,
+        accountResources: new Map(),
+      })[1]!.body,
+      {
+        ...named('bo', 'OK'),
+        resource_backend_ids: [],
+      },
+    )
+    assert.deepEqual(factsWanted([account('created', { username: 'bo', state: 'OK' })]).accounts, [
+      { user, offering },
+    ])
+    assert.deepEqual(factsWanted([account('created', { username: null, state: 'Requested' })]).accounts, [])
   })
 })
 

@@ -108,6 +108,81 @@ describe('cloudB objects', () => {
     assert.deepEqual(await eventsOf(owner, q), [])
   })
 
+  test("an ordered tenant's events, and its objects', name the order's offering; a tenant made directly names none", async () => {
+    const provider = await makeCustomer(t.ctx)
+    const offering = await makeOffering(t.ctx, provider, {
+      type: 'CloudB.Tenant',
+      serviceSettingsId: settings.id,
+    })
+    const plan = await makePlan(t.ctx, offering)
+    const from = await headPosition()
+    const ordered = await as(owner).post('/api/marketplace-orders/', {
+      offering: offering.url,
+      plan: plan.url,
+      project: project.url,
+      attributes: { name: uniqueName('ordered') },
+      limits: { cores: 2 },
+    })
+    assert.equal(ordered.status, 201, JSON.stringify(ordered.body))
+    await drain()
+    const tenantEvents = await eventsOf(owner, `&after=${from}&object_type=tenant`)
+    assert.deepEqual(states(tenantEvents), [
+      ['cloudB.tenant.created', null, 'CREATION_SCHEDULED'],
+      ['cloudB.tenant.state_changed', 'CREATION_SCHEDULED', 'CREATING'],
+      ['cloudB.tenant.state_changed', 'CREATING', 'OK'],
+    ])
+    const customer = (await g.customer()).uuid
+    const scopes = (events: any[]) =>
+      events.map((e) => [e.data.offering_uuid, e.data.project_uuid, e.data.customer_uuid])
+    const ofOffering = (events: any[]) => events.map(() => [offering.uuid, project.uuid, customer])
+    assert.deepEqual(scopes(tenantEvents), ofOffering(tenantEvents))
+    const tenant = tenantEvents[0].data.uuid as string
+    assert.equal(
+      (await as(owner).get(`/api/cloudB-tenants/${tenant}/`)).body.marketplace_offering_uuid,
+      offering.uuid,
+    )
+    // The objects the backend has in it (found after its creation), and one made in it.
+    const children = 'network,subnet,security_group,port,floating_ip'
+    const fip = await as(owner).post(`/api/cloudB-tenants/${tenant}/create_floating_ip/`, {})
+    assert.equal(fip.status, 201, JSON.stringify(fip.body))
+    await drain()
+    const objects = await eventsOf(owner, `&after=${from}&object_type=${children}`)
+    assert.ok(
+      objects.some((e) => e.data.object_type === 'network'),
+      JSON.stringify(objects),
+    )
+    assert.ok(objects.some((e) => e.data.uuid === fip.body.uuid))
+    assert.deepEqual(scopes(objects), ofOffering(objects))
+    // The offering's filter finds them all.
+    const byOffering = await eventsOf(
+      owner,
+      `&after=${from}&offering_uuid=${offering.uuid}&object_type=tenant,${children}`,
+    )
+    assert.equal(byOffering.length, tenantEvents.length + objects.length)
+
+    // Terminated through the marketplace: the deletions still name the offering (told to staff:
+    // the objects are gone).
+    const from2 = await headPosition()
+    const term = await as(owner).post(
+      `/api/marketplace-resources/${ordered.body.marketplace_resource_uuid}/terminate/`,
+      {},
+    )
+    assert.ok([200, 201].includes(term.status), JSON.stringify(term.body))
+    await drain()
+    const deleted = await eventsOf(staff, `&after=${from2}&type=cloudB.tenant.deleted,cloudB.network.deleted`)
+    assert.ok(deleted.length >= 2, JSON.stringify(deleted))
+    assert.deepEqual(scopes(deleted), ofOffering(deleted))
+    const gone = await eventsOf(staff, `&after=${from2}&object_type=tenant,${children}`)
+    assert.deepEqual(scopes(gone), ofOffering(gone))
+
+    // A tenant made without an order belongs to no offering, nor do its objects.
+    const from3 = await headPosition()
+    await okTenant()
+    const plain = await eventsOf(owner, `&after=${from3}&object_type=tenant,${children}`)
+    assert.ok(plain.length > 3, JSON.stringify(plain))
+    assert.ok(plain.every((e) => e.data.offering_uuid === null))
+  })
+
   test('a refused move and a rolled-back one tell nothing', async () => {
     const tenant = await okTenant()
     const r = await as(owner).post(`/api/cloudB-tenants/${tenant.uuid}/create_floating_ip/`, {})

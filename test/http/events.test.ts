@@ -15,7 +15,13 @@ import {
   type UserRef,
   uniqueName,
 } from '../support/fixtures.js'
-import { makeComponent, makeOffering, makePlan, type OfferingRef } from '../support/catalog-fixtures.js'
+import {
+  makeComponent,
+  makeOffering,
+  makePlan,
+  makeResource,
+  type OfferingRef,
+} from '../support/catalog-fixtures.js'
 import { emitEvent, purgeEvents } from '../../src/areas/events/service.js'
 import { setHeartbeatTimer, PURGE_JOB } from '../../src/areas/events/routes.js'
 import type { HeartbeatTimer } from '../../src/areas/events/stream.js'
@@ -412,5 +418,109 @@ describe('the stream', () => {
     s.close()
     // The cleanup job is defined (and runs again later).
     assert.ok(t.ctx.jobs !== undefined && PURGE_JOB === 'events.purge')
+  })
+})
+
+describe('offering users', () => {
+  test("an account's creation, username, states and deletion: told in order to who may retrieve it", async () => {
+    const keeping = await makeOffering(t.ctx, provider, {
+      type: 'Marketplace.Slurm',
+      pluginOptions: { service_provider_can_create_offering_user: true },
+    })
+    const holder = await makeUser(t.ctx)
+    const start = await headPosition()
+    const stream = await openStream(holder, `?after=${start}&object_type=offering_user`)
+    const created = await as(users.provider).post('/api/marketplace-offering-users/', {
+      offering: keeping.url,
+      user_uuid: holder.uuid,
+    })
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    const path = `/api/marketplace-offering-users/${created.body.uuid}/`
+    const ok = async (r: Promise<{ status: number; body: unknown }>, status = 200) => {
+      const got = await r
+      assert.equal(got.status, status, JSON.stringify(got.body))
+    }
+    await ok(as(users.provider).post(`${path}begin_creating/`))
+    // A move its state does not allow tells nothing.
+    await ok(as(users.provider).post(`${path}set_deleting/`), 409)
+    await ok(as(users.provider).patch(path, { username: 'holder_1' }))
+    await ok(as(users.provider).patch(path, { username: 'holder_2' }))
+    // Flags and comments are no state or username: nothing told.
+    await ok(as(users.provider).post(`${path}update_restricted/`, { is_restricted: true }))
+    await ok(as(users.provider).post(`${path}request_deletion/`))
+    const told = (events: any[]) =>
+      events.map((e) => {
+        const d = e.data
+        const facts = e.type.endsWith('.username_changed')
+          ? [d.username_before, d.username_after]
+          : [d.state_before, d.state_after]
+        return [e.type, ...facts, d.username, d.state]
+      })
+    const life = [
+      ['marketplace.offering_user.created', null, 'Requested', null, 'Requested'],
+      ['marketplace.offering_user.state_changed', 'Requested', 'Creating', null, 'Creating'],
+      ['marketplace.offering_user.username_changed', null, 'holder_1', 'holder_1', 'OK'],
+      ['marketplace.offering_user.state_changed', 'Creating', 'OK', 'holder_1', 'OK'],
+      ['marketplace.offering_user.username_changed', 'holder_1', 'holder_2', 'holder_2', 'OK'],
+      [
+        'marketplace.offering_user.state_changed',
+        'OK',
+        'Requested deletion',
+        'holder_2',
+        'Requested deletion',
+      ],
+    ]
+    // The account's user reads them on the stream as they commit.
+    const streamed: any[] = []
+    for (const _ of life) streamed.push((await nextEvent(stream)).data)
+    stream.close()
+    assert.deepEqual(told(streamed), life)
+    const q = `&after=${start}&object_type=offering_user&offering_uuid=${keeping.uuid}`
+    const listed = await eventsOf(users.provider, q)
+    assert.deepEqual(told(listed), life)
+    const first = listed[0]
+    assert.equal(first.subject, `http://localhost:80${path}`)
+    assert.equal(first.data.url, first.subject)
+    assert.equal(first.data.uuid, created.body.uuid)
+    assert.equal(first.data.object_type, 'offering_user')
+    assert.equal(first.data.user_uuid, holder.uuid)
+    assert.equal(first.data.offering_uuid, keeping.uuid)
+    assert.equal(first.data.customer_uuid, provider.uuid)
+    assert.equal(first.data.project_uuid, null)
+    // Who may retrieve the account sees its events; nobody else does.
+    assert.equal((await eventsOf(holder, q)).length, life.length)
+    assert.equal((await eventsOf(users.support, q)).length, life.length)
+    assert.deepEqual(await eventsOf(users.outsider, q), [])
+    assert.deepEqual(await eventsOf(users.owner, q), [])
+
+    await ok(as(users.provider).delete(path), 204)
+    const all = await eventsOf(users.staff, q)
+    assert.deepEqual(told(all), [
+      ...life,
+      ['marketplace.offering_user.deleted', 'Requested deletion', null, 'holder_2', 'Requested deletion'],
+    ])
+    // Gone: staff and support only.
+    assert.deepEqual(await eventsOf(holder, q), [])
+    assert.deepEqual(await eventsOf(users.provider, q), [])
+  })
+
+  test('a project role gives an account on the offering of a live resource: its creation is told', async () => {
+    const keeping = await makeOffering(t.ctx, provider, {
+      type: 'Marketplace.Slurm',
+      pluginOptions: {
+        service_provider_can_create_offering_user: true,
+        username_generation_policy: 'waldur_username',
+      },
+    })
+    const lab = await makeProject(t.ctx, consumer)
+    await makeResource(t.ctx, keeping, lab)
+    const member = await makeUser(t.ctx)
+    const start = await headPosition()
+    await grant(t.ctx, member, 'PROJECT.MEMBER', { type: 'project', id: lab.id })
+    const told = await eventsOf(member, `&after=${start}&object_type=offering_user`)
+    assert.deepEqual(
+      told.map((e) => [e.type, e.data.user_uuid, e.data.username, e.data.state, e.data.offering_uuid]),
+      [['marketplace.offering_user.created', member.uuid, member.username, 'OK', keeping.uuid]],
+    )
   })
 })

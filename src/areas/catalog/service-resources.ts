@@ -28,7 +28,7 @@ import {
 import { PATHS, type Resource } from './schema.js'
 import { componentsOf } from './service-components.js'
 import { offeringUsersFor } from '../offering-users/provisioning.js'
-import { emitEvent } from '../events/service.js'
+import { emitEvent, inTransaction } from '../events/service.js'
 import type { ResourceState } from './state-machine.js'
 
 // ---- Seams: what other parts of the marketplace supply to the resource record ----
@@ -430,12 +430,10 @@ export async function changeResource(ctx: AppContext, db: Db, id: number, values
     await resourcesWriteRepository(db).update(id, values)
     return
   }
-  const write = async (trx: Db) => {
+  await inTransaction(ctx, db, async (trx) => {
     const told = await resourcesWriteRepository(trx).writeTold(id, null, values)
     if (told) await tellResourceChanges(ctx, trx, told)
-  }
-  if (db === ctx.db) await ctx.db.transaction().execute(write)
-  else await write(db)
+  })
 }
 
 /**
@@ -450,7 +448,7 @@ export async function moveResource(
   to: ResourceState,
   opts: { from: readonly string[] | null; values?: Record<string, unknown>; now: string },
 ): Promise<boolean> {
-  const move = async (trx: Db) => {
+  return inTransaction(ctx, db, async (trx) => {
     const told = await resourcesWriteRepository(trx).writeTold(id, opts.from, {
       ...opts.values,
       modified: opts.now,
@@ -458,8 +456,7 @@ export async function moveResource(
     })
     if (told) await tellResourceChanges(ctx, trx, told)
     return !!told
-  }
-  return db === ctx.db ? ctx.db.transaction().execute(move) : move(db)
+  })
 }
 
 /** `moveResource`, answering 409 (naming the states it is allowed from) when it was not moved. */

@@ -81,6 +81,8 @@ async function insertObject<K extends Kind>(
       description: body.description ?? '',
       settingsId: place.service_settings_id,
       projectId: place.project_id,
+      // A tenant's object belongs to its tenant.
+      parentId: typeof extValues.tenant_id === 'number' ? extValues.tenant_id : null,
     })
     await cloudBRepository(trx).insertExt(EXT[kind], { resource_id: id, ...extValues })
     if (after) await after(trx, id)

@@ -19,11 +19,15 @@ interface Owner {
   project_id: number
 }
 
-/** Inserts the common row of an object the backend already has (state OK); answers its id. */
+/**
+ * Inserts the common row of an object the backend already has (state OK), in `owner`'s place and
+ * belonging to the tenant `tenantId`; answers its id.
+ */
 function insertBackendObject(
   ctx: AppContext,
   db: Db,
   owner: Owner,
+  tenantId: number,
   type: string,
   o: { name: string; description: string; backend_id: string; runtime_state?: string },
   now = ctx.clock().toISOString(),
@@ -34,6 +38,7 @@ function insertBackendObject(
     ...o,
     service_settings_id: owner.service_settings_id,
     project_id: owner.project_id,
+    parent_id: tenantId,
     state: 'OK',
     created: now,
     modified: now,
@@ -48,7 +53,7 @@ export async function importTenantObjects(ctx: AppContext, tenantId: number): Pr
   const d = await driverOf(ctx, tenant.service_settings_id)
   const now = ctx.clock().toISOString()
   const insert = (type: string, name: string, description: string, backend_id: string) =>
-    insertBackendObject(ctx, ctx.db, tenant, type, { name, description, backend_id }, now)
+    insertBackendObject(ctx, ctx.db, tenant, tenantId, type, { name, description, backend_id }, now)
   const nets = await repo.backendIds('cloud_b_networks', tenantId)
   for (const n of await d.listNetworks(tenant.backend_id)) {
     if (nets.has(n.backend_id)) continue
@@ -110,7 +115,7 @@ export async function insertPortRow(
   nets: Map<string, number>,
   subnets: Map<string, number>,
 ): Promise<number> {
-  const id = await insertBackendObject(ctx, db, owner, TYPES.port, {
+  const id = await insertBackendObject(ctx, db, owner, tenantId, TYPES.port, {
     name: p.name,
     description: '',
     backend_id: p.backend_id,
@@ -174,6 +179,7 @@ export async function pullFloatingIps(ctx: AppContext, tenantId: number): Promis
         ctx,
         trx,
         tenant,
+        tenantId,
         TYPES.floatingIp,
         {
           name: '',

@@ -25,15 +25,17 @@ export const tenantProcessor: OfferingProcessor = {
           'tenant'
         const description =
           typeof order.attributes.description === 'string' ? order.attributes.description : ''
-        const id = await insertResource(ctx, trx, {
-          type: TYPES.tenant,
-          name,
-          description,
-          settingsId,
-          projectId: order.resource.projectId,
-        })
-        await repo.insertExt('cloud_b_tenants', { resource_id: id, limits: toJson(order.limits) })
-        await repo.setResourceScope(order.resource.id, TYPES.tenant, id)
+        // The tenant is the marketplace resource's scope before its creation is told: the event
+        // names the order's offering.
+        await insertResource(
+          ctx,
+          trx,
+          { type: TYPES.tenant, name, description, settingsId, projectId: order.resource.projectId },
+          async (_, id) => {
+            await repo.insertExt('cloud_b_tenants', { resource_id: id, limits: toJson(order.limits) })
+            await repo.setResourceScope(order.resource.id, TYPES.tenant, id)
+          },
+        )
         return { state: 'pending' }
       }
       case 'Update': {

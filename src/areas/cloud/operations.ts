@@ -19,25 +19,40 @@ export const STABLE_STATES: readonly CloudState[] = ['OK', 'ERRED']
 
 /**
  * Inserts a resource in CREATION_SCHEDULED and enqueues its create step, in the caller's
- * transaction (the caller adds its type's own row there too). Returns the new id.
+ * transaction (the caller adds its type's own row there too). `parentId`: the resource it belongs
+ * to (a tenant's objects: their tenant); `linked`: see `insertCloudResource`. Returns the new id.
  */
 export async function insertResource(
   ctx: AppContext,
   trx: Kysely<DB> | Transaction<DB>,
-  v: { type: string; name: string; description: string; settingsId: number; projectId: number },
+  v: {
+    type: string
+    name: string
+    description: string
+    settingsId: number
+    projectId: number
+    parentId?: number | null
+  },
+  linked?: Parameters<typeof insertCloudResource>[3],
 ): Promise<number> {
   const now = ctx.clock().toISOString()
-  const id = await insertCloudResource(ctx, trx, {
-    uuid: ctx.newUuid(),
-    resource_type: v.type,
-    name: v.name,
-    description: v.description,
-    service_settings_id: v.settingsId,
-    project_id: v.projectId,
-    state: 'CREATION_SCHEDULED',
-    created: now,
-    modified: now,
-  })
+  const id = await insertCloudResource(
+    ctx,
+    trx,
+    {
+      uuid: ctx.newUuid(),
+      resource_type: v.type,
+      name: v.name,
+      description: v.description,
+      service_settings_id: v.settingsId,
+      project_id: v.projectId,
+      parent_id: v.parentId ?? null,
+      state: 'CREATION_SCHEDULED',
+      created: now,
+      modified: now,
+    },
+    linked,
+  )
   await enqueueStep(ctx, trx, { id, op: 'create' })
   return id
 }

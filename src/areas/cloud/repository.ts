@@ -258,9 +258,25 @@ export interface CloudEventRow {
   uuid: string
   resource_type: string
   state: string
+  /** Its marketplace resource's offering, else its parent's (a tenant's objects: their tenant's). */
+  offering_uuid: string | null
   project_uuid: string
   customer_uuid: string
 }
+
+/**
+ * The offering of the newest marketplace resource whose scope is the row (as `mr` of the common
+ * record), else of the one whose scope is its parent.
+ */
+const OFFERING_OF_ROW = sql<string | null>`coalesce(
+  (select o.uuid from resources r inner join offerings o on o.id = r.offering_id
+    where r.scope_type = cloud_resources.resource_type and r.scope_id = cloud_resources.id
+    order by r.id desc limit 1),
+  (select o.uuid from cloud_resources p
+    inner join resources r on r.scope_type = p.resource_type and r.scope_id = p.id
+    inner join offerings o on o.id = r.offering_id
+    where p.id = cloud_resources.parent_id
+    order by r.id desc limit 1))`
 
 /** A cloud resource row's told values, selected from (or returned by a write of) `cloud_resources`. */
 function told(eb: ExpressionBuilder<DB, 'cloud_resources'>) {
@@ -268,6 +284,7 @@ function told(eb: ExpressionBuilder<DB, 'cloud_resources'>) {
     'cloud_resources.uuid',
     'cloud_resources.resource_type',
     'cloud_resources.state',
+    OFFERING_OF_ROW.as('offering_uuid'),
     eb
       .selectFrom('projects')
       .select('projects.uuid')
@@ -312,6 +329,7 @@ export const cloudResourcesRepository = perDatabase((db: Db) => {
       description: string
       service_settings_id: number
       project_id: number
+      parent_id?: number | null
       state: string
       backend_id?: string
       runtime_state?: string

@@ -5,7 +5,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
-import { emitEvent } from '../events/service.js'
+import { emitEvent, inTransaction } from '../events/service.js'
 import { cloudResourceType } from './lifecycle.js'
 import { cloudResourcesRepository, type CloudEventRow } from './repository.js'
 
@@ -26,26 +26,28 @@ async function tell(
     objectType: def.eventObject,
     objectUuid: r.uuid,
     path: `/api/${def.path}/${r.uuid}/`,
+    offeringUuid: r.offering_uuid,
     projectUuid: r.project_uuid,
     customerUuid: r.customer_uuid,
     data: { resource_type: r.resource_type, state_before: before, state_after: after },
   })
 }
 
-/** Runs `write` in `db` when it is a transaction, else in a transaction of its own. */
-function inTransaction<T>(ctx: AppContext, db: Db, write: (trx: Db) => Promise<T>): Promise<T> {
-  return db === ctx.db ? ctx.db.transaction().execute(write) : write(db)
-}
-
-/** Inserts a cloud resource (in `values.state`) and tells its creation; its id. */
+/**
+ * Inserts a cloud resource (in `values.state`) and tells its creation; its id. `linked` writes,
+ * before the creation is told, what the new row comes with that its event names (the marketplace
+ * resource whose scope it becomes).
+ */
 export function insertCloudResource(
   ctx: AppContext,
   db: Db,
   values: Parameters<ReturnType<typeof cloudResourcesRepository>['insert']>[0],
+  linked?: (trx: Db, id: number) => Promise<void>,
 ): Promise<number> {
   return inTransaction(ctx, db, async (trx) => {
     const repo = cloudResourcesRepository(trx)
     const id = await repo.insert(values)
+    if (linked) await linked(trx, id)
     await tell(ctx, trx, 'created', (await repo.told(id))!, null, values.state)
     return id
   })

@@ -15,13 +15,20 @@ import { loadActor } from '../../http/auth.js'
 import { canAsProvider, type Actor } from '../../http/permissions.js'
 import { brokerSettings, BrokerError, Publisher, queueName, vhostName, type Outgoing } from './broker.js'
 import {
-  grantFactsWanted,
+  accountKey,
+  factsWanted,
   messagesFor,
   type EventSource,
-  type GrantFacts,
+  type MessageFacts,
   type StoredEvent,
 } from './messages.js'
-import { grantFactsRows, queuesRepository, relayPositions, type QueueRow } from './repository.js'
+import {
+  accountResourceRows,
+  grantFactsRows,
+  queuesRepository,
+  relayPositions,
+  type QueueRow,
+} from './repository.js'
 
 export const RELAY_NAME = 'rabbitmq'
 /** How long a relay's lease lasts without renewal. */
@@ -132,9 +139,12 @@ export class Relay {
     return { leader: true, events: done, messages: confirmed, more: !failure && events.length >= this.batch }
   }
 
-  /** What the batch's role grant events need besides themselves, read in one query. */
-  private async grantFacts(events: readonly StoredEvent[]): Promise<GrantFacts> {
-    const want = grantFactsWanted(events)
+  /**
+   * What the batch's events need besides themselves: the role grants' facts in one query, and
+   * (when offering users were given usernames) their resources' backend ids in another.
+   */
+  private async facts(events: readonly StoredEvent[]): Promise<MessageFacts> {
+    const want = factsWanted(events)
     const usernames = new Map<string, string>()
     const projects = new Map<string, { name: string; offerings: string[] }>()
     for (const r of await grantFactsRows(this.ctx.db, want.users, want.projects)) {
@@ -146,12 +156,19 @@ export class Relay {
       if (!p) projects.set(r.uuid, (p = { name: r.name, offerings: [] }))
       if (r.offering_uuid && !p.offerings.includes(r.offering_uuid)) p.offerings.push(r.offering_uuid)
     }
-    return { usernames, projects }
+    const accountResources = new Map<string, string[]>()
+    const now = this.ctx.clock().toISOString()
+    for (const r of await accountResourceRows(this.ctx.db, want.accounts, now)) {
+      const key = accountKey(r.user_uuid, r.offering_uuid)
+      const ids = accountResources.get(key) ?? []
+      if (!ids.includes(r.backend_id)) accountResources.set(key, [...ids, r.backend_id].sort())
+    }
+    return { usernames, projects, accountResources }
   }
 
   /** The messages of each event, in order: one per queue observing it. */
   private async messagesOf(events: readonly StoredEvent[]): Promise<Outgoing[][]> {
-    const facts = await this.grantFacts(events)
+    const facts = await this.facts(events)
     const wanted = events.map((e) => messagesFor(e, facts))
     const offerings = [...new Set(wanted.flatMap((ms) => ms.map((m) => m.offeringUuid)))]
     const queues = await queuesRepository(this.ctx.db).observing(offerings)

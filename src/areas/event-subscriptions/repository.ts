@@ -4,6 +4,7 @@ import type { DB } from '../../db/tables.js'
 import { tableRecords } from '../../db/rows.js'
 import { joined } from '../../db/joins.js'
 import { scopedList } from '../../db/listing.js'
+import { grantUnexpired } from '../../db/sql.js'
 
 export type Db = Kysely<DB> | Transaction<DB>
 
@@ -222,4 +223,35 @@ export async function grantFactsRows(
   if (!projectUuids.length) return userUuids.length ? users().execute() : []
   if (!userUuids.length) return projects().execute()
   return users().unionAll(projects()).execute()
+}
+
+/**
+ * In one query: the backend ids of the resources (not Terminated, with a backend id) of these
+ * accounts' offerings in the projects where their users hold a role now, a row per user, offering
+ * and resource (pairs besides those asked may come too). None asked: no query.
+ */
+export async function accountResourceRows(
+  db: Db,
+  accounts: readonly { user: string; offering: string }[],
+  now: string,
+): Promise<{ user_uuid: string; offering_uuid: string; backend_id: string }[]> {
+  if (!accounts.length) return []
+  return db
+    .selectFrom('resources')
+    .innerJoin('offerings', 'offerings.id', 'resources.offering_id')
+    .innerJoin('user_roles', (j) =>
+      j
+        .onRef('user_roles.scope_id', '=', 'resources.project_id')
+        .on('user_roles.scope_type', '=', 'project')
+        .on('user_roles.is_active', '=', 1),
+    )
+    .innerJoin('users', 'users.id', 'user_roles.user_id')
+    .select(['users.uuid as user_uuid', 'offerings.uuid as offering_uuid', 'resources.backend_id'])
+    .distinct()
+    .where('users.uuid', 'in', [...new Set(accounts.map((a) => a.user))])
+    .where('offerings.uuid', 'in', [...new Set(accounts.map((a) => a.offering))])
+    .where('resources.state', '<>', 'Terminated')
+    .where('resources.backend_id', '<>', '')
+    .where((eb) => grantUnexpired(eb, now))
+    .execute()
 }

@@ -126,6 +126,14 @@ export async function emitEvent(ctx: AppContext, db: Db, input: EventInput): Pro
   await eventsRepository(db).insert(outboxRow(ctx, input))
 }
 
+/**
+ * Runs `write` in `db` when it is a transaction, else in a transaction of its own: a change and
+ * the events telling it commit together.
+ */
+export function inTransaction<T>(ctx: AppContext, db: Db, write: (trx: Db) => Promise<T>): Promise<T> {
+  return db === ctx.db ? ctx.db.transaction().execute(write) : write(db)
+}
+
 /** PostgreSQL: gives every committed event without a position its position (see above). */
 export async function sequenceEvents(ctx: AppContext): Promise<void> {
   if (ctx.dialect !== 'postgres') return

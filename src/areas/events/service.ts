@@ -18,6 +18,7 @@ export {
   eventsAfter,
   eventsHead,
   eventsPurgedUpTo,
+  inTransaction,
   onEventsCommitted,
   outboxRow,
   purgeEvents,

@@ -16,6 +16,7 @@ import { getService as getAgentService, visibility as agentVisibility } from '..
 import { cloudEventObjects, cloudTypeOfEventObject } from '../cloud/lifecycle.js'
 import { findVisibleResource as findVisibleCloudResource } from '../cloud/access.js'
 import { findVisibleMigration } from '../cloud-b/migrations.js'
+import { getOfferingUser } from '../offering-users/service.js'
 import type { StoredEvent } from './outbox.js'
 
 /** Does `find` find it (a 404 or 403 of the area: no)? */
@@ -43,6 +44,7 @@ const RULES: Record<string, Rule> = {
   invitation: (ctx, actor, d) => found(() => findReadableInvitation(ctx, actor, text(d.uuid))),
   migration: (ctx, actor, d) => found(() => findVisibleMigration(ctx, actor, text(d.uuid))),
   cost_policy: (ctx, actor, d) => found(() => getCostPolicy(ctx, actor, text(d.uuid), '')),
+  offering_user: (ctx, actor, d) => found(() => getOfferingUser(ctx, actor, text(d.uuid), '')),
   site_agent_service: (ctx, actor, d) =>
     found(() => getAgentService(ctx, agentVisibility(actor), text(d.uuid), '')),
   // A grant is listed under its scope; its user also sees it among their own.

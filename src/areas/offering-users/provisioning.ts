@@ -9,6 +9,7 @@ import type { AppContext } from '../../context.js'
 import { parseJson, toBool } from '../../db/values.js'
 import { offeringUsersRepository, provisioningRepository, type Db } from './repository.js'
 import { CREATION_STATES, DELETION_STATES } from './state-machine.js'
+import { insertOfferingUser, moveOfferingUser } from './states.js'
 import type { OfferingUserState } from './schema.js'
 
 /** The offering types whose offerings keep user accounts on their backend. */
@@ -107,8 +108,8 @@ export async function generateUsername(db: Db, offering: Offering, user: Member)
 }
 
 /**
- * Inserts the user's account on the offering unless it has one (true when inserted): with
- * `username` when given, else the one the offering's policy generates; OK with a username,
+ * Inserts the user's account on the offering unless it has one (its id when inserted, else null):
+ * with `username` when given, else the one the offering's policy generates; OK with a username,
  * Requested (for the provider to name it) without.
  */
 export async function insertAccount(
@@ -117,10 +118,10 @@ export async function insertAccount(
   offering: Offering,
   user: Member,
   username?: string | null,
-): Promise<boolean> {
+): Promise<number | null> {
   const name = username === undefined ? await generateUsername(db, offering, user) : username
   const now = ctx.clock().toISOString()
-  return offeringUsersRepository(db).insertIfAbsent({
+  return insertOfferingUser(ctx, db, {
     uuid: ctx.newUuid(),
     offering_id: offering.id,
     user_id: user.id,
@@ -143,12 +144,12 @@ async function createOrRestore(ctx: AppContext, db: Db, offering: Offering, user
   if (existing) {
     const state = existing.state as OfferingUserState
     if (DELETION_STATES.includes(state)) {
-      await repo.moveIfIn(existing.id, DELETION_STATES, {
+      await moveOfferingUser(ctx, db, existing.id, DELETION_STATES, {
         state: existing.username ? 'OK' : 'Requested',
         modified: now,
       })
     } else if (state === 'Deleted') {
-      await repo.moveIfIn(existing.id, ['Deleted'], { state: 'Requested', modified: now })
+      await moveOfferingUser(ctx, db, existing.id, ['Deleted'], { state: 'Requested', modified: now })
     }
     return
   }
@@ -202,11 +203,11 @@ export async function releaseOfferingUsersOf(ctx: AppContext, db: Db, userId: nu
   const now = ctx.clock().toISOString()
   const states: OfferingUserState[] = ['OK', ...CREATION_STATES]
   const accounts = await provisioningRepository(db).accountsOf(userId, states, now)
-  const repo = offeringUsersRepository(db)
   for (const a of accounts) {
     if (options(a).offering_user_auto_deletion !== true || toBool(a.has_access)) continue
-    if (a.state === 'Requested') await repo.moveIfIn(a.id, ['Requested'], { state: 'Deleted', modified: now })
-    else await repo.moveIfIn(a.id, [a.state], { state: 'Requested deletion', modified: now })
+    if (a.state === 'Requested')
+      await moveOfferingUser(ctx, db, a.id, ['Requested'], { state: 'Deleted', modified: now })
+    else await moveOfferingUser(ctx, db, a.id, [a.state], { state: 'Requested deletion', modified: now })
   }
 }
 

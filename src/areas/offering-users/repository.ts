@@ -6,7 +6,7 @@ import type { DB } from '../../db/tables.js'
 import { tableRecords, updateRow } from '../../db/rows.js'
 import { joined, unlessAll } from '../../db/joins.js'
 import { PROVIDER_OF_OFFERING } from '../../db/relations.js'
-import { grantUnexpired, iexact, inAnyOf } from '../../db/sql.js'
+import { grantUnexpired, iexact, inAnyOf, isPostgres } from '../../db/sql.js'
 import { reusable, slot } from '../../db/compiled.js'
 
 export type Db = Kysely<DB> | Transaction<DB>
@@ -25,6 +25,44 @@ export const usernameIs = (_eb: ExpressionBuilder<any, any>, v: string) => iexac
 /** `offering_has_active_tos`: the offering has terms of service (or has none). */
 export const hasTermsOfService = (eb: ExpressionBuilder<any, any>, v: boolean) =>
   v ? eb('offerings.terms_of_service', '<>', '') : eb('offerings.terms_of_service', '=', '')
+
+/** What an offering user's events tell of it: its state and username, its user, offering and provider. */
+export interface OfferingUserTold {
+  id: number
+  uuid: string
+  state: string
+  username: string | null
+  user_uuid: string
+  offering_uuid: string
+  /** The offering's organization (the provider). */
+  customer_uuid: string
+}
+
+/** An offering user row's told values, selected from (or returned by a write of) `offering_users`. */
+function told(eb: ExpressionBuilder<DB, 'offering_users'>) {
+  const ofOffering = () =>
+    eb.selectFrom('offerings').whereRef('offerings.id', '=', 'offering_users.offering_id')
+  return [
+    'offering_users.id',
+    'offering_users.uuid',
+    'offering_users.state',
+    'offering_users.username',
+    eb
+      .selectFrom('users')
+      .select('users.uuid')
+      .whereRef('users.id', '=', 'offering_users.user_id')
+      .$asScalar()
+      .$notNull()
+      .as('user_uuid'),
+    ofOffering().select('offerings.uuid').$asScalar().$notNull().as('offering_uuid'),
+    ofOffering()
+      .innerJoin('customers', 'customers.id', 'offerings.customer_id')
+      .select('customers.uuid')
+      .$asScalar()
+      .$notNull()
+      .as('customer_uuid'),
+  ] as const
+}
 
 export function offeringUsersRepository(db: Db) {
   const base = () =>
@@ -91,8 +129,8 @@ export function offeringUsersRepository(db: Db) {
         .where('user_id', '=', userId)
         .executeTakeFirst()
     },
-    /** Inserts the account unless the pair has one already; true when it was inserted. */
-    async insertIfAbsent(values: {
+    /** Inserts the account unless the pair has one already; its told values, if it was inserted. */
+    insertTold(values: {
       uuid: string
       offering_id: number
       user_id: number
@@ -100,28 +138,68 @@ export function offeringUsersRepository(db: Db) {
       state: string
       created: string
       modified: string
-    }): Promise<boolean> {
-      const r = await db
+    }): Promise<OfferingUserTold | undefined> {
+      return db
         .insertInto('offering_users')
         .values(values)
         .onConflict((oc) => oc.columns(['offering_id', 'user_id']).doNothing())
+        .returning((eb) => told(eb))
         .executeTakeFirst()
-      return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0
     },
     /**
      * Writes `set` when the account is in one of the `from` states: a conditional UPDATE, so of
-     * two racing changes exactly one wins. False when the state did not allow it.
+     * two racing changes exactly one wins. Its state and username before and its told values
+     * after, or undefined when the state did not allow it. PostgreSQL does it in one statement
+     * (the row locked and read as it was in the FROM subquery); SQLite, one writer at a time,
+     * reads the row first.
      */
-    async moveIfIn(id: number, from: readonly string[], set: Record<string, unknown>): Promise<boolean> {
-      const r = await db
+    async moveTold(
+      id: number,
+      from: readonly string[],
+      set: Record<string, unknown>,
+    ): Promise<{ before: { state: string; username: string | null }; after: OfferingUserTold } | undefined> {
+      if (isPostgres(db)) {
+        const old = db
+          .selectFrom('offering_users')
+          .select(['id', 'state', 'username'])
+          .where('id', '=', id)
+          .forUpdate()
+        const r = await db
+          .updateTable('offering_users')
+          .set(set)
+          .from(old.as('old'))
+          .whereRef('offering_users.id', '=', 'old.id')
+          .where('offering_users.state', 'in', [...from])
+          .returning((eb) => [...told(eb), 'old.state as state_before', 'old.username as username_before'])
+          .executeTakeFirst()
+        return r && { before: { state: r.state_before, username: r.username_before }, after: r }
+      }
+      const was = await db
+        .selectFrom('offering_users')
+        .select(['state', 'username'])
+        .where('id', '=', id)
+        .executeTakeFirst()
+      if (!was || !from.includes(was.state)) return undefined
+      const after = await db
         .updateTable('offering_users')
         .set(set)
         .where('id', '=', id)
-        .where('state', 'in', from as string[])
+        .returning((eb) => told(eb))
         .executeTakeFirst()
-      return Number(r.numUpdatedRows) > 0
+      return after && { before: was, after }
     },
+    /** Deletes the account; its told values as they were, or undefined when it was gone. */
+    deleteTold(id: number): Promise<OfferingUserTold | undefined> {
+      return db
+        .deleteFrom('offering_users')
+        .where('id', '=', id)
+        .returning((eb) => told(eb))
+        .executeTakeFirst()
+    },
+    /** Writes columns that are neither the state nor the username (those go through `moveTold`). */
     write(id: number, set: Record<string, unknown>) {
+      if ('state' in set || 'username' in set)
+        throw new Error("an offering user's state and username are written by moveTold")
       return updateRow(db, 'offering_users', id, set)
     },
     /** The usernames already given on an offering that start with `prefix` (ignoring case). */

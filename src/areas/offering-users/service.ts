@@ -36,6 +36,7 @@ import {
   type UserAttribute,
 } from './schema.js'
 import { stateAfterUsername, TRANSITIONS, type OfferingUserAction } from './state-machine.js'
+import { moveOfferingUser, removeOfferingUser } from './states.js'
 
 const MODEL = 'OfferingUser'
 
@@ -241,9 +242,9 @@ export async function createOfferingUser(
     throw nonFieldError('It is not allowed to create users for current offering.')
   const id = await ctx.db.transaction().execute(async (trx) => {
     const username = body.username === undefined ? undefined : body.username || null
-    if (!(await insertAccount(ctx, trx, offering, user, username)))
-      throw nonFieldError('The fields offering, user must make a unique set.')
-    return (await offeringUsersRepository(trx).findByOfferingAndUser(offering.id, user.id))!.id
+    const inserted = await insertAccount(ctx, trx, offering, user, username)
+    if (inserted === null) throw nonFieldError('The fields offering, user must make a unique set.')
+    return inserted
   })
   return written(ctx, actor, id, base)
 }
@@ -261,7 +262,7 @@ export async function updateOfferingUser(
     const username = body.username || null
     const state = stateAfterUsername(row.state as OfferingUserState, row.username, username)
     const now = ctx.clock().toISOString()
-    const moved = await offeringUsersRepository(ctx.db).moveIfIn(row.id, [row.state], {
+    const moved = await moveOfferingUser(ctx, ctx.db, row.id, [row.state], {
       username,
       state,
       modified: now,
@@ -274,7 +275,7 @@ export async function updateOfferingUser(
 
 export async function deleteOfferingUser(ctx: AppContext, actor: Actor, uuid: string): Promise<void> {
   const row = await permitted(ctx, actor, uuid, 'OFFERING.DELETE_USER')
-  await offeringUsersRepository(ctx.db).delete(row.id)
+  await removeOfferingUser(ctx, ctx.db, row.id)
 }
 
 /** A state action: 404 → 403 → 409, then one conditional UPDATE. */
@@ -297,7 +298,7 @@ export async function transition(
     set.service_provider_comment = ''
     set.service_provider_comment_url = ''
   }
-  if (!(await offeringUsersRepository(ctx.db).moveIfIn(row.id, t.from, set))) throw invalidState(t.from)
+  if (!(await moveOfferingUser(ctx, ctx.db, row.id, t.from, set))) throw invalidState(t.from)
 }
 
 export async function updateRestricted(

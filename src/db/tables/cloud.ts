@@ -11,6 +11,8 @@ export interface CloudResourcesTable {
   description: Generated<string>
   service_settings_id: number
   project_id: number
+  /** The cloud resource it belongs to (a cloudB tenant's objects: their tenant), whose marketplace resource is theirs. */
+  parent_id: number | null
   /** CREATION_SCHEDULED | CREATING | OK | UPDATE_SCHEDULED | UPDATING | DELETION_SCHEDULED | DELETING | ERRED */
   state: Generated<string>
   error_message: Generated<string>
