@@ -84,6 +84,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const database =
     deps.database ??
     (await connectDatabase(config.databaseUrl, {
+      poolSize: config.databasePoolSize,
       checkpointIntervalMs: config.sqliteCheckpointMs,
       cacheMb: config.sqliteCacheMb,
     }))

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { loadConfig } from './config.js'
+import { DATABASE_POOL_SIZE } from './db/database.js'
 
 test('settings added to the current time are bounded, so the result is always a date', () => {
   assert.throws(
@@ -37,4 +38,17 @@ test('TRUST_PROXY takes a hop count or proxy addresses and CIDRs, and refuses tr
   assert.throws(() => loadConfig({ TRUST_PROXY: 'proxy.example' }), /TRUST_PROXY: "proxy.example"/)
   assert.throws(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99' }), /TRUST_PROXY/)
   assert.throws(() => loadConfig({ TRUST_PROXY: '101' }), /TRUST_PROXY/)
+})
+
+test('DATABASE_POOL_SIZE takes a positive count of connections and refuses anything else', () => {
+  assert.equal(loadConfig({}).databasePoolSize, DATABASE_POOL_SIZE)
+  assert.equal(loadConfig({ DATABASE_POOL_SIZE: '' }).databasePoolSize, DATABASE_POOL_SIZE)
+  assert.equal(loadConfig({ DATABASE_POOL_SIZE: '1' }).databasePoolSize, 1)
+  assert.equal(loadConfig({ DATABASE_POOL_SIZE: '25' }).databasePoolSize, 25)
+  for (const value of ['0', '-1', '2.5', 'ten', '1001']) {
+    assert.throws(
+      () => loadConfig({ DATABASE_POOL_SIZE: value }),
+      /DATABASE_POOL_SIZE must be an integer from 1 to 1000/,
+    )
+  }
 })

@@ -1,11 +1,13 @@
 // The only reader of process.env. Every setting is documented in README.md with its default.
-import { SQLITE_CACHE_MB } from './db/database.js'
+import { DATABASE_POOL_SIZE, SQLITE_CACHE_MB } from './db/database.js'
 import { parseCidr } from './http/addresses.js'
 
 export interface Config {
   port: number
   host: string
   databaseUrl: string
+  /** PostgreSQL: connections each server or worker process keeps open to the database, at most. */
+  databasePoolSize: number
   publicUrl: string | null
   /**
    * Proxies whose X-Forwarded-* headers are believed: false (none), a hop count (the client is the
@@ -180,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     port: int(env, 'PORT', 8000),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || 'sqlite:./data/marketplace.sqlite',
+    databasePoolSize: int(env, 'DATABASE_POOL_SIZE', DATABASE_POOL_SIZE, 1, 1000),
     publicUrl,
     trustProxy: trustProxy(env),
     logLevel: env.LOG_LEVEL || 'info',

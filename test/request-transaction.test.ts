@@ -66,3 +66,21 @@ test('a rolled back request leaves nothing, and the database serves others as be
   await tx.run(() => insert('z'))
   assert.deepEqual(await names(), ['z'])
 })
+
+test(
+  'the PostgreSQL pool holds poolSize connections at most: one more request gets the connection the first gives back',
+  { skip: pg ? false : 'PostgreSQL only (SQLite has no pool)' },
+  async () => {
+    const backend = async () =>
+      (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid
+    const held = await Promise.all([1, 2, 3].map(() => database.beginRequest()))
+    const pids = await Promise.all(held.map((tx) => tx.run(backend)))
+    assert.equal(new Set(pids).size, 3)
+    // A fourth connection would be a new backend; the pool of 3 hands over the first one instead.
+    const fourth = database.beginRequest()
+    await held[0]!.commit()
+    const tx = await fourth
+    assert.equal(await tx.run(backend), pids[0])
+    await Promise.all([tx, held[1]!, held[2]!].map((t) => t.commit()))
+  },
+)

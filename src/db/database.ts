@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
@@ -17,6 +18,13 @@ export type Dialect = 'sqlite' | 'postgres'
 
 /** SQLite's page cache per connection, in MB, unless told otherwise (`SQLITE_CACHE_MB`). */
 export const SQLITE_CACHE_MB = 8
+
+/**
+ * PostgreSQL: connections a process keeps open at most, unless told otherwise
+ * (`DATABASE_POOL_SIZE`): twice the cores, at least 2. On two cores shared with PostgreSQL, 4 cost
+ * PostgreSQL less CPU a write than 10 did, at the same rates; 20 was slower (docs/performance.md).
+ */
+export const DATABASE_POOL_SIZE = Math.max(2, 2 * availableParallelism())
 
 export interface Database {
   db: Kysely<DB>
@@ -49,6 +57,7 @@ export interface Database {
 export interface DatabaseOptions {
   /** PostgreSQL only: put every table in this schema (created when missing). Tests use one per file. */
   schema?: string
+  /** PostgreSQL: the pool's connections at most (default DATABASE_POOL_SIZE). */
   poolSize?: number
   /**
    * SQLite file only: milliseconds between WAL checkpoints run by a background thread (see
@@ -243,7 +252,7 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
   const options = opts.schema ? `-c search_path=${opts.schema}` : undefined
   const pool = new pg.Pool({
     connectionString: url,
-    max: opts.poolSize ?? 10,
+    max: opts.poolSize ?? DATABASE_POOL_SIZE,
     types: typeParsers,
     ...(options ? { options } : {}),
   })
