@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { call } from '../support/client.js'
+import { counted } from '../support/statements.js'
 import { makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
 import { makeOffering, makePlan, providerGraph } from '../support/catalog-fixtures.js'
 
@@ -52,16 +53,9 @@ before(async () => {
 })
 after(() => t.close())
 
-/** The statements `run` sends, and its answer. */
-async function counted<T>(run: () => Promise<T>): Promise<{ statements: number; answer: T }> {
-  const before = t.database.statements()
-  const answer = await run()
-  return { statements: t.database.statements() - before, answer }
-}
-
 /** `run`'s answer, its statement count checked against what is pinned for `kind`. */
 async function pinned<T>(kind: keyof typeof EXPECTED, run: () => Promise<T>): Promise<T> {
-  const { statements, answer } = await counted(run)
+  const { statements, answer } = await counted(t.database, run)
   assert.equal(statements, EXPECTED[kind][t.dialect], `statements of ${kind} on ${t.dialect}`)
   return answer
 }

@@ -10,8 +10,9 @@ import assert from 'node:assert/strict'
 import { sql } from 'kysely'
 import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.js'
 import { call } from '../support/client.js'
-import { makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
-import { makeOffering, makePlan, type OfferingRef } from '../support/catalog-fixtures.js'
+import type { Ref, UserRef } from '../support/fixtures.js'
+import { orderingWorld, type OfferingRef } from '../support/catalog-fixtures.js'
+import { counted } from '../support/statements.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -28,12 +29,7 @@ let staff: UserRef
 
 before(async () => {
   t = await buildTestApp({ tokenCacheSeconds: 60 })
-  const consumer = await makeCustomer(t.ctx, 'Consumer org')
-  project = await makeProject(t.ctx, consumer, { name: 'Watched project' })
-  const provider = await makeCustomer(t.ctx, 'Provider org')
-  offering = await makeOffering(t.ctx, provider, { type: 'Marketplace.Basic', name: 'Watched offering' })
-  plan = await makePlan(t.ctx, offering, { unitPrice: '10' })
-  staff = await makeUser(t.ctx, { staff: true })
+  ;({ project, offering, plan, staff } = await orderingWorld(t.ctx, 'Watched'))
   // Another process on the same database: a pool of its own.
   if (t.dialect === 'postgres') other = await createDatabase(TEST_DATABASE_URL, { schema: t.database.schema })
 })
@@ -63,10 +59,11 @@ async function place(n: number): Promise<{ uuid: string; id: number }> {
 
 /** The order as a retrieve answers it, and the statements the retrieve sent. */
 async function retrieve(uuid: string): Promise<{ statements: number; body: any }> {
-  const before = t.database.statements()
-  const r = await call(t.app, 'GET', `/api/marketplace-orders/${uuid}/`, { token: staff.token })
+  const { statements, answer: r } = await counted(t.database, () =>
+    call(t.app, 'GET', `/api/marketplace-orders/${uuid}/`, { token: staff.token }),
+  )
   assert.equal(r.status, 200, r.text)
-  return { statements: t.database.statements() - before, body: r.body }
+  return { statements, body: r.body }
 }
 
 /** Resolves when the app's feed tells a change `matches`. */
@@ -223,11 +220,12 @@ test('while the notifications are down nothing kept is used, and every change is
 
 /** A list as staff: its orders' uuids and total, and the statements it sent. */
 async function list(query: string): Promise<{ statements: number; uuids: string[]; total: number }> {
-  const before = t.database.statements()
-  const r = await call(t.app, 'GET', `/api/marketplace-orders/?${query}`, { token: staff.token })
+  const { statements, answer: r } = await counted(t.database, () =>
+    call(t.app, 'GET', `/api/marketplace-orders/?${query}`, { token: staff.token }),
+  )
   assert.equal(r.status, 200, r.text)
   return {
-    statements: t.database.statements() - before,
+    statements,
     uuids: r.body.map((o: { uuid: string }) => o.uuid),
     total: Number(r.headers['x-result-count']),
   }
@@ -284,17 +282,13 @@ test('on a SQLite file, unchanged orders cost no statement, and any commit (anot
   const f = await buildTestApp({ databaseUrl: `sqlite:${file}`, tokenCacheSeconds: 60 })
   const shell = new SQLite(file)
   try {
-    const consumer = await makeCustomer(f.ctx, 'File org')
-    const p = await makeProject(f.ctx, consumer, { name: 'File project' })
-    const provider = await makeCustomer(f.ctx, 'File provider')
-    const o = await makeOffering(f.ctx, provider, { type: 'Marketplace.Basic', name: 'File offering' })
-    const pl = await makePlan(f.ctx, o, { unitPrice: '1' })
-    const admin = await makeUser(f.ctx, { staff: true })
+    const { project: p, offering: o, plan: pl, staff: admin } = await orderingWorld(f.ctx, 'File')
     const get = async (path: string) => {
-      const before = f.database.statements()
-      const r = await call(f.app, 'GET', path, { token: admin.token })
+      const { statements, answer: r } = await counted(f.database, () =>
+        call(f.app, 'GET', path, { token: admin.token }),
+      )
       assert.equal(r.status, 200, r.text)
-      return { statements: f.database.statements() - before, body: r.body }
+      return { statements, body: r.body }
     }
     const placed = await call(f.app, 'POST', '/api/marketplace-orders/', {
       token: admin.token,

@@ -6,8 +6,9 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildTestApp, type TestApp } from '../support/app.js'
 import { call } from '../support/client.js'
-import { grant, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
-import { makeOffering, makePlan, type OfferingRef } from '../support/catalog-fixtures.js'
+import { grant, makeUser, type Ref, type UserRef } from '../support/fixtures.js'
+import { orderingWorld, type OfferingRef } from '../support/catalog-fixtures.js'
+import { counted } from '../support/statements.js'
 
 let t: TestApp
 let project: Ref
@@ -30,12 +31,7 @@ const EXPECTED = {
 
 before(async () => {
   t = await buildTestApp({ tokenCacheSeconds: 60 })
-  const consumer = await makeCustomer(t.ctx, 'Consumer org')
-  project = await makeProject(t.ctx, consumer, { name: 'Counted project' })
-  const provider = await makeCustomer(t.ctx, 'Provider org')
-  offering = await makeOffering(t.ctx, provider, { type: 'Marketplace.Basic', name: 'Counted offering' })
-  plan = await makePlan(t.ctx, offering, { unitPrice: '10' })
-  staff = await makeUser(t.ctx, { staff: true })
+  ;({ project, offering, plan, staff } = await orderingWorld(t.ctx, 'Counted'))
   member = await makeUser(t.ctx)
   await grant(t.ctx, member, 'PROJECT.MEMBER', { type: 'project', id: project.id })
 })
@@ -52,18 +48,11 @@ const place = (token: string, n: number) =>
     },
   })
 
-/** The statements `run` sends, and its answer. */
-async function counted<T>(run: () => Promise<T>): Promise<{ statements: number; answer: T }> {
-  const before = t.database.statements()
-  const answer = await run()
-  return { statements: t.database.statements() - before, answer }
-}
-
 test('placing an order costs the statements pinned for its database, and answers the new order', async () => {
   // Warm: the caller's token and roles, the compiled and prepared statements.
   assert.equal((await place(staff.token, 0)).status, 201)
   for (let n = 1; n <= 3; n++) {
-    const { statements, answer } = await counted(() => place(staff.token, n))
+    const { statements, answer } = await counted(t.database, () => place(staff.token, n))
     assert.equal(answer.status, 201, answer.text)
     assert.equal(answer.body.attributes.name, `counted-${n}`)
     assert.equal(answer.body.project_uuid, project.uuid)
@@ -89,7 +78,7 @@ test('approving an order as its consumer costs the statements pinned for its dat
     call(t.app, 'POST', `/api/marketplace-orders/${uuid}/approve_by_consumer/`, { token: staff.token })
   assert.equal((await approve(pending[0]!)).status, 200)
   for (const uuid of pending.slice(1)) {
-    const { statements, answer } = await counted(() => approve(uuid))
+    const { statements, answer } = await counted(t.database, () => approve(uuid))
     assert.equal(answer.status, 200, answer.text)
     assert.deepEqual(answer.body, { detail: 'Order has been approved.' })
     assert.equal(statements, EXPECTED.approve[t.dialect], `statements of an approval on ${t.dialect}`)

@@ -3,7 +3,7 @@ import type { AppContext } from '../../src/context.js'
 import { toJson } from '../../src/db/values.js'
 import { insertBuiltinComponents } from '../../src/areas/catalog/service.js'
 import { slugify } from '../../src/http/slug.js'
-import { grant, insertRef, makeCustomer, makeUser, type Ref, type UserRef } from './fixtures.js'
+import { grant, insertRef, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from './fixtures.js'
 
 let seq = 0
 
@@ -241,4 +241,21 @@ export async function makeOfferingManager(ctx: AppContext, offering: Ref): Promi
   const u = await makeUser(ctx)
   await grant(ctx, u, 'OFFERING.MANAGER', { type: 'offering', id: offering.id })
   return u
+}
+
+/**
+ * What placing orders needs: a consumer organization's project, a provider's Marketplace.Basic
+ * offering with a plan, and a staff user.
+ */
+export async function orderingWorld(
+  ctx: AppContext,
+  name: string,
+): Promise<{ project: Ref; offering: OfferingRef; plan: Ref; staff: UserRef }> {
+  const consumer = await makeCustomer(ctx, 'Consumer org')
+  const project = await makeProject(ctx, consumer, { name: `${name} project` })
+  const provider = await makeCustomer(ctx, 'Provider org')
+  const offering = await makeOffering(ctx, provider, { type: 'Marketplace.Basic', name: `${name} offering` })
+  const plan = await makePlan(ctx, offering, { unitPrice: '10' })
+  const staff = await makeUser(ctx, { staff: true })
+  return { project, offering, plan, staff }
 }
