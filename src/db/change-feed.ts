@@ -20,6 +20,7 @@
 // Nothing is used while the LISTEN connection is not established: a notification missed while it
 // was down cannot be told from none, so (re)connecting drops everything kept.
 import pg from 'pg'
+import { ORDER_RECORD_SOURCES } from './migrations/2026-11-24T1000_order_record_versions.js'
 
 export const CHANGES_CHANNEL = 'marketplace_changes'
 
@@ -29,8 +30,13 @@ export const CHANGES_CHANNEL = 'marketplace_changes'
  */
 export type Change = { table: string; ids: number[] | null } | 'all'
 
-/** Tables whose writes by this process count, named as in statements (quoted or not). */
-const WATCHED = /\b(orders|record_epochs|offerings|customers|categories|plans|projects|resources|users)\b/
+/**
+ * Tables whose writes by this process count, named as in statements (quoted or not): the orders,
+ * the epochs, and the tables whose writes raise the records' epoch by trigger.
+ */
+const WATCHED = new RegExp(
+  `\\b(${['orders', 'record_epochs', ...Object.keys(ORDER_RECORD_SOURCES)].join('|')})\\b`,
+)
 
 export interface ConnectionState {
   inTransaction: boolean
