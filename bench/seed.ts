@@ -4,10 +4,10 @@
 // floating IPs and site agent services. Writes a manifest (tokens and uuids the scenarios use)
 // next to the database and prints its path. An existing data set of the same size is reused.
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { sql, type Kysely } from 'kysely'
-import { createDatabase } from '../src/db/database.js'
+import { createDatabase, dropSchema } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import type { DB } from '../src/db/tables.js'
 import { isPostgres } from '../src/db/sql.js'
@@ -71,6 +71,23 @@ function named(count: number, name: (i: number) => string, fields: (i: number) =
   }))
 }
 
+/**
+ * Removes a data set this checkout has no manifest for (seeded by another checkout, or a seed that
+ * stopped half-way), so that a fresh seed starts from empty tables instead of failing on their rows.
+ */
+async function discardDataSet(databaseUrl: string): Promise<void> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const file = databaseUrl.slice('sqlite:'.length)
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true })
+    return
+  }
+  const url = new URL(databaseUrl)
+  const schema = url.searchParams.get('schema')
+  if (!schema) return
+  url.searchParams.delete('schema')
+  await dropSchema(url.toString(), schema)
+}
+
 /** The seeded records' clock: every seeded row was created before it. */
 const SEED_NOW = Date.parse('2026-06-01T00:00:00.000Z')
 
@@ -92,6 +109,7 @@ export async function seed(orders: number, databaseUrl: string): Promise<string>
     }
   }
   mkdirSync('./bench/data', { recursive: true })
+  await discardDataSet(databaseUrl)
   const database = await createDatabase(databaseUrl, { poolSize: 4 })
   const db = database.db
   await migrateToLatest(db, database.schema)
