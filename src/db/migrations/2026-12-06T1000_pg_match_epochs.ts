@@ -29,7 +29,7 @@ interface PgTrigger {
   rows?: string
 }
 
-function pgTriggers(): PgTrigger[] {
+export function pgTriggers(): PgTrigger[] {
   return Object.entries(MATCH_EPOCHS).flatMap(([epoch, events]) =>
     events.map(({ table, event, when }) => {
       const name = `${epoch}_epoch_${event.split(' ')[0]}`
@@ -46,6 +46,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const epoch of Object.keys(MATCH_EPOCHS)) {
     await sql`insert into record_epochs (name, n) values (${epoch}, 0)`.execute(db)
   }
+  await createStatementTriggers(db)
+}
+
+/** This migration's statement-level triggers (also what a later migration's `down` puts back). */
+export async function createStatementTriggers(db: Kysely<any>): Promise<void> {
   for (const t of pgTriggers()) {
     const raise = `update record_epochs set n = n + 1 where name = '${t.epoch}';`
     const written = `select from written${t.rows ? ` where ${t.rows}` : ''}`
