@@ -243,12 +243,12 @@ class EventHub {
     // SQLite: this process's own commits wake the waiters at once; the poll is for other processes'.
     this.#stopCommits = this.ctx.onCommit?.(() => this.check()) ?? null
     const notifications = this.ctx.notifications
-    if (!notifications) {
+    // Subscribed once, kept while no stream waits: the connection serves the change feed anyway.
+    if (!notifications || this.#unlisten) {
       this.check()
       return
     }
-    // Kept once taken (the process's connection stays open for the change feed anyway).
-    this.#unlisten ??= notifications.listen(EVENTS_CHANNEL, {
+    this.#unlisten = notifications.listen(EVENTS_CHANNEL, {
       notification: (payload) => {
         if (payload === notifications.schema) this.check()
       },
