@@ -120,11 +120,15 @@ function told(matches: (c: Change) => boolean): Promise<void> {
   })
 }
 
-/** The app's connections whose last statement was a LISTEN: the pid and the statement. */
+/**
+ * The app's connections whose last statement is one a listening connection sends (a LISTEN, or the
+ * change feed's fence): the pid and the statement. The pool's connections send neither.
+ */
 async function listening(): Promise<{ pid: number; query: string }[]> {
   const r = await sql<{ pid: number; query: string }>`
     select pid, query from pg_stat_activity
-    where application_name = ${APPLICATION_NAME} and query ilike 'listen %'`.execute(other!.db)
+    where application_name = ${APPLICATION_NAME}
+      and (query ilike 'listen %' or query = 'select pg_notify($1, $2)')`.execute(other!.db)
   return r.rows
 }
 
@@ -140,6 +144,9 @@ test('a PostgreSQL process listens on one connection, and both its uses survive 
   await changes.ready()
   await retrieve(first)
   assert.equal((await retrieve(first)).statements, 0)
+  const before = await listening()
+  assert.equal(before.length, 1, JSON.stringify(before))
+  assert.equal(before[0]!.pid, notifications.pid)
 
   // Cut it, as a restart of the database server or a network fault would.
   const lostPid = notifications.pid
