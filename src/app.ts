@@ -136,7 +136,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const jobs = new JobQueue(database.db, database.dialect, clock, app.log)
-  if (database.changes) database.changes.warn = (msg, err) => app.log.warn({ err }, msg)
+  if (database.notifications) database.notifications.warn = (msg, err) => app.log.warn({ err }, msg)
   const tokenCache = new TokenCache(config.tokenCacheSeconds * 1000)
   const ctx: AppContext = {
     db: database.db,
@@ -150,6 +150,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     log: app.log,
     actorsChanged: () => tokenCache.invalidate(),
     onCommit: database.onCommit,
+    notifications: database.notifications,
   }
   app.decorate('appConfig', config)
   app.decorate('ctx', ctx)

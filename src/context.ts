@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.js'
 import type { DB } from './db/tables.js'
 import type { Dialect } from './db/database.js'
+import type { Notifications } from './db/notifications.js'
 import type { JobQueue } from './jobs/queue.js'
 
 /** Every address of a host name (as `dns.lookup` with `all: true` answers). */
@@ -26,4 +27,6 @@ export interface AppContext {
   actorsChanged: () => void
   /** SQLite: calls `listener` after each commit of writes by this process; the answer stops it. */
   onCommit?: (listener: () => void) => () => void
+  /** PostgreSQL: the process's LISTEN connection; subscribe to a channel with `listen`. */
+  notifications?: Notifications
 }

@@ -3,7 +3,8 @@
 // On a SQLite file, the reading connection's data_version (`DataVersionFreshness`, below). On
 // PostgreSQL, the change feed: what this process learns of changes to watched tables without
 // asking. Changes come two ways:
-// - from every process on the database, through LISTEN on `marketplace_changes`: triggers
+// - from every process on the database, through LISTEN on `marketplace_changes` (on the process's
+//   one listening connection, notifications.ts): triggers
 //   (migration 2026-12-06T1400_change_notifications) notify `<schema> orders <ids>` after each
 //   statement that updates or deletes orders, `<schema> orders *` when it touched too many to
 //   name, `<schema> orders new` when it inserted some, and `<schema> epoch <name>` when an epoch
@@ -19,7 +20,7 @@
 //
 // Nothing is used while the LISTEN connection is not established: a notification missed while it
 // was down cannot be told from none, so (re)connecting drops everything kept.
-import pg from 'pg'
+import type { Notifications } from './notifications.js'
 import { ORDER_RECORD_SOURCES } from './migrations/2026-11-24T1000_order_record_versions.js'
 
 export const CHANGES_CHANNEL = 'marketplace_changes'
@@ -55,16 +56,11 @@ export interface Freshness {
 }
 
 export class ChangeFeed implements Freshness {
-  readonly #url: string
-  readonly #options: string | undefined
-  #schema: string | null = null
-  /** Told when notifications are lost (the app logs it). */
-  warn: (msg: string, err: unknown) => void = () => {}
+  readonly #notifications: Notifications
   readonly #listeners = new Set<(change: Change) => void>()
-  #client: pg.Client | null = null
+  #unlisten: (() => void) | null = null
   #live = false
   #closed = false
-  #reconnect: NodeJS.Timeout | null = null
   /** Raised by every change told: a read that began at another generation keeps nothing. */
   #generation = 0
   /** This process's transactions (and statements) that wrote a watched table and have not ended. */
@@ -74,10 +70,9 @@ export class ChangeFeed implements Freshness {
   readonly #fences = new Set<string>()
   #fenceSeq = 0
 
-  /** `url` without `?schema=`; `options` the pool's connection options (its search path). */
-  constructor(url: string, options?: string) {
-    this.#url = url
-    this.#options = options
+  /** Listens through `notifications`, the process's listening connection, from the first read on. */
+  constructor(notifications: Notifications) {
+    this.#notifications = notifications
   }
 
   /** The generation a read begins at, or null when nothing may be kept or used now. */
@@ -113,11 +108,6 @@ export class ChangeFeed implements Freshness {
     if (this.#waiters.length && this.ticket() !== null) for (const w of this.#waiters.splice(0)) w()
   }
 
-  /** The listening connection's server process, while it is connected. */
-  get listenerPid(): number | null {
-    return (this.#client as { processID?: number } | null)?.processID ?? null
-  }
-
   /** Calls `listener` with each change; the answer stops it. */
   subscribe(listener: (change: Change) => void): () => void {
     this.#listeners.add(listener)
@@ -128,7 +118,6 @@ export class ChangeFeed implements Freshness {
     this.#generation++
     for (const l of this.#listeners) l(change)
   }
-
   /**
    * Watches one pooled connection's statements (see `database.ts`): `send` runs one, and the
    * answer is its result. A write of a watched table holds the kept answers back from its start
@@ -182,15 +171,15 @@ export class ChangeFeed implements Freshness {
    */
   #fence(): void {
     this.#generation++
-    const client = this.#client
-    if (!this.#live || !client || this.#schema === null) {
+    const schema = this.#notifications.schema
+    if (!this.#live || schema === null) {
       this.#tell('all')
       return
     }
     const id = `${process.pid}.${++this.#fenceSeq}`
     this.#fences.add(id)
-    client.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, `${this.#schema} fence ${id}`]).catch(() => {
-      // The connection's loss is handled by its 'error' or 'end' (everything dropped).
+    this.#notifications.notify(CHANGES_CHANNEL, `${schema} fence ${id}`).catch(() => {
+      // The connection's loss is told by `lost` (everything dropped).
       this.#fences.delete(id)
       this.#tell('all')
     })
@@ -225,64 +214,43 @@ export class ChangeFeed implements Freshness {
   }
 
   #listen(): void {
-    if (this.#closed || this.#client || this.#reconnect) return
-    const client = new pg.Client({ connectionString: this.#url, options: this.#options })
-    this.#client = client
-    const lost = (e: unknown) => {
-      if (this.#client !== client) return
-      this.#client = null
-      this.#live = false
-      this.#fences.clear()
-      this.#tell('all')
-      void client.end().catch(() => undefined)
-      if (this.#closed) return
-      this.warn('change notifications lost; kept answers are not used until they are back', e)
-      this.#reconnect = setTimeout(() => {
-        this.#reconnect = null
-        this.#listen()
-      }, 1000)
-      this.#reconnect.unref()
-    }
-    client.on('error', lost)
-    client.on('end', () => lost(new Error('connection ended')))
-    client.on('notification', (n) => {
-      if (n.channel !== CHANGES_CHANNEL || !n.payload || this.#schema === null) return
-      const [schema, kind, id] = n.payload.split(' ')
-      if (kind === 'fence' && schema === this.#schema) {
-        if (this.#fences.delete(id!)) {
-          this.#generation++
-          this.#settled()
+    if (this.#closed || this.#unlisten) return
+    this.#unlisten = this.#notifications.listen(CHANGES_CHANNEL, {
+      notification: (payload) => {
+        const schema = this.#notifications.schema
+        if (!payload || schema === null) return
+        const [s, kind, id] = payload.split(' ')
+        if (kind === 'fence' && s === schema) {
+          if (this.#fences.delete(id!)) {
+            this.#generation++
+            this.#settled()
+          }
+          return
         }
-        return
-      }
-      const change = parseChange(n.payload, this.#schema)
-      if (change) this.#tell(change)
-    })
-    client
-      .connect()
-      .then(() => client.query<{ s: string }>('select current_schema() as s'))
-      .then((r) => {
-        // The schema the triggers name: the first of the search path, as for the pool's.
-        this.#schema = r.rows[0]!.s
-        return client.query(`LISTEN ${CHANGES_CHANNEL}`)
-      })
-      .then(() => {
-        if (this.#client !== client) return
-        // Whatever was kept before is of unknown age.
+        const change = parseChange(payload, schema)
+        if (change) this.#tell(change)
+      },
+      connected: () => {
+        // LISTEN is in place. Whatever was kept before is of unknown age.
         this.#tell('all')
         this.#live = true
         this.#settled()
-      }, lost)
+      },
+      lost: () => {
+        // A notification missed from now on cannot be told from none.
+        this.#live = false
+        this.#fences.clear()
+        this.#tell('all')
+      },
+    })
   }
 
-  async close(): Promise<void> {
+  close(): void {
     this.#closed = true
     this.#live = false
-    if (this.#reconnect) clearTimeout(this.#reconnect)
-    const client = this.#client
-    this.#client = null
+    this.#unlisten?.()
+    this.#unlisten = null
     this.#listeners.clear()
-    if (client) await client.end().catch(() => undefined)
   }
 }
 

@@ -11,6 +11,7 @@ import { runsDirectly } from './compiled.js'
 import type { RequestTransaction } from './request-transaction.js'
 import { ScopedPostgresDialect } from './scoped-pg-driver.js'
 import { ChangeFeed, DataVersionFreshness, registerFreshness, type ConnectionState } from './change-feed.js'
+import { Notifications } from './notifications.js'
 import { currentScope } from './request-transaction.js'
 import { BACKSTOP_PAGES, startCheckpointer, type CheckpointResult } from './checkpointer.js'
 
@@ -50,6 +51,11 @@ export interface Database {
   statements(): number
   /** PostgreSQL: what this process learns of changes by notification (see change-feed.ts). */
   changes?: ChangeFeed
+  /**
+   * PostgreSQL: the process's one LISTEN connection, shared by the change feed and the event
+   * streams' wake-ups (see notifications.ts).
+   */
+  notifications?: Notifications
   /** Closes the pool or file handle. */
   close(): Promise<void>
 }
@@ -66,6 +72,8 @@ export interface DatabaseOptions {
   checkpointIntervalMs?: number
   /** SQLite: the page cache of each connection, in MB (default SQLITE_CACHE_MB). */
   cacheMb?: number
+  /** PostgreSQL: milliseconds before a lost LISTEN connection is opened again (default LISTEN_RETRY_MS). */
+  listenRetryMs?: number
 }
 
 // int8 (count(*), sum of integers) comes back as a string by default; our counts fit in a double.
@@ -257,7 +265,8 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     ...(options ? { options } : {}),
   })
   const sent = { n: 0 }
-  const changes = new ChangeFeed(url, options)
+  const notifications = new Notifications(url, options, opts.listenRetryMs)
+  const changes = new ChangeFeed(notifications)
   pool.on('connect', (client) => namedStatements(client, sent, changes))
   pool.on('remove', (client) => {
     const state = (client as { feedState?: ConnectionState }).feedState
@@ -271,10 +280,12 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
     dialect,
     schema: opts.schema,
     changes,
+    notifications,
     beginRequest: () => pgDialect.driver.beginRequest(),
     statements: () => sent.n,
     close: async () => {
-      await changes.close()
+      changes.close()
+      await notifications.close()
       await db.destroy()
     },
   }

@@ -205,7 +205,7 @@ test('while the notifications are down nothing kept is used, and every change is
   assert.equal((await retrieve(o.uuid)).statements, 0)
   // Cut the listening connection, as a restart of the database server or a network fault would.
   const lost = told((c) => c === 'all')
-  await sql`select pg_terminate_backend(${feed.listenerPid})`.execute(other.db)
+  await sql`select pg_terminate_backend(${t.database.notifications!.pid})`.execute(other.db)
   await lost
   // Not told any more: this change is seen because nothing kept is used.
   await sql`update orders set state = 'erred' where id = ${o.id}`.execute(other.db)

@@ -62,7 +62,8 @@ export async function buildTestApp(
   const url = overrides.databaseUrl ?? TEST_DATABASE_URL
   const dialect = dialectOf(url)
   const schema = sharing || dialect !== 'postgres' ? undefined : `t_${randomBytes(6).toString('hex')}`
-  const database = sharing?.database ?? (await createDatabase(url, { schema, poolSize: 5 }))
+  // A lost LISTEN connection is opened again at once rather than after the server's second.
+  const database = sharing?.database ?? (await createDatabase(url, { schema, poolSize: 5, listenRetryMs: 5 }))
   const config = loadConfig(
     {},
     {

@@ -12,11 +12,11 @@
 // always every position up to the highest it sees.
 //
 // Wake-ups. On PostgreSQL a trigger notifies `marketplace_events` when a transaction that wrote
-// events commits (nothing on rollback); every process listening runs the sequencer (at most one
-// at a time gets anything to do) and wakes its waiters. A poll of the counter backs this up (and
+// events commits (nothing on rollback); every process listening (on its one listening connection,
+// src/db/notifications.ts) runs the sequencer (at most one at a time gets anything to do) and
+// wakes its waiters, and looks once whenever LISTEN is in place again after the connection was lost. A poll of the counter backs this up (and
 // is the only signal on SQLite for other processes' commits; this process's own wake the waiters
 // at once): it costs one indexed read.
-import pg from 'pg'
 import type { AppContext } from '../../context.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { eventsRepository, type EventRow } from './repository.js'
@@ -187,7 +187,10 @@ export async function purgeEvents(ctx: AppContext): Promise<number> {
   }
 }
 
-/** The waiters of one app's events, the poll and (PostgreSQL) the LISTEN connection. */
+/** The channel the outbox's trigger notifies (its payload: the schema the events were written in). */
+const EVENTS_CHANNEL = 'marketplace_events'
+
+/** The waiters of one app's events, the poll and (PostgreSQL) the subscription to the notifications. */
 class EventHub {
   readonly #listeners = new Set<() => void>()
   #head = -1
@@ -195,10 +198,8 @@ class EventHub {
   #again = false
   #poll: NodeJS.Timeout | null = null
   #stopCommits: (() => void) | null = null
-  #client: pg.Client | null = null
-  #schema: string | null = null
+  #unlisten: (() => void) | null = null
   #closed = false
-  #reconnect: NodeJS.Timeout | null = null
 
   constructor(private readonly ctx: AppContext) {}
 
@@ -241,8 +242,19 @@ class EventHub {
     this.#poll = setInterval(() => this.check(), pollMs)
     // SQLite: this process's own commits wake the waiters at once; the poll is for other processes'.
     this.#stopCommits = this.ctx.onCommit?.(() => this.check()) ?? null
-    if (this.ctx.dialect === 'postgres' && !this.#client) void this.#listen()
-    else this.check()
+    const notifications = this.ctx.notifications
+    // Subscribed once, kept while no stream waits: the connection serves the change feed anyway.
+    if (!notifications || this.#unlisten) {
+      this.check()
+      return
+    }
+    this.#unlisten = notifications.listen(EVENTS_CHANNEL, {
+      notification: (payload) => {
+        if (payload === notifications.schema) this.check()
+      },
+      // Whatever committed while nobody listened.
+      connected: () => this.check(),
+    })
   }
 
   #stop(): void {
@@ -252,51 +264,12 @@ class EventHub {
     this.#stopCommits = null
   }
 
-  async #listen(): Promise<void> {
-    if (this.#closed || this.#client) return
-    const url = new URL(this.ctx.config.databaseUrl)
-    url.searchParams.delete('schema')
-    const client = new pg.Client({ connectionString: url.toString() })
-    this.#client = client
-    const lost = (e?: unknown) => {
-      if (this.#client !== client) return
-      this.#client = null
-      void client.end().catch(() => undefined)
-      if (this.#closed) return
-      if (e) this.ctx.log.warn({ err: e }, 'event notifications lost; listening again in a second')
-      this.#reconnect = setTimeout(() => void this.#listen(), 1000)
-      this.#reconnect.unref()
-    }
-    client.on('error', lost)
-    client.on('end', () => lost(new Error('connection ended')))
-    client.on('notification', (n) => {
-      if (n.payload === this.#schema) this.check()
-    })
-    try {
-      this.#schema ??= String(
-        (
-          await this.ctx.db
-            .selectNoFrom((eb) => eb.fn<string>('current_schema', []).as('s'))
-            .executeTakeFirst()
-        )?.s,
-      )
-      await client.connect()
-      await client.query('LISTEN marketplace_events')
-      // Whatever committed while nobody listened.
-      this.check()
-    } catch (e) {
-      lost(e)
-    }
-  }
-
-  async close(): Promise<void> {
+  close(): void {
     this.#closed = true
     this.#stop()
-    if (this.#reconnect) clearTimeout(this.#reconnect)
-    const client = this.#client
-    this.#client = null
+    this.#unlisten?.()
+    this.#unlisten = null
     this.#listeners.clear()
-    if (client) await client.end().catch(() => undefined)
   }
 }
 
@@ -317,9 +290,9 @@ export function onEventsCommitted(ctx: AppContext, listener: () => void): () => 
   return hubOf(ctx).subscribe(listener)
 }
 
-/** Stops the poll and closes the LISTEN connection (the app's onClose). */
-export async function closeEvents(ctx: AppContext): Promise<void> {
+/** Stops the poll and the subscription to the notifications (the app's onClose). */
+export function closeEvents(ctx: AppContext): void {
   const hub = hubs.get(ctx)
   hubs.delete(ctx)
-  await hub?.close()
+  hub?.close()
 }

@@ -1,5 +1,5 @@
 // HTTP for /api/events/ (the list) and /api/events/stream/ (Server-Sent Events), the retention's
-// cleanup job, and the LISTEN connection's end when the app closes.
+// cleanup job, and the end of the wake-ups' subscription when the app closes.
 import { Type } from '@sinclair/typebox'
 import { AppError, fieldError } from '../../http/errors.js'
 import { compileFilters, type FilterValues } from '../../http/filters.js'
@@ -94,5 +94,5 @@ export const eventsRoutes = resourceRoutes([events], (app, ctx) => {
   // With a worker, one cleanup job is kept queued.
   if (ctx.config.workerEnabled) app.addHook('onReady', () => ctx.jobs.queuePeriodic(PURGE_JOB))
   app.addHook('preClose', async () => endStreams(ctx))
-  app.addHook('onClose', () => svc.closeEvents(ctx))
+  app.addHook('onClose', async () => svc.closeEvents(ctx))
 })
