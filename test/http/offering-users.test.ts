@@ -135,6 +135,29 @@ describe('accounts made when users gain access', () => {
     for (const u of [member, manager]) assert.equal((await accountOf(u))?.state, 'Requested')
   })
 
+  test("a Create order's approval gives accounts on its own offering only, not on the project's others", async () => {
+    const project = await makeProject(t.ctx, t.consumer)
+    const plan = await makePlan(t.ctx, t.offering)
+    const member = await makeUser(t.ctx)
+    await addMember(project, member)
+    // A live resource of another account-keeping offering, placed without the provisioning a
+    // resource's order runs: the member has no account on it.
+    const other = await makeOffering(t.ctx, t.providerCustomer, {
+      type: 'Marketplace.Basic',
+      pluginOptions: KEEPS,
+    })
+    await makeResource(t.ctx, other, project)
+    const o = await client(t.app, t.owner.token).post('/api/marketplace-orders/', {
+      offering: t.offering.url,
+      plan: plan.url,
+      project: project.url,
+      attributes: { name: 'alloc' },
+    })
+    assert.equal(o.status, 201, o.text)
+    assert.equal((await accountOf(member))?.state, 'Requested')
+    assert.equal(await accountOf(member, other), undefined)
+  })
+
   test('usernames by the offering policy: waldur_username, anonymized and full_name', async () => {
     const byUsername = await makeOffering(t.ctx, t.providerCustomer, {
       type: 'Marketplace.Basic',

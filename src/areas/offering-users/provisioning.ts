@@ -162,21 +162,24 @@ async function eligibleOfferings(db: Db, projectId: number): Promise<Offering[]>
 }
 
 /**
- * Every member of the project gets an account on each offering of the project's live resources
- * that keeps accounts (its type is one of `ACCOUNT_OFFERING_TYPES` and its plugin options set
- * `service_provider_can_create_offering_user`). Call it in the transaction that brought a
+ * Every member of the project gets an account on the offering of a resource just brought to life,
+ * if it keeps accounts (its type is one of `ACCOUNT_OFFERING_TYPES` and its plugin options set
+ * `service_provider_can_create_offering_user`). The project's other offerings are not looked at:
+ * their accounts were given when their resources came to life or the member joined, so the work
+ * does not grow with the project's resources. Call it in the transaction that brought the
  * resource to life.
  */
-export async function ensureOfferingUsersForProject(
+export async function ensureOfferingUsersForResource(
   ctx: AppContext,
   db: Db,
   projectId: number,
+  offeringId: number,
 ): Promise<void> {
-  const offerings = await eligibleOfferings(db, projectId)
-  if (!offerings.length) return
-  const members = await provisioningRepository(db).projectMembers(projectId, ctx.clock().toISOString())
-  for (const member of members)
-    for (const offering of offerings) await createOrRestore(ctx, db, offering, member)
+  const repo = provisioningRepository(db)
+  const offering = await repo.offeringOfTypes(offeringId, ACCOUNT_OFFERING_TYPES)
+  if (!offering || !offeringKeepsAccounts(offering)) return
+  const members = await repo.projectMembers(projectId, ctx.clock().toISOString())
+  for (const member of members) await createOrRestore(ctx, db, offering, member)
 }
 
 /** The user, just given a role on the project, gets an account on each of its eligible offerings. */

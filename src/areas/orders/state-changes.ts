@@ -9,7 +9,7 @@ import { ordersRepository, resourcesWriteRepository, type OrderRow } from './rep
 import { moveResource, type ResourceState } from '../catalog/service.js'
 import { resourceStateAfter, type ApprovalContext, type OrderState, type OrderType } from './state-machine.js'
 import { rulesOf, today, type Trx } from './order-rules.js'
-import { ensureOfferingUsersForProject } from '../offering-users/provisioning.js'
+import { ensureOfferingUsersForResource } from '../offering-users/provisioning.js'
 import { orderEvent, type OrderEventFacts } from './events.js'
 import { emitEvent, outboxRow, type OutboxRow } from '../events/service.js'
 
@@ -126,7 +126,7 @@ export async function afterStateChange(
   }
   // A new resource the provider takes on gives the project's members accounts on its offering.
   if (type === 'Create' && ACCOUNT_GIVING_STATES.has(state))
-    await ensureOfferingUsersForProject(ctx, trx, o.project_id)
+    await ensureOfferingUsersForResource(ctx, trx, o.project_id, o.offering_id)
   const rules = rulesOf(o.offering_type)
   if (state === 'executing' && rules?.processedBy === 'server') {
     await ctx.jobs.enqueue(trx, JOBS.process, { orderId })
