@@ -166,19 +166,19 @@ async function eligibleOfferings(db: Db, projectId: number): Promise<Offering[]>
  * if it keeps accounts (its type is one of `ACCOUNT_OFFERING_TYPES` and its plugin options set
  * `service_provider_can_create_offering_user`). The project's other offerings are not looked at:
  * their accounts were given when their resources came to life or the member joined, so the work
- * does not grow with the project's resources. Call it in the transaction that brought the
+ * does not grow with the project's resources. The offering is the one read with the order, so an
+ * offering that keeps no accounts costs no statement. Call it in the transaction that brought the
  * resource to life.
  */
 export async function ensureOfferingUsersForResource(
   ctx: AppContext,
   db: Db,
   projectId: number,
-  offeringId: number,
+  offering: Offering & { type: string },
 ): Promise<void> {
-  const repo = provisioningRepository(db)
-  const offering = await repo.offeringOfTypes(offeringId, ACCOUNT_OFFERING_TYPES)
-  if (!offering || !offeringKeepsAccounts(offering)) return
-  const members = await repo.projectMembers(projectId, ctx.clock().toISOString())
+  if (!(ACCOUNT_OFFERING_TYPES as readonly string[]).includes(offering.type)) return
+  if (!offeringKeepsAccounts(offering)) return
+  const members = await provisioningRepository(db).projectMembers(projectId, ctx.clock().toISOString())
   for (const member of members) await createOrRestore(ctx, db, offering, member)
 }
 

@@ -287,14 +287,6 @@ export function provisioningRepository(db: Db) {
       return (await eligibleOfferingsOf(db, [types.length], [projectId, ...types])).rows
     },
     /** The offering, if it is of one of the given types (the account-keeping offering of a new resource). */
-    async offeringOfTypes(offeringId: number, types: readonly string[]) {
-      return db
-        .selectFrom('offerings')
-        .select(['offerings.id', 'offerings.uuid', 'offerings.customer_id', 'offerings.plugin_options'])
-        .where('offerings.id', '=', offeringId)
-        .where('offerings.type', 'in', [...types])
-        .executeTakeFirst()
-    },
     /** The users holding a role on the project now. */
     async projectMembers(projectId: number, now: string) {
       return db

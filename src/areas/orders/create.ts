@@ -229,6 +229,7 @@ export async function createOrder(
       type,
       offering_id: offering.id,
       offering_type: offering.type,
+      offering_plugin_options: offering.plugin_options,
       project_id: project.id,
       resource_id: resourceId,
       resource_uuid: resourceUuid,

@@ -317,6 +317,7 @@ function transitionRow(db: Db) {
     'customers.blocked as customer_blocked',
     'customers.archived as customer_archived',
     'offerings.uuid as offering_uuid',
+    'offerings.plugin_options as offering_plugin_options',
     'projects.uuid as project_uuid',
     'customers.uuid as customer_uuid',
   ])

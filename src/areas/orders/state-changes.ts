@@ -59,6 +59,7 @@ export type StateChangeFacts = Pick<
   resource_uuid: string | null
   project_start_date: string | null
   offering_uuid: string
+  offering_plugin_options: unknown
   project_uuid: string
   customer_uuid: string
 }
@@ -126,7 +127,11 @@ export async function afterStateChange(
   }
   // A new resource the provider takes on gives the project's members accounts on its offering.
   if (type === 'Create' && ACCOUNT_GIVING_STATES.has(state))
-    await ensureOfferingUsersForResource(ctx, trx, o.project_id, o.offering_id)
+    await ensureOfferingUsersForResource(ctx, trx, o.project_id, {
+      id: o.offering_id,
+      type: o.offering_type,
+      plugin_options: o.offering_plugin_options,
+    })
   const rules = rulesOf(o.offering_type)
   if (state === 'executing' && rules?.processedBy === 'server') {
     await ctx.jobs.enqueue(trx, JOBS.process, { orderId })
