@@ -27,16 +27,18 @@ interface PgTrigger {
   transition: 'new' | 'old' | null
   /** Which of the rows written raise the epoch (a condition on their columns); undefined: any. */
   rows?: string
+  /** The SQLite trigger's WHEN condition as it is, on `new` or `old` (a row trigger's condition). */
+  when?: string
 }
 
 export function pgTriggers(): PgTrigger[] {
   return Object.entries(MATCH_EPOCHS).flatMap(([epoch, events]) =>
     events.map(({ table, event, when }) => {
       const name = `${epoch}_epoch_${event.split(' ')[0]}`
-      if (event.includes(' of ')) return { name, epoch, table, event, transition: null }
+      if (event.includes(' of ')) return { name, epoch, table, event, transition: null, when }
       const transition = event === 'delete' ? 'old' : 'new'
       // The SQLite condition names the row `new` or `old`; here it is a row of `written`.
-      return { name, epoch, table, event, transition, rows: when?.replace(/\b(new|old)\./g, '') }
+      return { name, epoch, table, event, transition, rows: when?.replace(/\b(new|old)\./g, ''), when }
     }),
   )
 }

@@ -1,6 +1,5 @@
 import { sql, type Kysely } from 'kysely'
 import { isPostgres } from './_helpers.js'
-import { MATCH_EPOCHS } from './2026-11-24T1200_match_epochs.js'
 import { createStatementTriggers, pgTriggers } from './2026-12-06T1000_pg_match_epochs.js'
 
 // PostgreSQL: the rows every write of a kind updates (the epochs of `record_epochs` that order
@@ -39,20 +38,17 @@ export async function up(db: Kysely<any>): Promise<void> {
       end $$`,
     )
     .execute(db)
+  // Each statement trigger is replaced by a deferred row trigger of the same name and event.
   for (const t of pgTriggers()) {
     await sql.raw(`drop trigger ${t.name} on ${t.table}`).execute(db)
     await sql.raw(`drop function ${t.name}()`).execute(db)
-  }
-  for (const [epoch, events] of Object.entries(MATCH_EPOCHS)) {
-    for (const { table, event, when } of events) {
-      await sql
-        .raw(
-          `create constraint trigger ${epoch}_epoch_${event.split(' ')[0]} after ${event} on ${table}
-          deferrable initially deferred for each row${when ? ` when (${when})` : ''}
-          execute function raise_epoch_at_commit('${epoch}')`,
-        )
-        .execute(db)
-    }
+    await sql
+      .raw(
+        `create constraint trigger ${t.name} after ${t.event} on ${t.table}
+        deferrable initially deferred for each row${t.when ? ` when (${t.when})` : ''}
+        execute function raise_epoch_at_commit('${t.epoch}')`,
+      )
+      .execute(db)
   }
   const pending = (sign: string, rows: string) =>
     `begin
