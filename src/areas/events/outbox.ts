@@ -14,9 +14,9 @@
 // Wake-ups. On PostgreSQL a trigger notifies `marketplace_events` when a transaction that wrote
 // events commits (nothing on rollback); every process listening (on its one listening connection,
 // src/db/notifications.ts) runs the sequencer (at most one at a time gets anything to do) and
-// wakes its waiters, and looks once whenever LISTEN is in place again after the connection was lost. A poll of the counter backs this up (and
-// is the only signal on SQLite for other processes' commits; this process's own wake the waiters
-// at once): it costs one indexed read.
+// wakes its waiters, and looks once whenever LISTEN is in place again after the connection was
+// lost. A poll of the counter backs this up (and is the only signal on SQLite for other processes'
+// commits; this process's own wake the waiters at once): it costs one indexed read.
 import type { AppContext } from '../../context.js'
 import { parseJson, toJson } from '../../db/values.js'
 import { eventsRepository, type EventRow } from './repository.js'
