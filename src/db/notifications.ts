@@ -38,6 +38,8 @@ interface Connection {
   listened: Set<string>
   syncing: boolean
   again: boolean
+  /** The last query sent on it, settled or not: the next one is sent when it has settled. */
+  tail: Promise<unknown>
 }
 
 /** A channel name as LISTEN takes it unquoted. */
@@ -89,9 +91,9 @@ export class Notifications {
     this.#channels.delete(sub.channel)
     const conn = this.#connection
     if (!conn?.listened.delete(sub.channel)) return
-    // Sent after any LISTEN on its way (a client runs its queries in order); a failure is the
+    // Sent after any LISTEN on its way (the connection's queries go in order); a failure is the
     // connection's loss, handled by its 'error' or 'end'.
-    conn.client.query(`UNLISTEN ${sub.channel}`).catch(() => undefined)
+    this.#query(conn, `UNLISTEN ${sub.channel}`).catch(() => undefined)
   }
 
   /** Whether the connection is open (LISTEN may still be on its way for some channels). */
@@ -117,13 +119,35 @@ export class Notifications {
   async notify(channel: string, payload: string): Promise<void> {
     const conn = this.#connection
     if (conn?.schema == null) throw new Error('the listening connection is not open')
-    await conn.client.query('select pg_notify($1, $2)', [channel, payload])
+    await this.#query(conn, 'select pg_notify($1, $2)', [channel, payload])
+  }
+
+  /**
+   * Sends a query on the connection once the one before it has settled. A pg client queues the
+   * queries it is given while one runs, but that queue is deprecated (pg 9 refuses a second query);
+   * the fences' notifications, a LISTEN and an UNLISTEN can all be asked for at once.
+   */
+  #query<R extends pg.QueryResultRow>(
+    conn: Connection,
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    const sent = conn.tail.then(() => conn.client.query<R>(text, values))
+    conn.tail = sent.catch(() => undefined)
+    return sent
   }
 
   #connect(): void {
     if (this.#closed || this.#connection || this.#reconnect) return
     const client = new pg.Client({ connectionString: this.#url, options: this.#options })
-    const conn: Connection = { client, schema: null, listened: new Set(), syncing: false, again: false }
+    const conn: Connection = {
+      client,
+      schema: null,
+      listened: new Set(),
+      syncing: false,
+      again: false,
+      tail: Promise.resolve(),
+    }
     this.#connection = conn
     client.on('error', (e) => this.#lost(conn, e))
     client.on('end', () => this.#lost(conn, new Error('connection ended')))
@@ -133,7 +157,7 @@ export class Notifications {
     })
     client
       .connect()
-      .then(() => client.query<{ s: string }>('select current_schema() as s'))
+      .then(() => this.#query<{ s: string }>(conn, 'select current_schema() as s'))
       .then((r) => {
         if (this.#connection !== conn) return
         // The schema the triggers name in their notifications: the first of the search path.
@@ -160,7 +184,7 @@ export class Notifications {
         const wanted = [...this.#channels.keys()].filter((c) => !conn.listened.has(c))
         if (wanted.length) {
           for (const c of wanted) conn.listened.add(c)
-          await conn.client.query(wanted.map((c) => `LISTEN ${c}`).join('; '))
+          await this.#query(conn, wanted.map((c) => `LISTEN ${c}`).join('; '))
         }
         for (const [channel, subs] of this.#channels) {
           if (!conn.listened.has(channel)) continue

@@ -132,6 +132,41 @@ async function listening(): Promise<{ pid: number; query: string }[]> {
   return r.rows
 }
 
+test('the listening connection sends its queries one at a time, however many are asked for at once', async (s) => {
+  if (!other) return s.skip('PostgreSQL only')
+  // pg warns (once a process, so this test comes first) when a query is given to a client that
+  // is running one; pg 9 refuses it. Fences' notifications, LISTEN and UNLISTEN come at any time.
+  const warnings: string[] = []
+  const onWarning = (w: Error) => warnings.push(w.message)
+  process.on('warning', onWarning)
+  s.after(() => process.off('warning', onWarning))
+  const notifications = t.database.notifications!
+  const heard: string[] = []
+  let all!: () => void
+  const allHeard = new Promise<void>((resolve) => (all = resolve))
+  const stop = notifications.listen('marketplace_test_burst', {
+    notification: (payload) => {
+      heard.push(payload)
+      if (heard.length === 20) all()
+    },
+    connected: () => {
+      for (let i = 0; i < 20; i++) void notifications.notify('marketplace_test_burst', String(i))
+    },
+  })
+  await allHeard
+  stop()
+  // Sent in the order asked for, and heard in that order.
+  assert.deepEqual(
+    heard,
+    Array.from({ length: 20 }, (_, i) => String(i)),
+  )
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(
+    warnings.filter((m) => m.includes('already executing a query')),
+    [],
+  )
+})
+
 test('a PostgreSQL process listens on one connection, and both its uses survive the loss of it', async (s) => {
   if (!other) return s.skip('PostgreSQL only')
   const notifications = t.database.notifications!
