@@ -8,11 +8,10 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { sql } from 'kysely'
 import { buildTestApp, TEST_DATABASE_URL, type TestApp } from './support/app.js'
-import { makeCustomer, makeProject, type Ref } from './support/fixtures.js'
-import { makeOffering, type OfferingRef } from './support/catalog-fixtures.js'
+import type { Ref } from './support/fixtures.js'
+import { createOrderColumns, ownOfferingWorld, type OfferingRef } from './support/catalog-fixtures.js'
 import { beforeMigration } from './support/migration.js'
 import { createDatabase, type Database } from '../src/db/database.js'
-import { toJson } from '../src/db/values.js'
 
 const MIGRATION = '2026-12-07T1000_commit_time_counters'
 
@@ -24,9 +23,7 @@ let offering: OfferingRef
 
 before(async () => {
   t = await buildTestApp()
-  customer = await makeCustomer(t.ctx)
-  project = await makeProject(t.ctx, customer)
-  offering = await makeOffering(t.ctx, customer, { type: 'Marketplace.Basic' })
+  ;({ customer, project, offering } = await ownOfferingWorld(t.ctx))
   // Another process on the same database: a pool of its own.
   if (t.dialect === 'postgres') other = await createDatabase(TEST_DATABASE_URL, { schema: t.database.schema })
 })
@@ -38,15 +35,7 @@ after(async () => {
 let n = 0
 const orderRow = (slug = `slug-${++n}`) => ({
   uuid: t.ctx.newUuid(),
-  slug,
-  type: 'Create',
-  state: 'pending-consumer',
-  offering_id: offering.id,
-  provider_customer_id: customer.id,
-  project_id: project.id,
-  customer_id: customer.id,
-  attributes: toJson({}),
-  limits: toJson({}),
+  ...createOrderColumns({ customer, project, offering }, slug),
   created: new Date().toISOString(),
   modified: new Date().toISOString(),
 })

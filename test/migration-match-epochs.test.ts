@@ -7,8 +7,13 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { sql } from 'kysely'
 import { buildTestApp, type TestApp } from './support/app.js'
-import { insertRef, makeCustomer, makeProject, type Ref } from './support/fixtures.js'
-import { makeOffering, makeResource, type OfferingRef } from './support/catalog-fixtures.js'
+import { insertRef, makeProject, type Ref } from './support/fixtures.js'
+import {
+  createOrderColumns,
+  makeResource,
+  ownOfferingWorld,
+  type OfferingRef,
+} from './support/catalog-fixtures.js'
 import { beforeMigration } from './support/migration.js'
 import { toJson } from '../src/db/values.js'
 
@@ -23,9 +28,7 @@ let identityId: number
 
 before(async () => {
   t = await buildTestApp()
-  customer = await makeCustomer(t.ctx)
-  project = await makeProject(t.ctx, customer)
-  offering = await makeOffering(t.ctx, customer, { type: 'Marketplace.Basic' })
+  ;({ customer, project, offering } = await ownOfferingWorld(t.ctx))
   identityId = (
     await insertRef(t.ctx, 'site_agent_identities', 'x', { name: 'agent', offering_id: offering.id })
   ).id
@@ -51,17 +54,7 @@ async function raised(write: () => Promise<unknown>): Promise<string[]> {
 }
 
 const order = (slug: string) =>
-  insertRef(t.ctx, 'orders', 'marketplace-orders', {
-    slug,
-    type: 'Create',
-    state: 'pending-consumer',
-    offering_id: offering.id,
-    provider_customer_id: customer.id,
-    project_id: project.id,
-    customer_id: customer.id,
-    attributes: toJson({}),
-    limits: toJson({}),
-  })
+  insertRef(t.ctx, 'orders', 'marketplace-orders', createOrderColumns({ customer, project, offering }, slug))
 
 const service = (name: string) =>
   insertRef(t.ctx, 'site_agent_services', 'x', {

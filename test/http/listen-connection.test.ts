@@ -11,10 +11,9 @@ import { request as httpRequest, type ClientRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { sql } from 'kysely'
 import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.js'
-import { call } from '../support/client.js'
 import type { Ref, UserRef } from '../support/fixtures.js'
-import { orderingWorld, type OfferingRef } from '../support/catalog-fixtures.js'
-import { counted } from '../support/statements.js'
+import { orderingWorld, placeOrder, type OfferingRef } from '../support/catalog-fixtures.js'
+import { countedRetrieve, toldChange } from '../support/statements.js'
 import { createDatabase, type Database } from '../../src/db/database.js'
 import type { Change } from '../../src/db/change-feed.js'
 
@@ -86,39 +85,11 @@ function openStream(query: string): Promise<{ waitFor(uuid: string): Promise<voi
   })
 }
 
-async function place(n: number): Promise<string> {
-  const r = await call(t.app, 'POST', '/api/marketplace-orders/', {
-    token: staff.token,
-    body: {
-      project: project.url,
-      offering: offering.url,
-      plan: plan.url,
-      attributes: { name: `listened-${n}` },
-    },
-  })
-  assert.equal(r.status, 201, r.text)
-  return r.body.uuid
-}
+const place = async (n: number): Promise<string> =>
+  (await placeOrder(t.app, staff.token, { project, offering, plan }, `listened-${n}`)).uuid
 
-/** The order as a retrieve answers it, and the statements the retrieve sent. */
-async function retrieve(uuid: string): Promise<{ statements: number; body: any }> {
-  const { statements, answer: r } = await counted(t.database, () =>
-    call(t.app, 'GET', `/api/marketplace-orders/${uuid}/`, { token: staff.token }),
-  )
-  assert.equal(r.status, 200, r.text)
-  return { statements, body: r.body }
-}
-
-/** Resolves when the app's change feed tells a change `matches`. */
-function told(matches: (c: Change) => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = t.database.changes!.subscribe((c) => {
-      if (!matches(c)) return
-      stop()
-      resolve()
-    })
-  })
-}
+const retrieve = (uuid: string) => countedRetrieve(t, staff.token, uuid)
+const told = (matches: (c: Change) => boolean) => toldChange(t.database, matches)
 
 /**
  * The app's connections whose last statement is one a listening connection sends (a LISTEN, or the

@@ -115,6 +115,18 @@ describe('accounts made when users gain access', () => {
     assert.deepEqual(r.body, [])
   })
 
+  /** A Create order on the offering placed by the consumer's owner (no consumer review): its record. */
+  async function placeByOwner(project: Ref, plan: Ref) {
+    const o = await client(t.app, t.owner.token).post('/api/marketplace-orders/', {
+      offering: t.offering.url,
+      plan: plan.url,
+      project: project.url,
+      attributes: { name: 'alloc' },
+    })
+    assert.equal(o.status, 201, o.text)
+    return o.body
+  }
+
   test("a Create order reaching the provider gives the project's members accounts, in that transaction", async () => {
     const project = await makeProject(t.ctx, t.consumer)
     const plan = await makePlan(t.ctx, t.offering)
@@ -124,14 +136,8 @@ describe('accounts made when users gain access', () => {
     await addMember(project, manager, 'PROJECT.MANAGER')
     assert.equal(await accountOf(member), undefined, 'no resource yet')
     // The consumer's owner orders: no consumer review, the order waits for the provider.
-    const o = await client(t.app, t.owner.token).post('/api/marketplace-orders/', {
-      offering: t.offering.url,
-      plan: plan.url,
-      project: project.url,
-      attributes: { name: 'alloc' },
-    })
-    assert.equal(o.status, 201, o.text)
-    assert.equal(o.body.state, 'pending-provider')
+    const o = await placeByOwner(project, plan)
+    assert.equal(o.state, 'pending-provider')
     for (const u of [member, manager]) assert.equal((await accountOf(u))?.state, 'Requested')
   })
 
@@ -147,13 +153,7 @@ describe('accounts made when users gain access', () => {
       pluginOptions: KEEPS,
     })
     await makeResource(t.ctx, other, project)
-    const o = await client(t.app, t.owner.token).post('/api/marketplace-orders/', {
-      offering: t.offering.url,
-      plan: plan.url,
-      project: project.url,
-      attributes: { name: 'alloc' },
-    })
-    assert.equal(o.status, 201, o.text)
+    await placeByOwner(project, plan)
     assert.equal((await accountOf(member))?.state, 'Requested')
     assert.equal(await accountOf(member, other), undefined)
   })

@@ -11,8 +11,8 @@ import { sql } from 'kysely'
 import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.js'
 import { call } from '../support/client.js'
 import type { Ref, UserRef } from '../support/fixtures.js'
-import { orderingWorld, type OfferingRef } from '../support/catalog-fixtures.js'
-import { counted } from '../support/statements.js'
+import { orderingWorld, placeOrder, type OfferingRef } from '../support/catalog-fixtures.js'
+import { counted, countedRetrieve, toldChange } from '../support/statements.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -39,43 +39,17 @@ after(async () => {
 })
 
 async function place(n: number): Promise<{ uuid: string; id: number }> {
-  const r = await call(t.app, 'POST', '/api/marketplace-orders/', {
-    token: staff.token,
-    body: {
-      project: project.url,
-      offering: offering.url,
-      plan: plan.url,
-      attributes: { name: `watched-${n}` },
-    },
-  })
-  assert.equal(r.status, 201, r.text)
+  const { uuid } = await placeOrder(t.app, staff.token, { project, offering, plan }, `watched-${n}`)
   const row = await t.ctx.db
     .selectFrom('orders')
     .select('id')
-    .where('uuid', '=', r.body.uuid)
+    .where('uuid', '=', uuid)
     .executeTakeFirstOrThrow()
-  return { uuid: r.body.uuid, id: row.id }
+  return { uuid, id: row.id }
 }
 
-/** The order as a retrieve answers it, and the statements the retrieve sent. */
-async function retrieve(uuid: string): Promise<{ statements: number; body: any }> {
-  const { statements, answer: r } = await counted(t.database, () =>
-    call(t.app, 'GET', `/api/marketplace-orders/${uuid}/`, { token: staff.token }),
-  )
-  assert.equal(r.status, 200, r.text)
-  return { statements, body: r.body }
-}
-
-/** Resolves when the app's feed tells a change `matches`. */
-function told(matches: (c: Change) => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = t.database.changes!.subscribe((c) => {
-      if (!matches(c)) return
-      stop()
-      resolve()
-    })
-  })
-}
+const retrieve = (uuid: string) => countedRetrieve(t, staff.token, uuid)
+const told = (matches: (c: Change) => boolean) => toldChange(t.database, matches)
 const aboutOrder = (id: number) => (c: Change) => c !== 'all' && c.table === 'orders' && !!c.ids?.includes(id)
 
 test('a retrieve of an unchanged order costs no statement on PostgreSQL, one on SQLite', async () => {

@@ -1,9 +1,13 @@
-// Catalog rows inserted directly, for tests of the catalog and of the areas built on it.
+// Catalog rows inserted directly, for tests of the catalog and of the areas built on it, and the
+// orders placed on them.
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
 import type { AppContext } from '../../src/context.js'
 import { toJson } from '../../src/db/values.js'
 import { insertBuiltinComponents } from '../../src/areas/catalog/service.js'
 import { slugify } from '../../src/http/slug.js'
 import { grant, insertRef, makeCustomer, makeProject, makeUser, type Ref, type UserRef } from './fixtures.js'
+import { call } from './client.js'
 
 let seq = 0
 
@@ -247,6 +251,57 @@ export async function makeOfferingManager(ctx: AppContext, offering: Ref): Promi
  * What placing orders needs: a consumer organization's project, a provider's Marketplace.Basic
  * offering with a plan, and a staff user.
  */
+/** An organization with a project and a Basic offering of its own: the rows orders point at. */
+export async function ownOfferingWorld(
+  ctx: AppContext,
+): Promise<{ customer: Ref; project: Ref; offering: OfferingRef }> {
+  const customer = await makeCustomer(ctx)
+  const project = await makeProject(ctx, customer)
+  const offering = await makeOffering(ctx, customer, { type: 'Marketplace.Basic' })
+  return { customer, project, offering }
+}
+
+/** The columns of a Create order awaiting its consumer on that world's offering, for a row made directly. */
+export function createOrderColumns(
+  world: { customer: Ref; project: Ref; offering: OfferingRef },
+  slug: string,
+) {
+  return {
+    slug,
+    type: 'Create',
+    state: 'pending-consumer',
+    offering_id: world.offering.id,
+    provider_customer_id: world.customer.id,
+    project_id: world.project.id,
+    customer_id: world.customer.id,
+    attributes: toJson({}),
+    limits: toJson({}),
+  }
+}
+
+/**
+ * Places a Create order for a resource named `name` on the ordering world's offering and plan, as
+ * the token's user, through the API: the new order's record.
+ */
+export async function placeOrder(
+  app: FastifyInstance,
+  token: string,
+  world: { project: Ref; offering: OfferingRef; plan: Ref },
+  name: string,
+): Promise<any> {
+  const r = await call(app, 'POST', '/api/marketplace-orders/', {
+    token,
+    body: {
+      project: world.project.url,
+      offering: world.offering.url,
+      plan: world.plan.url,
+      attributes: { name },
+    },
+  })
+  assert.equal(r.status, 201, r.text)
+  return r.body
+}
+
 export async function orderingWorld(
   ctx: AppContext,
   name: string,
