@@ -48,6 +48,14 @@ export function offeringKeepsAccounts(o: { plugin_options: unknown }): boolean {
   return options(o).service_provider_can_create_offering_user === true
 }
 
+/**
+ * A resource of the offering gives the project's members accounts on it: the offering's type is
+ * one of `ACCOUNT_OFFERING_TYPES` and it keeps accounts (`offeringKeepsAccounts`).
+ */
+export function offeringGivesAccounts(o: { type: string; plugin_options: unknown }): boolean {
+  return (ACCOUNT_OFFERING_TYPES as readonly string[]).includes(o.type) && offeringKeepsAccounts(o)
+}
+
 /** The first word of a full name, and the rest. */
 export function splitName(fullName: string): { first: string; last: string } {
   const trimmed = fullName.trim()
@@ -163,8 +171,7 @@ async function eligibleOfferings(db: Db, projectId: number): Promise<Offering[]>
 
 /**
  * Every member of the project gets an account on the offering of a resource just brought to life,
- * if it keeps accounts (its type is one of `ACCOUNT_OFFERING_TYPES` and its plugin options set
- * `service_provider_can_create_offering_user`). The project's other offerings are not looked at:
+ * if it gives accounts (`offeringGivesAccounts`). The project's other offerings are not looked at:
  * their accounts were given when their resources came to life or the member joined, so the work
  * does not grow with the project's resources. The offering is the one read with the order, so an
  * offering that keeps no accounts costs no statement. Call it in the transaction that brought the
@@ -176,8 +183,7 @@ export async function ensureOfferingUsersForResource(
   projectId: number,
   offering: Offering & { type: string },
 ): Promise<void> {
-  if (!(ACCOUNT_OFFERING_TYPES as readonly string[]).includes(offering.type)) return
-  if (!offeringKeepsAccounts(offering)) return
+  if (!offeringGivesAccounts(offering)) return
   const members = await provisioningRepository(db).projectMembers(projectId, ctx.clock().toISOString())
   for (const member of members) await createOrRestore(ctx, db, offering, member)
 }

@@ -296,11 +296,21 @@ const eventValues = (e: OutboxRow) => EVENT_COLUMNS.map((c) => e[c])
 // PostgreSQL: an order's insert or transition and the outbox row telling it, one statement (a
 // data-modifying CTE), so the event costs no round trip of its own. SQLite runs the two in turn.
 const insertWithEvent = reusableByForm(Infinity)
+// The transition is the CTE and the event's insert reads what it moved: an order that did not
+// move (another request moved it first) writes no event, so the statement is a whole transition
+// on its own. (PostgreSQL types the event's parameters by the columns they are inserted into.)
 const updateStateIfWithEvent = reusable((db: Db, columns: string, from: number) => {
   const names = columns.split(',')
-  // The CTE only adds a table the update never names: typed as the plain database for the update.
-  const told = db.with('told', () => eventInsert(db, names.length + 1 + from)) as unknown as Db
-  return stateUpdate(told, names, from)
+  const first = names.length + 1 + from
+  const moving = db.with('moved', (q) => stateUpdate(q, names, from).returning('id'))
+  return moving
+    .insertInto('outbox_events')
+    .columns([...EVENT_COLUMNS])
+    .expression(
+      db
+        .selectNoFrom((eb) => EVENT_COLUMNS.map((c, i) => eb.val(slot(first + i)).as(c)))
+        .where(sql<boolean>`exists (select from moved)`),
+    )
 })
 
 /**
@@ -444,8 +454,7 @@ export function ordersRepository(db: Db) {
       const variant: [string, number] = [columns.join(','), from.length]
       const params = [...columns.map((c) => values[c]), id, ...from]
       if (event && isPostgres(db as never)) {
-        // The event is written whether or not the order moved: a caller whose order did not
-        // move throws, and the transaction takes the event back with it.
+        // One statement: the event is inserted only when the order moved.
         const r = await updateStateIfWithEvent(db, variant, [...params, ...eventValues(event)])
         return Number(r.numAffectedRows) === 1
       }
@@ -454,6 +463,11 @@ export function ordersRepository(db: Db) {
       if (moved && event) await insertReturningId(db, 'outbox_events', event)
       return moved
     },
+    /**
+     * Whether `updateStateIfCurrent` with its event is one statement (PostgreSQL), which commits
+     * or fails as a whole outside a transaction; SQLite sends the event's insert apart.
+     */
+    stateUpdateIsOneStatement: isPostgres(db as never),
     /** What the side effects of a transition need to know of the order. */
     async transitionRow(id: number) {
       const row = (await transitionRowById(db, [], [id])).rows[0]

@@ -9,7 +9,7 @@ import { ordersRepository, resourcesWriteRepository, type OrderRow } from './rep
 import { moveResource, type ResourceState } from '../catalog/service.js'
 import { resourceStateAfter, type ApprovalContext, type OrderState, type OrderType } from './state-machine.js'
 import { rulesOf, today, type Trx } from './order-rules.js'
-import { ensureOfferingUsersForResource } from '../offering-users/provisioning.js'
+import { ensureOfferingUsersForResource, offeringGivesAccounts } from '../offering-users/provisioning.js'
 import { orderEvent, type OrderEventFacts } from './events.js'
 import { emitEvent, outboxRow, type OutboxRow } from '../events/service.js'
 
@@ -83,10 +83,52 @@ export function stateChangeEvent(
   return outboxRow(ctx, orderEvent({ ...o, state }, change.from === null ? 'created' : 'state_changed', data))
 }
 
+/** Which side effects reaching a state has, past the order's own row (see `afterStateChange`). */
+interface Effects {
+  /** The event telling the change, when the change did not write it. */
+  event: boolean
+  /** The state the order moves its resource to (before a broken create is told apart). */
+  resource: ResourceState | null
+  /** The project's members get accounts on the offering. */
+  accounts: boolean
+  /** The server processes the order. */
+  process: boolean
+  /** A job waits for the order's start date. */
+  startDate: boolean
+  /** A job waits for the project's start. */
+  projectStart: boolean
+  /** The order's callback is called. */
+  callback: boolean
+}
+
+function effectsOf(o: StateChangeFacts, state: OrderState, change: StateChange): Effects {
+  const type = o.type as OrderType
+  return {
+    event: !change.told,
+    resource: o.resource_id === null ? null : (resourceStateAfter(type, state) as ResourceState | null),
+    accounts:
+      type === 'Create' &&
+      ACCOUNT_GIVING_STATES.has(state) &&
+      offeringGivesAccounts({ type: o.offering_type, plugin_options: o.offering_plugin_options }),
+    process: state === 'executing' && rulesOf(o.offering_type)?.processedBy === 'server',
+    startDate: state === 'pending-start-date' && !!o.start_date,
+    projectStart: state === 'pending-project' && !!o.project_start_date,
+    callback: !!o.callback_url,
+  }
+}
+
+/**
+ * Whether reaching `state` writes anything past the order's row and the event the change wrote
+ * with it: when it does not, that one write is the whole change, and needs no transaction.
+ */
+export function hasSideEffects(o: StateChangeFacts, state: OrderState, change: StateChange): boolean {
+  return Object.values(effectsOf(o, state, change)).some(Boolean)
+}
+
 /**
  * Side effects of reaching `state`, in order: the event (unless the change wrote it), resource
- * state, processing, delayed start, callback. Given the order's id, its row is read back; a caller
- * that has the row (a new order, a transition) gives its facts instead.
+ * state, accounts, processing, delayed start, callback. Given the order's id, its row is read back;
+ * a caller that has the row (a new order, a transition) gives its facts instead.
  */
 export async function afterStateChange(
   ctx: AppContext,
@@ -97,7 +139,8 @@ export async function afterStateChange(
 ): Promise<void> {
   const o = typeof order === 'number' ? await ordersRepository(trx).transitionRow(order) : order
   const orderId = o.id
-  if (!change.told)
+  const effects = effectsOf(o, state, change)
+  if (effects.event)
     await emitEvent(
       ctx,
       trx,
@@ -108,8 +151,7 @@ export async function afterStateChange(
       }),
     )
   const type = o.type as OrderType
-  const now = ctx.clock().toISOString()
-  let resourceState = resourceStateAfter(type, state)
+  let resourceState = effects.resource
   if (o.resource_id !== null && resourceState === 'Erred' && type === 'Create') {
     // A resource still being created that never reached its backend is gone, not broken.
     const r = await resourcesWriteRepository(trx).findById(o.resource_id)
@@ -122,42 +164,35 @@ export async function afterStateChange(
       values.limits = toJson(parseJson(o.limits, {}))
     }
     // The order decided the resource's state: it applies whatever state the resource is in.
-    await moveResource(ctx, trx, o.resource_id, resourceState as ResourceState, { from: null, values, now })
+    const now = ctx.clock().toISOString()
+    await moveResource(ctx, trx, o.resource_id, resourceState, { from: null, values, now })
     await scheduleCostPolicyEvaluation(ctx, trx, o.offering_id)
   }
   // A new resource the provider takes on gives the project's members accounts on its offering.
-  if (type === 'Create' && ACCOUNT_GIVING_STATES.has(state))
+  if (effects.accounts)
     await ensureOfferingUsersForResource(ctx, trx, o.project_id, {
       id: o.offering_id,
       type: o.offering_type,
       plugin_options: o.offering_plugin_options,
     })
-  const rules = rulesOf(o.offering_type)
-  if (state === 'executing' && rules?.processedBy === 'server') {
-    await ctx.jobs.enqueue(trx, JOBS.process, { orderId })
-  }
-  if (state === 'pending-start-date' && o.start_date) {
+  if (effects.process) await ctx.jobs.enqueue(trx, JOBS.process, { orderId })
+  if (effects.startDate)
     await ctx.jobs.enqueue(
       trx,
       JOBS.startDate,
       { orderId },
       { runAt: new Date(`${o.start_date}T00:00:00.000Z`) },
     )
-  }
-  if (state === 'pending-project') {
-    const start = o.project_start_date
-    if (start) {
-      await ctx.jobs.enqueue(
-        trx,
-        JOBS.projectStart,
-        { orderId },
-        { runAt: new Date(`${start}T00:00:00.000Z`) },
-      )
-    }
-  }
-  if (o.callback_url) {
+  if (effects.projectStart)
+    await ctx.jobs.enqueue(
+      trx,
+      JOBS.projectStart,
+      { orderId },
+      { runAt: new Date(`${o.project_start_date}T00:00:00.000Z`) },
+    )
+  if (effects.callback) {
     const payload: CallbackPayload = {
-      url: o.callback_url,
+      url: o.callback_url!,
       body: {
         uuid: o.uuid,
         state,

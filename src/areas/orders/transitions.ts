@@ -26,7 +26,13 @@ import {
   providerScopes,
   rulesOf,
 } from './order-rules.js'
-import { afterStateChange, approvalContext, stampTextChanges, stateChangeEvent } from './state-changes.js'
+import {
+  afterStateChange,
+  approvalContext,
+  hasSideEffects,
+  stampTextChanges,
+  stateChangeEvent,
+} from './state-changes.js'
 import { checkCustomerAndProject } from './create.js'
 import { removeAttachmentFile } from './attachments.js'
 
@@ -44,7 +50,14 @@ function typeNotSupported(type: string): AppError {
   return new AppError('not_allowed', `The order's offering type ${type} does not support this action.`)
 }
 
-/** Runs one action: 404 → 403 → (precheck) 400 → 409 → 405, then one conditional UPDATE and its effects. */
+/**
+ * Runs one action: 404 → 403 → (precheck) 400 → 409 → 405, then one conditional UPDATE and its
+ * effects. The order is read and the action decided before any transaction: the update moves the
+ * order only from the state read (a 409 when another request moved it first), which is all the
+ * read guarded when it ran in the transaction too (it locked nothing). A change with no effect
+ * past the order's row and its event is that one statement where the database writes both in one
+ * (PostgreSQL): no `begin` and `commit` round trips.
+ */
 async function transition(
   ctx: AppContext,
   actor: Actor,
@@ -52,31 +65,35 @@ async function transition(
   action: OrderAction,
   opts: TransitionOptions,
 ): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
-    const id = normalizeUuid(uuid)
-    const o = id
-      ? await ordersRepository(trx).findVisibleTransitionRowByUuid(orderVisibility(actor), id)
-      : undefined
-    if (!o) throw notFound(ORDER_NOT_FOUND)
-    if (!opts.permitted(o)) throw forbidden()
-    opts.precheck?.(o)
-    const from = allowedFrom(action)
-    const ac = approvalContext(ctx, o.project_start_date, o.offering_type, o.start_date)
-    const to = nextState(o.state as OrderState, action, ac)
-    if (!to) throw invalidState(from)
-    if (opts.typeAllows && !opts.typeAllows(rulesOf(o.offering_type))) throw typeNotSupported(o.offering_type)
-    const now = ctx.clock().toISOString()
-    const values: Record<string, unknown> = { state: to, modified: now, ...(opts.values?.(o, now) ?? {}) }
-    stampTextChanges(o, values, now)
-    if (TERMINAL_STATES.includes(to)) values.completed_at = now
-    const change = { from: o.state as OrderState, action, told: true }
-    // The event telling the change is written with it (no read of the order for it).
-    const event = stateChangeEvent(ctx, o, to, change)
-    const moved = await ordersRepository(trx).updateStateIfCurrent(o.id, from, values, event)
-    if (!moved) throw invalidState(from)
-    // The row read above, as written: no second read of it for the side effects.
-    await afterStateChange(ctx, trx, { ...o, modified: now }, to, change)
-  })
+  const orders = ordersRepository(ctx.db)
+  const id = normalizeUuid(uuid)
+  const o = id ? await orders.findVisibleTransitionRowByUuid(orderVisibility(actor), id) : undefined
+  if (!o) throw notFound(ORDER_NOT_FOUND)
+  if (!opts.permitted(o)) throw forbidden()
+  opts.precheck?.(o)
+  const from = allowedFrom(action)
+  const ac = approvalContext(ctx, o.project_start_date, o.offering_type, o.start_date)
+  const to = nextState(o.state as OrderState, action, ac)
+  if (!to) throw invalidState(from)
+  if (opts.typeAllows && !opts.typeAllows(rulesOf(o.offering_type))) throw typeNotSupported(o.offering_type)
+  const now = ctx.clock().toISOString()
+  const values: Record<string, unknown> = { state: to, modified: now, ...(opts.values?.(o, now) ?? {}) }
+  stampTextChanges(o, values, now)
+  if (TERMINAL_STATES.includes(to)) values.completed_at = now
+  const change = { from: o.state as OrderState, action, told: true }
+  // The event telling the change is written with it (no read of the order for it).
+  const event = stateChangeEvent(ctx, o, to, change)
+  // The row read above, as written: no second read of it for the side effects.
+  const written = { ...o, modified: now }
+  if (orders.stateUpdateIsOneStatement && !hasSideEffects(written, to, change)) {
+    if (!(await orders.updateStateIfCurrent(o.id, from, values, event))) throw invalidState(from)
+  } else {
+    await ctx.db.transaction().execute(async (trx) => {
+      const moved = await ordersRepository(trx).updateStateIfCurrent(o.id, from, values, event)
+      if (!moved) throw invalidState(from)
+      await afterStateChange(ctx, trx, written, to, change)
+    })
+  }
   ctx.jobs.wake()
 }
 
