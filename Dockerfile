@@ -31,5 +31,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8000)+'/health/').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node is process 1, with no shell or npm between: SIGTERM from `docker stop` reaches the server,
 # which finishes in-flight requests and exits.
-ENTRYPOINT ["node", "dist/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/main.js"]
 CMD ["serve"]

@@ -77,11 +77,21 @@ function seed(databaseUrl: string): Manifest {
   return JSON.parse(readFileSync(path, 'utf8')) as Manifest
 }
 
+/** The Node.js flags `npm start` gives the server (package.json), so that it runs here as deployed. */
+function startFlags(): string[] {
+  const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> })
+    .scripts
+  const flags = /\bexec node (.*?)dist\/main\.js serve/.exec(scripts.start ?? '')
+  if (!flags) throw new Error('package.json: the start script does not run node dist/main.js serve')
+  return flags[1]!.split(' ').filter(Boolean)
+}
+
 async function startServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()
   const child = spawn(
     process.execPath,
     [
+      ...startFlags(),
       ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
       'dist/main.js',
       'serve',

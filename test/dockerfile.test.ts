@@ -24,7 +24,13 @@ test('the runtime stage runs node as a non-root user, with a health check on /he
   const user = /^USER (\S+)/m.exec(runtime)?.[1]
   assert.ok(user && user !== 'root' && user !== '0', 'the runtime stage sets a non-root USER')
   assert.match(runtime, /^HEALTHCHECK [\s\S]*\/health\//m)
-  assert.match(runtime, /^ENTRYPOINT \["node", "dist\/main\.js"\]/m)
+  // Node's flags as `npm start` gives them (package.json), so both run the same server.
+  const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> })
+    .scripts.start!
+  const flags = /\bexec node (.*?)dist\/main\.js serve/.exec(start)?.[1]?.split(' ').filter(Boolean) ?? []
+  assert.ok(flags.length, 'npm start gives node its flags')
+  const entry = /^ENTRYPOINT (\[.*\])$/m.exec(runtime)?.[1]
+  assert.deepEqual(JSON.parse(entry ?? '[]'), ['node', ...flags, 'dist/main.js'])
   assert.match(runtime, /^CMD \["serve"\]/m)
   assert.doesNotMatch(runtime, /npm (start|run)/, 'npm in front of node would swallow signals')
   const compose = readFileSync('compose.yaml', 'utf8')
