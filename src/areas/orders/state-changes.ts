@@ -176,20 +176,11 @@ export async function afterStateChange(
       plugin_options: o.offering_plugin_options,
     })
   if (effects.process) await ctx.jobs.enqueue(trx, JOBS.process, { orderId })
-  if (effects.startDate)
-    await ctx.jobs.enqueue(
-      trx,
-      JOBS.startDate,
-      { orderId },
-      { runAt: new Date(`${o.start_date}T00:00:00.000Z`) },
-    )
+  // A delayed start waits for the first moment (UTC) of its day.
+  const startOf = (day: string | null) => ({ runAt: new Date(`${day}T00:00:00.000Z`) })
+  if (effects.startDate) await ctx.jobs.enqueue(trx, JOBS.startDate, { orderId }, startOf(o.start_date))
   if (effects.projectStart)
-    await ctx.jobs.enqueue(
-      trx,
-      JOBS.projectStart,
-      { orderId },
-      { runAt: new Date(`${o.project_start_date}T00:00:00.000Z`) },
-    )
+    await ctx.jobs.enqueue(trx, JOBS.projectStart, { orderId }, startOf(o.project_start_date))
   if (effects.callback) {
     const payload: CallbackPayload = {
       url: o.callback_url!,
