@@ -83,3 +83,12 @@ export async function freePort(): Promise<number> {
     })
   })
 }
+
+/** The Node.js flags `npm start` gives the server (package.json), so that it runs here as deployed. */
+export function startFlags(): string[] {
+  const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> })
+    .scripts
+  const flags = /\bexec node (.*?)dist\/main\.js serve/.exec(scripts.start ?? '')
+  if (!flags) throw new Error('package.json: the start script does not run node dist/main.js serve')
+  return flags[1]!.split(' ').filter(Boolean)
+}

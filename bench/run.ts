@@ -25,7 +25,15 @@ import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import type { Manifest } from './seed.js'
 import { budgets, median, table, type Result, type Round } from './report.js'
-import { cpuSeconds, freePort, postgresCpu, postgresCpuBetween, rssMb, serverProcesses } from './proc.js'
+import {
+  cpuSeconds,
+  freePort,
+  postgresCpu,
+  postgresCpuBetween,
+  rssMb,
+  serverProcesses,
+  startFlags,
+} from './proc.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -75,15 +83,6 @@ function seed(databaseUrl: string): Manifest {
   if (r.status !== 0) throw new Error('seeding failed')
   const path = r.stdout.trim().split('\n').pop()!
   return JSON.parse(readFileSync(path, 'utf8')) as Manifest
-}
-
-/** The Node.js flags `npm start` gives the server (package.json), so that it runs here as deployed. */
-function startFlags(): string[] {
-  const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> })
-    .scripts
-  const flags = /\bexec node (.*?)dist\/main\.js serve/.exec(scripts.start ?? '')
-  if (!flags) throw new Error('package.json: the start script does not run node dist/main.js serve')
-  return flags[1]!.split(' ').filter(Boolean)
 }
 
 async function startServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {

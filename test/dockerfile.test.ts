@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join, dirname } from 'node:path'
 import { promisify } from 'node:util'
+import { startFlags } from '../bench/proc.js'
 
 const run = promisify(execFile)
 
@@ -25,9 +26,7 @@ test('the runtime stage runs node as a non-root user, with a health check on /he
   assert.ok(user && user !== 'root' && user !== '0', 'the runtime stage sets a non-root USER')
   assert.match(runtime, /^HEALTHCHECK [\s\S]*\/health\//m)
   // Node's flags as `npm start` gives them (package.json), so both run the same server.
-  const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> })
-    .scripts.start!
-  const flags = /\bexec node (.*?)dist\/main\.js serve/.exec(start)?.[1]?.split(' ').filter(Boolean) ?? []
+  const flags = startFlags()
   assert.ok(flags.length, 'npm start gives node its flags')
   const entry = /^ENTRYPOINT (\[.*\])$/m.exec(runtime)?.[1]
   assert.deepEqual(JSON.parse(entry ?? '[]'), ['node', ...flags, 'dist/main.js'])
