@@ -13,6 +13,7 @@ import { ensureBootstrapStaff } from '../src/areas/directory/service.js'
 import { createUserWithToken, seedDemo } from '../src/seed.js'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import { mainCommand } from './support/main-command.js'
 
 const run = promisify(execFile)
 const t = sharedTestApp()
@@ -22,7 +23,7 @@ const cliOn =
   (databaseUrl: string) =>
   async (...args: string[]) =>
     (
-      await run(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+      await run(process.execPath, mainCommand(args), {
         env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
       })
     ).stdout

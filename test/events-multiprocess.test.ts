@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process'
 import { request, type ClientRequest } from 'node:http'
 import { childServers, tokenApi } from './support/child-servers.js'
 import { freePort, SERVER_START_MS } from './support/server.js'
+import { mainCommand } from './support/main-command.js'
 
 const TOKEN = 'events-multiprocess-staff-token'
 const servers = childServers(TOKEN)
@@ -117,7 +118,7 @@ test('two serve processes on one database: a change through one reaches the stre
 
 test('serve --workers 2: a change through one process reaches the streams held on both', async () => {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--workers', '2'], {
+  const child = spawn(process.execPath, mainCommand(['serve', '--workers', '2']), {
     env: {
       ...process.env,
       DATABASE_URL: servers.databaseUrl,

@@ -13,6 +13,7 @@ import { describeDatabaseUrl, dialectOf, dropSchema } from '../src/db/database.j
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { childDatabase, freePort, SERVER_START_MS } from './support/server.js'
+import { mainCommand } from './support/main-command.js'
 
 test('tokens and passwords never reach the logs; every line has a request id', async () => {
   let captured = ''
@@ -87,7 +88,7 @@ type LogEntry = Record<string, unknown> & { msg: string; pid: number; level: num
 
 /** The real server as a child process, its stdout and stderr read line by line. */
 function spawnServer(args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+  const child = spawn(process.execPath, mainCommand(args), {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

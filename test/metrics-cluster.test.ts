@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { request } from 'node:http'
 import { childDatabase, freePort, SERVER_START_MS } from './support/server.js'
+import { mainCommand } from './support/main-command.js'
 
 /** One request on a connection of its own, so the cluster spreads requests over its processes. */
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -30,7 +31,7 @@ function sample(text: string, name: string, labels = ''): number | null {
 test('serve --workers 2: /metrics sums both processes, scrape after scrape', async () => {
   const db = childDatabase()
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--workers', '2'], {
+  const child = spawn(process.execPath, mainCommand(['serve', '--workers', '2']), {
     env: { ...process.env, DATABASE_URL: db.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -7,6 +7,7 @@ import { execFile, execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { childDatabase, startServer, type ServerProcess } from './support/server.js'
+import { mainCommand } from './support/main-command.js'
 
 const run = promisify(execFile)
 const README = readFileSync('README.md', 'utf8')
@@ -37,7 +38,7 @@ before(async () => {
   server = await startServer({ DATABASE_URL: db.url })
   const seed = blockAfter(README, 'walkthrough:seed').trim()
   assert.equal(seed, 'npm run cli -- seed-demo')
-  await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'seed-demo'], { env })
+  await run(process.execPath, mainCommand(['seed-demo']), { env })
 })
 after(async () => {
   await server?.stop()

@@ -12,6 +12,7 @@ import { createDatabase, dialectOf, dropSchema, type Database } from '../../src/
 import type { AppContext } from '../../src/context.js'
 import { Conformance } from './conformance.js'
 import { ContractWatch } from './contract-watch.js'
+import { schemaFromTemplate } from './pg-template.js'
 
 export class TestClock {
   private t: number
@@ -62,6 +63,7 @@ export async function buildTestApp(
   const url = overrides.databaseUrl ?? TEST_DATABASE_URL
   const dialect = dialectOf(url)
   const schema = sharing || dialect !== 'postgres' ? undefined : `t_${randomBytes(6).toString('hex')}`
+  const templated = schema ? await schemaFromTemplate(url, schema) : false
   // A lost LISTEN connection is opened again at once rather than after the server's second.
   const database = sharing?.database ?? (await createDatabase(url, { schema, poolSize: 5, listenRetryMs: 5 }))
   const config = loadConfig(
@@ -81,6 +83,8 @@ export async function buildTestApp(
   const app = await buildApp(config, {
     clock: clock.now,
     database,
+    // A schema made from the template holds every migration already.
+    migrate: !templated,
     ...deps,
     instrument: (a) => {
       conformance.install(a)

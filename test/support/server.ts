@@ -10,10 +10,12 @@ import { TEST_DATABASE_URL } from './app.js'
 import { contract } from './contract-watch.js'
 import { formatViolation } from '../contract/contract.js'
 import { dialectOf, dropSchema } from '../../src/db/database.js'
+import { mainCommand } from './main-command.js'
 
 /**
- * How long a spawned server may take to answer: tsx compiles it on start, which takes long on
- * a machine busy with other work.
+ * How long a spawned server may take to answer: run from the sources (a test file run on its own,
+ * test/support/main-command.ts) tsx compiles it on start, which takes long on a machine busy with
+ * other work.
  */
 export const SERVER_START_MS = 180_000
 
@@ -53,7 +55,7 @@ export async function startServer(
   nodeArgs: string[] = [],
 ): Promise<ServerProcess> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'src/main.ts', 'serve'], {
+  const child = spawn(process.execPath, mainCommand(['serve'], nodeArgs), {
     env: { ...process.env, LOG_LEVEL: 'error', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
