@@ -25,6 +25,7 @@ import {
   installMethodNotAllowed,
   installSecurityHeaders,
   installValidators,
+  lazySerializers,
 } from './http/plumbing.js'
 import { installMetrics } from './http/metrics.js'
 import { installIdempotency } from './http/idempotency.js'
@@ -133,6 +134,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     genReqId: () => randomUUID(),
     childLoggerFactory: lazyChildLoggerFactory,
     return503OnClosing: true,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const jobs = new JobQueue(database.db, database.dialect, clock, app.log)
