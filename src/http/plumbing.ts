@@ -56,13 +56,18 @@ const acceptAll = () => true
  * fields dropped; query strings and params coerce, and a single value becomes an array.
  */
 export function installValidators(app: FastifyInstance): void {
+  const compile = requestValidators()
+  app.setValidatorCompiler((route) => {
+    if ((route.schema as { [PARSED_BY_HANDLER]?: boolean })[PARSED_BY_HANDLER]) return acceptAll
+    return lazyValidator(() => compile(route))
+  })
+}
+
+/** Compiles a route part's schema at once, with the Ajv for its part (the body's or the others'). */
+export function requestValidators(): (route: { schema: object; httpPart?: string }) => ValidateFunction {
   const bodyAjv = makeAjv({ coerceTypes: false, removeAdditional: true })
   const queryAjv = makeAjv({ coerceTypes: 'array', removeAdditional: false })
-  app.setValidatorCompiler(({ schema, httpPart }) => {
-    if ((schema as { [PARSED_BY_HANDLER]?: boolean })[PARSED_BY_HANDLER]) return acceptAll
-    const ajv = httpPart === 'body' ? bodyAjv : queryAjv
-    return lazyValidator(() => ajv.compile(schema))
-  })
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema)
 }
 
 /**
