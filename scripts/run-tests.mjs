@@ -47,7 +47,7 @@ process.env.TEST_MAIN_BUILT = '1'
 /**
  * On PostgreSQL each test app gets a fresh schema. Running the migrations into each costs about
  * 1.4 s (some 540 statements) and the suite builds well over a hundred; loading the schema that
- * the migrations made once, as pg_dump writes it, costs about 0.4 s. So the migrations run once
+ * the migrations made once, as pg_dump writes it, costs 0.4 to 0.7 s. So the migrations run once
  * here, by the compiled program's `migrate`, and the schema they made is dumped to a file whose
  * path TEST_PG_TEMPLATE tells the tests (test/support/pg-template.ts), with the schema's name as
  * a placeholder. The tests of the migrations themselves, and the server processes the tests start,
