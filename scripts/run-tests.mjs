@@ -5,7 +5,6 @@ import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { randomBytes } from 'node:crypto'
-import pg from 'pg'
 
 function collect(dir, out) {
   let entries
@@ -82,10 +81,8 @@ async function pgTemplate(url) {
     writeFileSync(file, sql)
     return file
   } finally {
-    const admin = new pg.Client({ connectionString: url })
-    await admin.connect()
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-    await admin.end()
+    const { dropSchema } = await import('../dist/db/database.js')
+    await dropSchema(url, schema)
   }
 }
 
