@@ -125,6 +125,9 @@ export function hasSideEffects(o: StateChangeFacts, state: OrderState, change: S
   return Object.values(effectsOf(o, state, change)).some(Boolean)
 }
 
+/** A delayed start waits for the first moment (UTC) of its day. */
+const startOf = (day: string | null) => ({ runAt: new Date(`${day}T00:00:00.000Z`) })
+
 /**
  * Side effects of reaching `state`, in order: the event (unless the change wrote it), resource
  * state, accounts, processing, delayed start, callback. Given the order's id, its row is read back;
@@ -176,8 +179,6 @@ export async function afterStateChange(
       plugin_options: o.offering_plugin_options,
     })
   if (effects.process) await ctx.jobs.enqueue(trx, JOBS.process, { orderId })
-  // A delayed start waits for the first moment (UTC) of its day.
-  const startOf = (day: string | null) => ({ runAt: new Date(`${day}T00:00:00.000Z`) })
   if (effects.startDate) await ctx.jobs.enqueue(trx, JOBS.startDate, { orderId }, startOf(o.start_date))
   if (effects.projectStart)
     await ctx.jobs.enqueue(trx, JOBS.projectStart, { orderId }, startOf(o.project_start_date))
