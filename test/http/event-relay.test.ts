@@ -305,7 +305,7 @@ describe('site agent event queues on RabbitMQ', { skip: settings ? false : 'TEST
     await relay.runOnce()
     assert.deepEqual(await a.consumer.take(1), [orderBody(a.offering.uuid, uuids[0]!, 'pending-provider')])
     // Every connection to the virtual host is cut: the relay's and the agent's.
-    assert.ok((await closeConnections(s, a.queue.vhost)) >= 2)
+    assert.ok((await closeConnections(s, a.queue.vhost, 2)) >= 2)
     for (const u of uuids.slice(1)) order(log, a.offering.uuid, u, 'pending-provider', true)
     await relayUntil(relay, 5)
     const sentinel = randomUUID()

@@ -69,11 +69,13 @@ export function management(s: RabbitTestSettings): ManagementApi {
 /**
  * Closes every client connection to `vhost` (as a broker restart would). Answers how many. The
  * management API lists a new connection once its statistics are first collected (every few
- * seconds): it is asked again, for at most `withinMs`, until it lists one.
+ * seconds), and each connection on its own schedule: it is asked again, for at most `withinMs`,
+ * until it lists `atLeast` of them.
  */
 export async function closeConnections(
   s: RabbitTestSettings,
   vhost: string,
+  atLeast = 1,
   withinMs = 15_000,
 ): Promise<number> {
   const api = management(s)
@@ -81,7 +83,7 @@ export async function closeConnections(
     (await api.request('GET', `/api/vhosts/${encodeURIComponent(vhost)}/connections`)) as { name: string }[]
   const deadline = Date.now() + withinMs
   let all = await list()
-  while (!all.length && Date.now() < deadline) {
+  while (all.length < atLeast && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 250))
     all = await list()
   }
