@@ -1,12 +1,12 @@
 // Runs every *.test.ts under test/ and src/ with node:test (Node 20 has no glob support in --test).
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { randomBytes } from 'node:crypto'
 
-function collect(dir, out) {
+function collect(dir, out, suffix = '.test.ts') {
   let entries
   try {
     entries = readdirSync(dir)
@@ -15,8 +15,8 @@ function collect(dir, out) {
   }
   for (const name of entries) {
     const p = join(dir, name)
-    if (statSync(p).isDirectory()) collect(p, out)
-    else if (name.endsWith('.test.ts')) out.push(p)
+    if (statSync(p).isDirectory()) collect(p, out, suffix)
+    else if (name.endsWith(suffix)) out.push(p)
   }
   return out
 }
@@ -86,6 +86,39 @@ async function pgTemplate(url) {
   }
 }
 
+/**
+ * The test files run as JavaScript: src/, test/ and bench/ are transpiled to dist-test/ (the same tree,
+ * with source maps, so failures point at the TypeScript lines) by esbuild, the compiler tsx runs
+ * on each import. Loading a test file and the app through tsx's loader cost about 0.9 s more CPU
+ * per file than loading the transpiled files (measured: 4.8 against 3.9 s for one small file),
+ * and the suite runs each of its hundred-odd files in its own process, twice in CI. Transpiling
+ * everything takes about a second. The JSON files the code reads beside itself are copied along.
+ */
+async function transpile() {
+  const out = 'dist-test'
+  rmSync(out, { recursive: true, force: true })
+  const sources = ['src', 'test', 'bench']
+    .flatMap((dir) => collect(dir, [], '.ts'))
+    .filter((f) => !f.endsWith('.d.ts'))
+  const { build } = await import('esbuild')
+  await build({
+    entryPoints: sources,
+    outdir: out,
+    outbase: '.',
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    logLevel: 'warning',
+  })
+  for (const f of ['package.json', ...collect('src', [], '.json'), ...collect('test', [], '.json')]) {
+    mkdirSync(dirname(join(out, f)), { recursive: true })
+    copyFileSync(f, join(out, f))
+  }
+  return (file) => join(out, file.replace(/\.ts$/, '.js'))
+}
+const compiled = await transpile()
+
 const databaseUrl = process.env.TEST_DATABASE_URL ?? ''
 let template
 if (/^postgres(ql)?:/.test(databaseUrl) && !process.env.TEST_PG_TEMPLATE) {
@@ -100,7 +133,14 @@ const concurrency = process.env.TEST_CONCURRENCY ?? '3'
 // client reconnecting, a timer), instead of holding the whole run until CI's time runs out.
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...flags, ...files],
+  [
+    '--enable-source-maps',
+    '--test',
+    '--test-force-exit',
+    `--test-concurrency=${concurrency}`,
+    ...flags,
+    ...files.map(compiled),
+  ],
   { stdio: 'inherit' },
 )
 if (template) rmSync(join(template, '..'), { recursive: true, force: true })

@@ -17,13 +17,19 @@ import { test } from 'node:test'
 import { TEST_DATABASE_URL } from './support/app.js'
 import { form, type Answer } from './support/parity-record.js'
 
-const recorder = fileURLToPath(new URL('./support/parity-record.ts', import.meta.url))
+// The recorder beside this file, run as this file runs: the TypeScript source through tsx, or
+// the transpiled JavaScript that `npm test` runs.
+const typescript = import.meta.url.endsWith('.ts')
+const recorder = fileURLToPath(
+  new URL(`./support/parity-record.${typescript ? 'ts' : 'js'}`, import.meta.url),
+)
+const loader = typescript ? ['--import', 'tsx'] : ['--enable-source-maps']
 
 async function record(url: string): Promise<Answer[]> {
   const dir = mkdtempSync(join(tmpdir(), 'parity-'))
   try {
     const out = join(dir, 'answers.json')
-    await promisify(execFile)(process.execPath, ['--import', 'tsx', recorder, url, out], {
+    await promisify(execFile)(process.execPath, [...loader, recorder, url, out], {
       env: { ...process.env, TEST_DATABASE_URL: url },
     })
     return JSON.parse(readFileSync(out, 'utf8')) as Answer[]
