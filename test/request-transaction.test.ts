@@ -84,3 +84,26 @@ test(
     await Promise.all([tx, held[1]!, held[2]!].map((t) => t.commit()))
   },
 )
+
+test(
+  "PostgreSQL connections keep generic plans, unless the URL's own options say otherwise; the schema stays",
+  { skip: pg ? false : 'PostgreSQL only (a server setting)' },
+  async () => {
+    const setting = async (d: Kysely<any>) =>
+      (
+        await sql<{ mode: string; path: string }>`select current_setting('plan_cache_mode') as mode,
+          current_setting('search_path') as path`.execute(d)
+      ).rows[0]!
+    assert.deepEqual(await setting(db), { mode: 'force_generic_plan', path: schema })
+    const sep = TEST_DATABASE_URL.includes('?') ? '&' : '?'
+    const own = await createDatabase(
+      `${TEST_DATABASE_URL}${sep}options=${encodeURIComponent('-c plan_cache_mode=auto')}`,
+      { schema, poolSize: 1 },
+    )
+    try {
+      assert.deepEqual(await setting(own.db), { mode: 'auto', path: schema })
+    } finally {
+      await own.close()
+    }
+  },
+)

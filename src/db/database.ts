@@ -27,6 +27,16 @@ export const SQLITE_CACHE_MB = 8
  */
 export const DATABASE_POOL_SIZE = Math.max(2, 2 * availableParallelism())
 
+/**
+ * PostgreSQL: each statement is prepared once a connection and its plan kept (generic plans).
+ * The statements are prepared by name and take their LIMIT and OFFSET as parameters, for which a
+ * generic plan must guess (a tenth of the rows); PostgreSQL then judged the generic plan dearer
+ * than one made for the values and planned every execution anew: 0.5 to 0.9 ms of PostgreSQL's
+ * CPU for a page of site agent services whose execution took 0.1 ms. Measured in
+ * docs/performance.md ("Generic plans"); a URL's own `options` may set `plan_cache_mode` back.
+ */
+const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan'
+
 export interface Database {
   db: Kysely<DB>
   dialect: Dialect
@@ -257,12 +267,22 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
       await admin.end()
     }
   }
-  const options = opts.schema ? `-c search_path=${opts.schema}` : undefined
+  // Server settings every connection starts with: the schema's search path, generic plans (GENERIC_PLANS),
+  // then any `options` the URL gives, which win over ours.
+  const urlOptions = new URL(url).searchParams.get('options')
+  if (urlOptions !== null) {
+    const withoutOptions = new URL(url)
+    withoutOptions.searchParams.delete('options')
+    url = withoutOptions.toString()
+  }
+  const options = [opts.schema ? `-c search_path=${opts.schema}` : '', GENERIC_PLANS, urlOptions ?? '']
+    .filter(Boolean)
+    .join(' ')
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolSize ?? DATABASE_POOL_SIZE,
     types: typeParsers,
-    ...(options ? { options } : {}),
+    options,
   })
   const sent = { n: 0 }
   const notifications = new Notifications(url, options, opts.listenRetryMs)
