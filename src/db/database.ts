@@ -33,7 +33,8 @@ export const DATABASE_POOL_SIZE = Math.max(2, 2 * availableParallelism())
  * generic plan must guess (a tenth of the rows); PostgreSQL then judged the generic plan dearer
  * than one made for the values and planned every execution anew: 0.5 to 0.9 ms of PostgreSQL's
  * CPU for a page of site agent services whose execution took 0.1 ms. Measured in
- * docs/performance.md ("Generic plans"); a URL's own `options` may set `plan_cache_mode` back.
+ * docs/performance.md ("PostgreSQL: generic plans"); a URL's own `options` may set
+ * `plan_cache_mode` back.
  */
 const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan'
 
@@ -249,17 +250,24 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
       },
     }
   }
-  // `?schema=name` in the URL keeps every table in that PostgreSQL schema.
+  // Two parameters of the URL are ours, not the driver's: `?schema=name` keeps every table in that
+  // PostgreSQL schema, and `?options=` are server settings each connection starts with, after the
+  // search path and generic plans (GENERIC_PLANS), so that they win over ours.
   const parsed = new URL(url)
   const schemaParam = parsed.searchParams.get('schema')
-  if (schemaParam) {
+  const urlOptions = parsed.searchParams.get('options')
+  if (schemaParam !== null || urlOptions !== null) {
     parsed.searchParams.delete('schema')
+    parsed.searchParams.delete('options')
     url = parsed.toString()
-    opts = { ...opts, schema: opts.schema ?? schemaParam }
   }
+  if (schemaParam) opts = { ...opts, schema: opts.schema ?? schemaParam }
   if (opts.schema && !/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new Error('invalid schema name')
+  const options = [opts.schema ? `-c search_path=${opts.schema}` : '', GENERIC_PLANS, urlOptions ?? '']
+    .filter(Boolean)
+    .join(' ')
   if (opts.schema) {
-    const admin = new pg.Client({ connectionString: url })
+    const admin = new pg.Client({ connectionString: url, options })
     await admin.connect()
     try {
       await admin.query(`CREATE SCHEMA IF NOT EXISTS ${opts.schema}`)
@@ -267,17 +275,6 @@ export async function createDatabase(url: string, opts: DatabaseOptions = {}): P
       await admin.end()
     }
   }
-  // Server settings every connection starts with: the schema's search path, generic plans (GENERIC_PLANS),
-  // then any `options` the URL gives, which win over ours.
-  const urlOptions = new URL(url).searchParams.get('options')
-  if (urlOptions !== null) {
-    const withoutOptions = new URL(url)
-    withoutOptions.searchParams.delete('options')
-    url = withoutOptions.toString()
-  }
-  const options = [opts.schema ? `-c search_path=${opts.schema}` : '', GENERIC_PLANS, urlOptions ?? '']
-    .filter(Boolean)
-    .join(' ')
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolSize ?? DATABASE_POOL_SIZE,
