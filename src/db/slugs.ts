@@ -11,14 +11,21 @@ type Db = Kysely<DB> | Transaction<DB>
 /** The tables whose slugs are generated here. */
 export type SlugScope = 'resources'
 
-/** The slug a new row named `name` gets; `fallback` stands in for a name with nothing to slugify. */
-export async function nextSlug(db: Db, scope: SlugScope, name: string, fallback: string): Promise<string> {
-  const base = slugify(name, fallback)
-  const row = await db
+/**
+ * The upsert that takes the next number of `base` (a value or a slot), returning it as `n`: on
+ * its own in `nextSlug`, or as the CTE of a statement that inserts the row it names.
+ */
+export function slugNumber(db: Db, scope: SlugScope, base: string) {
+  return db
     .insertInto('slug_counters')
     .values({ scope, base, n: 1 })
     .onConflict((oc) => oc.columns(['scope', 'base']).doUpdateSet({ n: sql`slug_counters.n + 1` }))
     .returning('n')
-    .executeTakeFirstOrThrow()
+}
+
+/** The slug a new row named `name` gets; `fallback` stands in for a name with nothing to slugify. */
+export async function nextSlug(db: Db, scope: SlugScope, name: string, fallback: string): Promise<string> {
+  const base = slugify(name, fallback)
+  const row = await slugNumber(db, scope, base).executeTakeFirstOrThrow()
   return `${base}-${row.n}`
 }

@@ -19,11 +19,12 @@ let member: UserRef
 
 /** Statements each request sends: PostgreSQL (round trips, `begin` and `commit` included), SQLite. */
 const EXPECTED = {
-  // The project, the offering, the plan, the organization with the offering's groups; `begin`,
-  // the cost policies, the resource's slug, the resource, the order with its event and its
-  // record (on SQLite: the order, the event, and the record read after the commit), `commit`.
+  // The project, the offering, the plan, the organization with the offering's groups and cost
+  // policy; then on PostgreSQL one statement writes the resource with its slug, the order, its
+  // event and renders its record (nothing else to write: no transaction); on SQLite `begin`,
+  // the resource's slug, the resource, the order, the event, `commit`, and the record read after.
   // The offering keeps no accounts: the one read with the order tells, so no statement asks.
-  create: { postgres: 10, sqlite: 10 },
+  create: { postgres: 5, sqlite: 9 },
   // The order with what the transition checks, and the update with its event: on PostgreSQL one
   // statement, outside a transaction since nothing else is written; on SQLite two, in one.
   approve: { postgres: 2, sqlite: 3 },
@@ -112,4 +113,29 @@ test('approvals of one order at once: one moves it and tells it, the others are 
     const read = await call(t.app, 'GET', `/api/marketplace-orders/${uuid}/`, { token: staff.token })
     assert.equal(read.body.state, 'pending-provider')
   }
+})
+
+test('a new resource skips the slug a staff member gave another: the next number is taken', async () => {
+  const first = await place(staff.token, 50)
+  assert.equal(first.status, 201, first.text)
+  const resource = (uuid: string) =>
+    call(t.app, 'GET', `/api/marketplace-resources/${uuid}/`, { token: staff.token })
+  assert.equal((await resource(first.body.marketplace_resource_uuid)).body.slug, 'counted-50-1')
+  // The number the next resource named so would get is taken.
+  const set = await call(
+    t.app,
+    'POST',
+    `/api/marketplace-provider-resources/${first.body.marketplace_resource_uuid}/set_slug/`,
+    { token: staff.token, body: { slug: 'counted-50-2' } },
+  )
+  assert.equal(set.status, 200, set.text)
+  const second = await place(staff.token, 50)
+  assert.equal(second.status, 201, second.text)
+  assert.equal((await resource(second.body.marketplace_resource_uuid)).body.slug, 'counted-50-3')
+  // The order's record names the resource it was placed with.
+  const read = await call(t.app, 'GET', `/api/marketplace-orders/${second.body.uuid}/`, {
+    token: staff.token,
+  })
+  assert.deepEqual(second.body, read.body)
+  assert.equal(second.body.resource_name, 'counted-50')
 })

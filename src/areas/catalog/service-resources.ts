@@ -376,10 +376,22 @@ export function insertResource(
   values: Omit<Insertable<DB['resources']>, 'slug' | 'last_sync'>,
   fallbackName = '',
 ): Promise<{ id: number; slug: string }> {
-  return resourcesWriteRepository(db).insert(
-    { ...values, last_sync: values.created },
-    slugify(fallbackName, 'resource'),
-  )
+  return resourcesWriteRepository(db).insert(newResourceRow(values).row, slugify(fallbackName, 'resource'))
+}
+
+/**
+ * What `insertResource` stores but the slug, and the base the slug numbers (`<base>-<n>`): for a
+ * statement that writes the resource together with the order it is for (`createOrder` on
+ * PostgreSQL).
+ */
+export function newResourceRow(
+  values: Omit<Insertable<DB['resources']>, 'slug' | 'last_sync'>,
+  fallbackName = '',
+): { row: Omit<Insertable<DB['resources']>, 'slug'>; slugBase: string } {
+  return {
+    row: { ...values, last_sync: values.created },
+    slugBase: slugify(String(values.name ?? ''), slugify(fallbackName, 'resource')),
+  }
 }
 
 // ---- events: what changed, told in the transaction of the change ----

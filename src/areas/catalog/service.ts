@@ -39,6 +39,7 @@ export {
   getResource,
   insertResource,
   moveResource,
+  newResourceRow,
   registerResourceOrderRecord,
   registerResourceScope,
   resourceRecord,

@@ -62,40 +62,60 @@ const policyOfOffering = reusable((db: Db) =>
 /**
  * The offering's first policy, a fired one that blocks new resources and applies to the customer
  * first (`blocks` 1): whether the offering has any policy and which refuses a new resource, in
- * one read.
+ * one read. `offeringId` and `customerId` are expressions (slots, or columns of the query it is
+ * part of): another area's read may carry it as a subquery (`newResourcePolicyColumns`).
  */
-const newResourcePolicyOf = reusable((db: Db) =>
-  db
+function firstNewResourcePolicy(
+  eb: Pick<ExpressionBuilder<DB, any>, 'selectFrom'>,
+  offeringId: any,
+  customerId: any,
+) {
+  return eb
     .selectFrom('cost_policies')
-    .select((eb) => [
+    .select((e) => [
       'cost_policies.uuid',
       'cost_policies.limit_cost',
-      eb
+      e
         .case()
         .when(
-          eb.and([
-            eb('cost_policies.has_fired', '=', 1),
+          e.and([
+            e('cost_policies.has_fired', '=', 1),
             sql<boolean>`(',' || cost_policies.actions || ',') like '%,block_creation_of_new_resources,%'`,
-            eb.or([
-              eb('cost_policies.apply_to_all', '=', 1),
-              eb.exists(
-                groupCustomers(eb)
+            e.or([
+              e('cost_policies.apply_to_all', '=', 1),
+              e.exists(
+                groupCustomers(e)
                   .whereRef('pg.policy_id', '=', 'cost_policies.id')
-                  .where('cg.customer_id', '=', slot<number>(1)),
+                  .where('cg.customer_id', '=', customerId),
               ),
             ]),
           ]),
         )
-        .then(eb.lit(1))
-        .else(eb.lit(0))
+        .then(e.lit(1))
+        .else(e.lit(0))
         .end()
         .as('blocks'),
     ])
-    .where('cost_policies.offering_id', '=', slot<number>(0))
+    .where('cost_policies.offering_id', '=', offeringId)
     .orderBy('blocks', 'desc')
     .orderBy('cost_policies.id')
-    .limit(1),
-)
+    .limit(1)
+}
+const newResourcePolicyOf = reusable((db: Db) => firstNewResourcePolicy(db, slot<number>(0), slot<number>(1)))
+
+/**
+ * The columns of `firstNewResourcePolicy` as scalar subqueries of another read (`policy_uuid`,
+ * `policy_limit_cost`, `policy_blocks`; null when the offering has no policy), so that a new
+ * order's checks read it with the organization, in the same statement.
+ */
+export function newResourcePolicyColumns(eb: ExpressionBuilder<DB, any>, offeringId: any, customerId: any) {
+  const first = () => firstNewResourcePolicy(eb, offeringId, customerId).as('np')
+  return [
+    eb.selectFrom(first()).select('np.uuid').as('policy_uuid'),
+    eb.selectFrom(first()).select('np.limit_cost').as('policy_limit_cost'),
+    eb.selectFrom(first()).select('np.blocks').as('policy_blocks'),
+  ] as const
+}
 
 export function policiesRepository(db: Db) {
   const base = () =>

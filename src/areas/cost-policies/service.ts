@@ -14,6 +14,8 @@ import { resolveOrganizationGroups } from '../directory/service.js'
 import { PERIODS, type Period } from './estimate.js'
 import { EVALUATE_JOB, estimatesOf, type Estimate } from './evaluation.js'
 import { newResourcePolicies, offeringHasPolicies, policiesRepository, type PolicyRow } from './repository.js'
+
+export { newResourcePolicyColumns } from './repository.js'
 import {
   ACTION_NAMES,
   ACTIONS,
@@ -299,10 +301,27 @@ export async function assertNewResourceAllowed(
   target: { offeringId: number; customerId: number },
 ): Promise<boolean> {
   const { any, blocking: p } = await newResourcePolicies(db, target.offeringId, target.customerId)
-  if (p) {
-    throw nonFieldError(
-      `Creation of new resources for this offering is not available due to the policy ${p.uuid} (limit ${Number(p.limit_cost)}).`,
-    )
-  }
+  if (p) throw blockedByPolicy(p.uuid, p.limit_cost)
   return any
+}
+
+/**
+ * `assertNewResourceAllowed` from the columns `newResourcePolicyColumns` added to another read
+ * (a new order's organization): the same refusal, and whether the offering has any policy.
+ */
+export function assertNewResourceAllowedBy(read: {
+  policy_uuid: string | null
+  policy_limit_cost: unknown
+  policy_blocks: unknown
+}): boolean {
+  if (read.policy_uuid !== null && Number(read.policy_blocks) === 1) {
+    throw blockedByPolicy(read.policy_uuid, read.policy_limit_cost)
+  }
+  return read.policy_uuid !== null
+}
+
+function blockedByPolicy(uuid: string, limitCost: unknown) {
+  return nonFieldError(
+    `Creation of new resources for this offering is not available due to the policy ${uuid} (limit ${Number(limitCost)}).`,
+  )
 }

@@ -10,18 +10,20 @@ import { resolveProjectLink } from '../directory/service.js'
 import {
   checkLimits,
   insertResource,
+  newResourceRow,
   planHasRoom,
   resolveOfferingLink,
   resolvePlanLink,
 } from '../catalog/service.js'
-import { assertNewResourceAllowed, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
+import { assertNewResourceAllowedBy, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { callbackUrlProblem } from './callbacks.js'
 import { ordersRepository } from './repository.js'
 import { jsonRender, toOrderJson } from './records.js'
+import type { OrderJsonRow } from './record-json.js'
 import { initialState, type OrderType } from './state-machine.js'
 import type { OrderCreate } from './schema.js'
 import { planCost, today } from './order-rules.js'
-import { afterStateChange, approvalContext, stateChangeEvent } from './state-changes.js'
+import { afterStateChange, approvalContext, hasSideEffects, stateChangeEvent } from './state-changes.js'
 
 /** The offering an order is for, as far as the consumer-review skip rules read it. */
 interface ReviewedOffering {
@@ -189,92 +191,106 @@ export async function createOrder(
   const attributesJson = toJson(attributes)
   const limits = toJson(body.limits ?? {})
   const resourceName = typeof attributes.name === 'string' ? attributes.name.slice(0, 150) : ''
-  const created = await ctx.db.transaction().execute(async (trx) => {
-    // The policy step: a fired blocking cost policy refuses new resources.
-    const target = { offeringId: offering.id, customerId: project.customer_id }
-    const hasPolicies = await assertNewResourceAllowed(ctx, trx, target)
-    const { id: resourceId } = await insertResource(
-      trx,
-      {
-        uuid: resourceUuid,
-        name: resourceName,
-        offering_id: offering.id,
-        plan_id: plan?.id ?? null,
-        project_id: project.id,
-        customer_id: project.customer_id,
-        state: 'Creating',
-        attributes: attributesJson,
-        limits,
-        resource_type: offering.type,
-        scope_type: null,
-        scope_id: null,
-        end_date: typeof attributes.end_date === 'string' ? attributes.end_date.slice(0, 10) : null,
-        created: now,
-        modified: now,
-      },
-      offering.name,
-    )
-    // The new resource counts in the offering's estimated cost from now on.
-    await scheduleCostPolicyEvaluation(ctx, trx, offering.id, hasPolicies)
-    const implied = consumerApprovalImplied(
-      actor,
-      { customerId: project.customer_id, projectId: project.id },
-      type,
-      { customerId: offering.customer_id, shared: offering.shared, pluginOptions: offering.plugin_options },
-    )
-    const ac = approvalContext(ctx, project.start_date, offering.type, body.start_date ?? null)
-    const state = initialState(implied, ac)
-    const facts = {
-      uuid,
-      type,
-      offering_id: offering.id,
-      offering_type: offering.type,
-      offering_plugin_options: offering.plugin_options,
-      project_id: project.id,
-      resource_id: resourceId,
-      resource_uuid: resourceUuid,
-      project_start_date: project.start_date,
-      plan_id: plan?.id ?? null,
-      limits,
-      start_date: body.start_date ?? null,
-      callback_url: body.callback_url ?? null,
-      modified: now,
-      offering_uuid: offering.uuid,
-      project_uuid: project.uuid,
-      customer_uuid: customer.uuid,
-    }
-    const change = { from: null, action: 'create', told: true }
-    // The event telling the new order is written with it (no read of the order for it).
-    const event = stateChangeEvent(ctx, facts, state, change)
-    const inserted = await ordersRepository(trx).insertTold(
-      {
-        uuid,
-        slug: body.slug ?? orderSlug(resourceName, offering.name),
-        type,
-        state,
-        offering_id: offering.id,
-        provider_customer_id: offering.customer_id,
-        plan_id: plan?.id ?? null,
-        old_plan_id: null,
-        project_id: project.id,
-        customer_id: project.customer_id,
-        resource_id: resourceId,
-        attributes: attributesJson,
-        limits,
-        cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
-        callback_url: body.callback_url ?? null,
-        request_comment: body.request_comment ?? null,
-        start_date: body.start_date ?? null,
-        ...newOrderColumns(actor, implied, now),
-      },
-      event,
-      jsonRender(base ?? '', actor),
-    )
-    const orderId = inserted.id
-    await afterStateChange(ctx, trx, { ...facts, id: orderId }, state, change)
-    const record = base !== undefined && inserted.record ? toOrderJson(inserted.record) : undefined
-    return { orderId, resourceId, record }
+  // The policy step: a fired blocking cost policy refuses new resources (read with the
+  // organization).
+  const hasPolicies = assertNewResourceAllowedBy(customer)
+  const implied = consumerApprovalImplied(
+    actor,
+    { customerId: project.customer_id, projectId: project.id },
+    type,
+    { customerId: offering.customer_id, shared: offering.shared, pluginOptions: offering.plugin_options },
+  )
+  const ac = approvalContext(ctx, project.start_date, offering.type, body.start_date ?? null)
+  const state = initialState(implied, ac)
+  const facts = {
+    uuid,
+    type,
+    offering_id: offering.id,
+    offering_type: offering.type,
+    offering_plugin_options: offering.plugin_options,
+    project_id: project.id,
+    resource_uuid: resourceUuid,
+    project_start_date: project.start_date,
+    plan_id: plan?.id ?? null,
+    limits,
+    start_date: body.start_date ?? null,
+    callback_url: body.callback_url ?? null,
+    modified: now,
+    offering_uuid: offering.uuid,
+    project_uuid: project.uuid,
+    customer_uuid: customer.uuid,
+  }
+  const change = { from: null, action: 'create', told: true }
+  // The event telling the new order is written with it (no read of the order for it).
+  const event = stateChangeEvent(ctx, facts, state, change)
+  const resource = {
+    uuid: resourceUuid,
+    name: resourceName,
+    offering_id: offering.id,
+    plan_id: plan?.id ?? null,
+    project_id: project.id,
+    customer_id: project.customer_id,
+    state: 'Creating',
+    attributes: attributesJson,
+    limits,
+    resource_type: offering.type,
+    scope_type: null,
+    scope_id: null,
+    end_date: typeof attributes.end_date === 'string' ? attributes.end_date.slice(0, 10) : null,
+    created: now,
+    modified: now,
+  }
+  const order = {
+    uuid,
+    slug: body.slug ?? orderSlug(resourceName, offering.name),
+    type,
+    state,
+    offering_id: offering.id,
+    provider_customer_id: offering.customer_id,
+    plan_id: plan?.id ?? null,
+    old_plan_id: null,
+    project_id: project.id,
+    customer_id: project.customer_id,
+    attributes: attributesJson,
+    limits,
+    cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
+    callback_url: body.callback_url ?? null,
+    request_comment: body.request_comment ?? null,
+    start_date: body.start_date ?? null,
+    ...newOrderColumns(actor, implied, now),
+  }
+  const render = jsonRender(base ?? '', actor)
+  const answer = (r: { id: number; resourceId: number; record?: OrderJsonRow }) => ({
+    orderId: r.id,
+    resourceId: r.resourceId,
+    record: base !== undefined && r.record ? toOrderJson(r.record) : undefined,
   })
+  const orders = ordersRepository(ctx.db)
+  // (The ids are not known yet; for the side effects only whether there is a resource counts.)
+  const alone = !hasPolicies && !hasSideEffects({ ...facts, id: 0, resource_id: 0 }, state, change)
+  let created: { orderId: number; resourceId: number; record?: string }
+  if (alone && orders.createIsOneStatement) {
+    // Nothing else to write: the resource, the order, its event and its record are one
+    // statement, with no transaction around it.
+    const { row, slugBase } = newResourceRow(resource, offering.name)
+    let inserted
+    do inserted = await orders.insertToldWithResource(row, slugBase, order, event, render)
+    while (!inserted)
+    created = answer(inserted)
+  } else {
+    created = await ctx.db.transaction().execute(async (trx) => {
+      const { id: resourceId } = await insertResource(trx, resource, offering.name)
+      // The new resource counts in the offering's estimated cost from now on.
+      await scheduleCostPolicyEvaluation(ctx, trx, offering.id, hasPolicies)
+      const inserted = await ordersRepository(trx).insertTold(
+        { ...order, resource_id: resourceId },
+        event,
+        render,
+      )
+      await afterStateChange(ctx, trx, { ...facts, id: inserted.id, resource_id: resourceId }, state, change)
+      return answer({ ...inserted, resourceId })
+    })
+  }
   ctx.jobs.wake()
   return created
 }

@@ -14,7 +14,9 @@ import {
 } from '../../db/compiled.js'
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import { isPostgres } from '../../db/sql.js'
+import { slugNumber } from '../../db/slugs.js'
 import { OUTBOX_COLUMNS, type OutboxRow } from '../events/service.js'
+import { newResourcePolicyColumns } from '../cost-policies/service.js'
 import { freshnessOf, NotifiedCache, type Freshness } from '../../db/change-feed.js'
 import { joined, withJoins } from '../../db/joins.js'
 import { OFFERING_OF_RESOURCE } from '../../db/relations.js'
@@ -184,8 +186,9 @@ async function listAnswer<T>(
 
 const countOf = reusableByForm()
 // Each order create asks these (the plans only when none is named): compiled once.
-// A new order's organization, and whether the offering's organization groups (if it has any)
-// leave it out: one statement for what a create checked in two.
+// A new order's organization, whether the offering's organization groups (if it has any) leave
+// it out, and the offering's cost policy that may refuse new resources: one statement for what a
+// create checked in three.
 const orderingCustomerOf = reusable((db: Db) =>
   db
     .selectFrom('customers')
@@ -216,6 +219,8 @@ const orderingCustomerOf = reusable((db: Db) =>
         ])
         .as('left_out'),
     )
+    // The offering's cost policy that decides whether it takes new resources (cost-policies).
+    .select((eb) => newResourcePolicyColumns(eb, slot(1), eb.ref('customers.id')))
     .where('customers.id', '=', slot(0)),
 )
 const availablePlansOf = reusable((db: Db, limit: number) =>
@@ -440,6 +445,90 @@ export function ordersRepository(db: Db) {
       return { id: record.id, record }
     },
     /**
+     * PostgreSQL: a new Create order's resource and the order, with its event and its record, in
+     * one statement (as `insertTold`), which commits or fails as a whole outside a transaction.
+     * The resource takes the next slug of `slugBase` (`slugNumber`), the order the resource's id,
+     * and the record reads the resource as inserted (the `resources` CTE stands for the table).
+     * Undefined when the slug was taken (by one a staff member set): the caller tries again, and
+     * the counter gives the next number.
+     */
+    async insertToldWithResource(
+      resource: Record<string, unknown>,
+      slugBase: string,
+      values: Record<string, unknown>,
+      event: OutboxRow,
+      render: JsonRender,
+    ): Promise<{ id: number; resourceId: number; record: OrderJsonRow } | undefined> {
+      const rColumns = Object.keys(resource).filter((c) => resource[c] !== undefined)
+      const oColumns = Object.keys(values).filter((c) => values[c] !== undefined && c !== 'resource_id')
+      // Slots: the slug's base twice (the counter, the slug), the resource's columns, the
+      // order's, the event's, then the record's two.
+      const r0 = 2
+      const o0 = r0 + rColumns.length
+      const e0 = o0 + oColumns.length
+      const at = e0 + EVENT_COLUMNS.length
+      const d = db as any
+      const build = () => {
+        const insert = d
+          .with('slug', () => slugNumber(db, 'resources', slot(0)))
+          .with('resources', () =>
+            d
+              .insertInto('resources')
+              .columns([...rColumns, 'slug'])
+              .expression(
+                d
+                  .selectFrom('slug')
+                  .select((eb: any) => [
+                    ...rColumns.map((c, i) => eb.val(slot(r0 + i)).as(c)),
+                    sql`cast(${slot(1)} as text) || '-' || cast(slug.n as text)`.as('slug'),
+                  ]),
+              )
+              .onConflict((oc: any) => oc.column('slug').doNothing())
+              .returningAll(),
+          )
+          .with('told', () =>
+            d
+              .insertInto('outbox_events')
+              .columns([...EVENT_COLUMNS])
+              .expression(
+                d
+                  .selectFrom('resources')
+                  .select((eb: any) => EVENT_COLUMNS.map((c, i) => eb.val(slot(e0 + i)).as(c))),
+              ),
+          )
+          .with('orders', () =>
+            d
+              .insertInto('orders')
+              .columns([...oColumns, 'resource_id'])
+              .expression(
+                d
+                  .selectFrom('resources')
+                  .select((eb: any) => [
+                    ...oColumns.map((c, i) => eb.val(slot(o0 + i)).as(c)),
+                    'resources.id as resource_id',
+                  ]),
+              )
+              .returningAll(),
+          )
+        return insertedJson(db, insert as Db, at).select('orders.resource_id')
+      }
+      const { rows } = await insertWithEvent(
+        db,
+        `told+resource:${rColumns.join(',')}:${oColumns.join(',')}`,
+        build,
+        [
+          slugBase,
+          slugBase,
+          ...rColumns.map((c) => resource[c]),
+          ...oColumns.map((c) => values[c]),
+          ...eventValues(event),
+          ...renderParams(render),
+        ],
+      )
+      const row = rows[0] as (OrderJsonRow & { resource_id: number }) | undefined
+      return row && { id: row.id, resourceId: row.resource_id, record: row }
+    },
+    /**
      * The transition write: only when the order is still in one of `from`, with the outbox row
      * telling it when `event` is given (written only when it moved). True when it moved.
      */
@@ -468,6 +557,8 @@ export function ordersRepository(db: Db) {
      * or fails as a whole outside a transaction; SQLite sends the event's insert apart.
      */
     stateUpdateIsOneStatement: isPostgres(db as never),
+    /** Whether `insertToldWithResource` is available (PostgreSQL: one statement). */
+    createIsOneStatement: isPostgres(db as never),
     /** What the side effects of a transition need to know of the order. */
     async transitionRow(id: number) {
       const row = (await transitionRowById(db, [], [id])).rows[0]
