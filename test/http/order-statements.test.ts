@@ -19,12 +19,14 @@ let member: UserRef
 
 /** Statements each request sends: PostgreSQL (round trips, `begin` and `commit` included), SQLite. */
 const EXPECTED = {
-  // The project, the offering, the plan, the organization with the offering's groups and cost
-  // policy; then on PostgreSQL one statement writes the resource with its slug, the order, its
-  // event and renders its record (nothing else to write: no transaction); on SQLite `begin`,
-  // the resource's slug, the resource, the order, the event, `commit`, and the record read after.
+  // One read: the project, the offering and the plan the links name, with the project's
+  // organization, the offering's groups and its cost policy. Then on PostgreSQL one statement
+  // writes the resource with its slug, the order and its event, and renders the order's record
+  // (nothing else to write: no transaction); on SQLite the resource's slug, the resource, the
+  // order and the event in one transaction (its `begin` and `commit` are not statements sent
+  // anywhere), and the record read after.
   // The offering keeps no accounts: the one read with the order tells, so no statement asks.
-  create: { postgres: 5, sqlite: 9 },
+  create: { postgres: 2, sqlite: 6 },
   // The order with what the transition checks, and the update with its event: on PostgreSQL one
   // statement, outside a transaction since nothing else is written; on SQLite two, in one.
   approve: { postgres: 2, sqlite: 3 },

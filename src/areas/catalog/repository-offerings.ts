@@ -7,6 +7,7 @@ import { firstWhere, organizationGroupLinks, tableRecords, updateRow } from '../
 import { joined } from '../../db/joins.js'
 import { CATEGORY_OF_OFFERING, PROVIDER_OF_OFFERING } from '../../db/relations.js'
 import { offeringVisible, slottedCatalogVisibility, type CatalogVisibility, type Db } from './repository.js'
+import { prefixed, type ReadPart } from '../../db/read-parts.js'
 
 const offeringByUuid = reusableByForm()
 const planByUuid = reusableByForm(1)
@@ -68,6 +69,20 @@ export const offeringsRepository = perDatabase((db: Db) => {
       const { slotted, values, form } = slottedCatalogVisibility(vis)
       const build = () => visible(slotted).select(columns).where('offerings.uuid', '=', slot(values.length))
       return (await offeringByUuid(db, form, build, [...values, uuid])).rows[0]
+    },
+    /** `findVisibleByUuid` as part `offering` of a read made of several (see `ReadPart`). */
+    visiblePart(vis: CatalogVisibility, uuid: string | null, from: number): ReadPart {
+      const { slotted, values, form } = slottedCatalogVisibility(vis, from)
+      const at = from + values.length
+      return {
+        name: 'offering',
+        form: `offering:${form}`,
+        values: [...values, uuid],
+        build: () =>
+          visible(slotted)
+            .select(prefixed('offering', columns) as any)
+            .where('offerings.uuid', '=', slot(at)),
+      }
     },
     findByUuid: (uuid: string) => firstWhere(base().select(columns), 'offerings.uuid', uuid),
     findById: (id: number) => firstWhere(base().select(columns), 'offerings.id', id),
@@ -145,6 +160,18 @@ export const plansRepository = perDatabase((db: Db) => {
     async findByUuid(uuid: string) {
       const build = () => base().select(columns).where('plans.uuid', '=', slot(0))
       return (await planByUuid(db, '', build, [uuid])).rows[0]
+    },
+    /** `findByUuid` as part `plan` of a read made of several (see `ReadPart`). */
+    part(uuid: string | null, from: number): ReadPart {
+      return {
+        name: 'plan',
+        form: 'plan',
+        values: [uuid],
+        build: () =>
+          base()
+            .select(prefixed('plan', columns) as any)
+            .where('plans.uuid', '=', slot(from)),
+      }
     },
     listByOfferings(offeringIds: number[]) {
       if (!offeringIds.length) return Promise.resolve([])

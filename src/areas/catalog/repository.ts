@@ -36,15 +36,18 @@ export type CatalogVisibility =
 /** Offering states everybody (authenticated) may see when the offering is shared. */
 export const PUBLIC_OFFERING_STATES = ['Active', 'Paused']
 
-/** A catalog visibility with its ids as slots (from 0), for a compiled query; see `slottedLists`. */
-export function slottedCatalogVisibility(vis: CatalogVisibility): {
+/** A catalog visibility with its ids as slots (from `from`), for a compiled query; see `slottedLists`. */
+export function slottedCatalogVisibility(
+  vis: CatalogVisibility,
+  from = 0,
+): {
   slotted: CatalogVisibility
   values: number[]
   form: string
 } {
   if (vis.all) return { slotted: vis, values: [], form: 'all' }
   const lists = [vis.customerIds, vis.connectedCustomerIds, vis.projectIds, vis.offeringIds].map(none)
-  const { slots, values, form } = slottedLists(lists)
+  const { slots, values, form } = slottedLists(lists, from)
   const [customerIds, connectedCustomerIds, projectIds, offeringIds] = slots as [
     number[],
     number[],

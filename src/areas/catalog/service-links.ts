@@ -11,6 +11,7 @@ import { OFFERING_TYPE_RULES, isOfferingType } from './offering-types.js'
 import { categoriesRepository, type CatalogVisibility } from './repository.js'
 import { offeringsRepository, plansRepository } from './repository-offerings.js'
 import { PATHS } from './schema.js'
+import type { ReadPartOf } from '../../db/read-parts.js'
 
 export type OfferingRow = NonNullable<Awaited<ReturnType<ReturnType<typeof offeringsRepository>['findById']>>>
 export type PlanRow = NonNullable<Awaited<ReturnType<ReturnType<typeof plansRepository>['findByUuid']>>>
@@ -47,6 +48,18 @@ export async function resolveOfferingLink(
  */
 export function resolvePlanLink(ctx: AppContext, field: string, value: unknown): Promise<PlanRow> {
   return linkedRow(field, value, PATHS.plans, (uuid) => plansRepository(ctx.db).findByUuid(uuid))
+}
+
+/**
+ * `resolveOfferingLink`'s and `resolvePlanLink`'s reads, as parts `offering` and `plan` of a read
+ * made of several (a new order's); a null uuid finds nothing.
+ */
+export function offeringLinkPart(ctx: AppContext, actor: Actor, uuid: string | null): ReadPartOf {
+  return (from) => offeringsRepository(ctx.db).visiblePart(catalogVisibility(actor), uuid, from)
+}
+
+export function planLinkPart(ctx: AppContext, uuid: string | null): ReadPartOf {
+  return (from) => plansRepository(ctx.db).part(uuid, from)
 }
 
 /** An offering's `category`: the category's id, or null. */

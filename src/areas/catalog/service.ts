@@ -22,7 +22,14 @@ import {
 } from './schema.js'
 
 export { catalogVisibility } from './access.js'
-export { resolveOfferingLink, resolvePlanLink, type OfferingRow, type PlanRow } from './service-links.js'
+export {
+  offeringLinkPart,
+  planLinkPart,
+  resolveOfferingLink,
+  resolvePlanLink,
+  type OfferingRow,
+  type PlanRow,
+} from './service-links.js'
 export {
   findOfferingById,
   findOfferingByUuid,

@@ -7,6 +7,7 @@ import { icontainsAny, inAnyOf, isPostgres } from '../../db/sql.js'
 import { deleteGrantsOn } from './customer-repository.js'
 import { unlessAll } from '../../db/joins.js'
 import type { Db, Visibility } from './repository.js'
+import { prefixed, type ReadPart } from '../../db/read-parts.js'
 
 const projectByUuid = reusableByForm()
 
@@ -30,6 +31,21 @@ const columns = [
   'customers.native_name as customer_native_name',
 ] as const
 
+/** A visibility with its ids as slots numbered from `from`, for a compiled query (`slottedLists`). */
+function slottedVisibility(
+  vis: Visibility,
+  from: number,
+): { slotted: Visibility; values: number[]; form: string } {
+  if (vis.all) return { slotted: vis, values: [], form: 'all' }
+  const lists = slottedLists([vis.customerIds, vis.projectIds], from)
+  const [customerIds, projectIds] = lists.slots as [number[], number[]]
+  return {
+    slotted: { all: false, userId: vis.userId, customerIds, projectIds },
+    values: lists.values,
+    form: lists.form,
+  }
+}
+
 /** The SQL of the table, built once per database handle (`perDatabase`). */
 export const projectsRepository = perDatabase((db: Db) => {
   /** Projects of the caller's customers, and the projects the caller has a role in. */
@@ -48,18 +64,23 @@ export const projectsRepository = perDatabase((db: Db) => {
     ...scopedList(visible, (q) => q.select(columns), 'projects.id'),
     /** Compiled once per form of the caller's scopes: order creation resolves a project each time. */
     async findVisibleByUuid(vis: Visibility, uuid: string) {
-      let slotted: Visibility = vis
-      let values: number[] = []
-      let form = 'all'
-      if (!vis.all) {
-        const lists = slottedLists([vis.customerIds, vis.projectIds])
-        const [customerIds, projectIds] = lists.slots as [number[], number[]]
-        slotted = { all: false, userId: vis.userId, customerIds, projectIds }
-        values = lists.values
-        form = lists.form
-      }
+      const { slotted, values, form } = slottedVisibility(vis, 0)
       const build = () => visible(slotted).select(columns).where('projects.uuid', '=', slot(values.length))
       return (await projectByUuid(db, form, build, [...values, uuid])).rows[0]
+    },
+    /** `findVisibleByUuid` as part `project` of a read made of several (see `ReadPart`). */
+    visiblePart(vis: Visibility, uuid: string | null, from: number): ReadPart {
+      const { slotted, values, form } = slottedVisibility(vis, from)
+      const at = from + values.length
+      return {
+        name: 'project',
+        form: `project:${form}`,
+        values: [...values, uuid],
+        build: () =>
+          visible(slotted)
+            .select(prefixed('project', columns) as any)
+            .where('projects.uuid', '=', slot(at)),
+      }
     },
     findByUuid(uuid: string) {
       return all.select(columns).where('projects.uuid', '=', uuid).executeTakeFirst()

@@ -8,11 +8,12 @@ import { can, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { slugify } from '../../http/slug.js'
 import { visibilityOf } from './access.js'
+import type { ReadPartOf } from '../../db/read-parts.js'
 import { resolveCustomerLink } from './customer-service.js'
 import { projectsRepository, type Db, type Visibility } from './repository.js'
 import { PATHS, type Project, type ProjectWrite } from './schema.js'
 
-type ProjectRow = NonNullable<Awaited<ReturnType<ReturnType<typeof projectsRepository>['findById']>>>
+export type ProjectRow = NonNullable<Awaited<ReturnType<ReturnType<typeof projectsRepository>['findById']>>>
 export const toProject = recordRenderer<ProjectRow, Project>({
   ...ownLink(PATHS.projects),
   name: 'copy',
@@ -166,6 +167,14 @@ export function resolveProjectLink(ctx: AppContext, actor: Actor, field: string,
   return linkedRow(field, value, PATHS.projects, (uuid) =>
     projectsRepository(ctx.db).findVisibleByUuid(visibilityOf(actor), uuid),
   )
+}
+
+/**
+ * `resolveProjectLink`'s read, as part `project` of a read made of several (a new order's): the
+ * project `uuid` names if the actor may see it (`uuid` null: none).
+ */
+export function projectLinkPart(ctx: AppContext, actor: Actor, uuid: string | null): ReadPartOf {
+  return (from) => projectsRepository(ctx.db).visiblePart(visibilityOf(actor), uuid, from)
 }
 
 export async function findProjectById(ctx: AppContext, id: number) {

@@ -6,15 +6,19 @@ import { parseJson, toBool, toJson } from '../../db/values.js'
 import { FieldErrorSet, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { slugify } from '../../http/slug.js'
-import { resolveProjectLink } from '../directory/service.js'
+import { projectLinkPart, type ProjectRow } from '../directory/service.js'
 import {
   checkLimits,
   insertResource,
   newResourceRow,
   planHasRoom,
-  resolveOfferingLink,
-  resolvePlanLink,
+  offeringLinkPart,
+  planLinkPart,
+  type OfferingRow,
+  type PlanRow,
 } from '../catalog/service.js'
+import { PATHS } from '../catalog/schema.js'
+import { invalidHyperlink, linkedUuid } from '../../http/links.js'
 import { assertNewResourceAllowedBy, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { callbackUrlProblem } from './callbacks.js'
 import { ordersRepository } from './repository.js'
@@ -106,6 +110,12 @@ export function newOrderColumns(actor: Actor, implied: boolean, now: string) {
   }
 }
 
+/** The row a link named, read with the others: 400 on its field when none (or not visible). */
+function found<R>(field: string, row: R | undefined): R {
+  if (!row) throw invalidHyperlink(field)
+  return row
+}
+
 /**
  * Places a Create order (and its resource, in state Creating); answers both ids and, given the
  * base of its links, the order's record when the database rendered it with the insert
@@ -124,20 +134,34 @@ export async function createOrder(
   if (!errors.has('type') && type !== 'Create') {
     errors.add('type', 'Update and Terminate orders are created through the resource actions.')
   }
-  const project = await errors.check('project', () => resolveProjectLink(ctx, actor, 'project', body.project))
+  // The links are read together: the project, the offering and the plan, with the project's
+  // organization and what the checks below ask of it (one statement).
+  const projectUuid = errors.checkSync('project', () => linkedUuid('project', body.project, PATHS.projects))
+  const offeringUuid = errors.checkSync('offering', () =>
+    linkedUuid('offering', body.offering, PATHS.offerings),
+  )
+  const planUuid = body.plan
+    ? errors.checkSync('plan', () => linkedUuid('plan', body.plan, PATHS.plans))
+    : undefined
+  const read = await ordersRepository(ctx.db).orderingRead<ProjectRow, OfferingRow, PlanRow>(
+    projectLinkPart(ctx, actor, projectUuid ?? null),
+    offeringLinkPart(ctx, actor, offeringUuid ?? null),
+    planLinkPart(ctx, planUuid ?? null),
+  )
+  const project = projectUuid ? errors.checkSync('project', () => found('project', read.project)) : undefined
   // Seeing a project is not enough to order for it: support roles and the provider-side manager
   // see the organization's projects and may not place orders for them.
   if (project && !can(actor, 'ORDER.CREATE', { customerId: project.customer_id, projectId: project.id })) {
     throw forbidden()
   }
-  const offering = await errors.check('offering', async () => {
-    const o = await resolveOfferingLink(ctx, actor, 'offering', body.offering)
-    if (o.state !== 'Active') throw fieldError('offering', 'Offering is not available.')
-    return o
-  })
-  const planLink = body.plan
-    ? await errors.check('plan', () => resolvePlanLink(ctx, 'plan', body.plan))
-    : null
+  const offering = offeringUuid
+    ? errors.checkSync('offering', () => {
+        const o = found('offering', read.offering)
+        if (o.state !== 'Active') throw fieldError('offering', 'Offering is not available.')
+        return o
+      })
+    : undefined
+  const planLink = planUuid ? errors.checkSync('plan', () => found('plan', read.plan)) : null
   if (body.slug !== undefined && !actor.isStaff && !errors.has('slug')) {
     errors.add('slug', 'Only staff can set the slug.')
   }
@@ -170,7 +194,7 @@ export async function createOrder(
   }
   // The limits name the offering's limit-based components, within their bounds.
   await checkLimits(ctx, offering.id, body.limits ?? {})
-  const customer = (await ordersRepository(ctx.db).orderingCustomer(project.customer_id, offering.id))!
+  const customer = read.customer!
   checkCustomerAndProject(ctx, customer, project)
   if (!toBool(offering.shared) && offering.customer_id !== project.customer_id) {
     throw nonFieldError(`Offering "${offering.name}" is not allowed in organization "${customer.name}".`)

@@ -3,7 +3,7 @@
 // then the records of those orders not already rendered at that version (the service keeps them),
 // each rendered as JSON by the database. A total over projects and states only is read from
 // order_counts. The use cases decide on the order row alone (`orderRow`).
-import { sql } from 'kysely'
+import { sql, type Compilable, type ExpressionBuilder } from 'kysely'
 import {
   applyConditions,
   formOf,
@@ -15,6 +15,7 @@ import {
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import { isPostgres } from '../../db/sql.js'
 import { slugNumber } from '../../db/slugs.js'
+import { partColumn, partRow, prefixed, type ReadPart, type ReadPartOf } from '../../db/read-parts.js'
 import { OUTBOX_COLUMNS, type OutboxRow } from '../events/service.js'
 import { newResourcePolicyColumns } from '../cost-policies/service.js'
 import { freshnessOf, NotifiedCache, type Freshness } from '../../db/change-feed.js'
@@ -186,21 +187,37 @@ async function listAnswer<T>(
 
 const countOf = reusableByForm()
 // Each order create asks these (the plans only when none is named): compiled once.
-// A new order's organization, whether the offering's organization groups (if it has any) leave
-// it out, and the offering's cost policy that may refuse new resources: one statement for what a
-// create checked in three.
-const orderingCustomerOf = reusable((db: Db) =>
-  db
-    .selectFrom('customers')
-    .select(['customers.id', 'customers.uuid', 'customers.name', 'customers.blocked', 'customers.archived'])
-    .select((eb) =>
+/**
+ * The first read of a new order, one statement for what a create asked in four: the project,
+ * offering and plan its links name (each area's part: its scoping, its columns), the project's
+ * organization, whether the offering's organization groups (if it has any) leave it out, and the
+ * offering's cost policy that may refuse new resources.
+ */
+const orderingReadOf = reusableByForm()
+function orderingRead(db: Db, parts: ReadPart[]) {
+  const offeringId = partColumn('offering', 'offering', 'id')
+  let q: any = db.selectFrom(sql`(select 1)`.as('one') as any)
+  for (const p of parts) q = q.leftJoin(p.build().as(p.name), (join: any) => join.onTrue())
+  return q
+    .leftJoin('customers', 'customers.id', partColumn('project', 'project', 'customer_id'))
+    .selectAll(parts.map((p) => p.name))
+    .select(
+      prefixed('customer', [
+        'customers.id',
+        'customers.uuid',
+        'customers.name',
+        'customers.blocked',
+        'customers.archived',
+      ]),
+    )
+    .select((eb: ExpressionBuilder<any, any>) =>
       eb
         .and([
           eb.exists(
             eb
               .selectFrom('offering_organization_groups as og')
               .select('og.offering_id')
-              .where('og.offering_id', '=', slot(1)),
+              .whereRef('og.offering_id', '=', offeringId),
           ),
           eb.not(
             eb.exists(
@@ -212,17 +229,17 @@ const orderingCustomerOf = reusable((db: Db) =>
                   'og.organization_group_id',
                 )
                 .select('og.offering_id')
-                .where('og.offering_id', '=', slot(1))
+                .whereRef('og.offering_id', '=', offeringId)
                 .whereRef('cg.customer_id', '=', 'customers.id'),
             ),
           ),
         ])
         .as('left_out'),
     )
-    // The offering's cost policy that decides whether it takes new resources (cost-policies).
-    .select((eb) => newResourcePolicyColumns(eb, slot(1), eb.ref('customers.id')))
-    .where('customers.id', '=', slot(0)),
-)
+    .select((eb: ExpressionBuilder<any, any>) =>
+      newResourcePolicyColumns(eb, eb.ref(offeringId), eb.ref('customers.id')),
+    ) as Compilable<Record<string, unknown>>
+}
 const availablePlansOf = reusable((db: Db, limit: number) =>
   db
     .selectFrom('plans')
@@ -468,47 +485,38 @@ export function ordersRepository(db: Db) {
       const e0 = o0 + oColumns.length
       const at = e0 + EVENT_COLUMNS.length
       const d = db as any
+      // `insert into <table> (<columns>, <extra>) select <slots from first>, <extra> from <source>`:
+      // a row for each row of the CTE `source` (none when it wrote none).
+      const insertFrom = (
+        table: string,
+        columns: string[],
+        source: string,
+        first: number,
+        extra: [string, unknown][],
+      ) =>
+        d
+          .insertInto(table)
+          .columns([...columns, ...extra.map(([c]) => c)])
+          .expression(
+            d
+              .selectFrom(source)
+              .select((eb: any) => [
+                ...columns.map((c, i) => eb.val(slot(first + i)).as(c)),
+                ...extra.map(([c, e]) => (typeof e === 'string' ? `${e} as ${c}` : (e as any).as(c))),
+              ]),
+          )
       const build = () => {
+        const slug = sql`cast(${slot(1)} as text) || '-' || cast(slug.n as text)`
         const insert = d
           .with('slug', () => slugNumber(db, 'resources', slot(0)))
           .with('resources', () =>
-            d
-              .insertInto('resources')
-              .columns([...rColumns, 'slug'])
-              .expression(
-                d
-                  .selectFrom('slug')
-                  .select((eb: any) => [
-                    ...rColumns.map((c, i) => eb.val(slot(r0 + i)).as(c)),
-                    sql`cast(${slot(1)} as text) || '-' || cast(slug.n as text)`.as('slug'),
-                  ]),
-              )
+            insertFrom('resources', rColumns, 'slug', r0, [['slug', slug]])
               .onConflict((oc: any) => oc.column('slug').doNothing())
               .returningAll(),
           )
-          .with('told', () =>
-            d
-              .insertInto('outbox_events')
-              .columns([...EVENT_COLUMNS])
-              .expression(
-                d
-                  .selectFrom('resources')
-                  .select((eb: any) => EVENT_COLUMNS.map((c, i) => eb.val(slot(e0 + i)).as(c))),
-              ),
-          )
+          .with('told', () => insertFrom('outbox_events', [...EVENT_COLUMNS], 'resources', e0, []))
           .with('orders', () =>
-            d
-              .insertInto('orders')
-              .columns([...oColumns, 'resource_id'])
-              .expression(
-                d
-                  .selectFrom('resources')
-                  .select((eb: any) => [
-                    ...oColumns.map((c, i) => eb.val(slot(o0 + i)).as(c)),
-                    'resources.id as resource_id',
-                  ]),
-              )
-              .returningAll(),
+            insertFrom('orders', oColumns, 'resources', o0, [['resource_id', 'resources.id']]).returningAll(),
           )
         return insertedJson(db, insert as Db, at).select('orders.resource_id')
       }
@@ -599,9 +607,36 @@ export function ordersRepository(db: Db) {
      * The organization a new order is placed for, and whether the offering's organization groups
      * leave it out (the offering has groups and the organization is in none of them).
      */
-    async orderingCustomer(customerId: number, offeringId: number) {
-      const row = (await orderingCustomerOf(db, [], [customerId, offeringId])).rows[0]
-      return row && { ...row, left_out: !!Number(row.left_out) }
+    /**
+     * A new order's first read (see `orderingRead`): the rows its project, offering and plan
+     * parts name (undefined: none, or not visible), the project's organization, and what its
+     * checks need.
+     */
+    async orderingRead<P, O, L>(project: ReadPartOf, offering: ReadPartOf, plan: ReadPartOf) {
+      const parts: ReadPart[] = []
+      for (const of of [project, offering, plan]) {
+        const from = parts.reduce((n, p) => n + p.values.length, 0)
+        parts.push(of(from))
+      }
+      const form = parts.map((p) => `${p.form}.${p.values.length}`).join('|')
+      const values = parts.flatMap((p) => p.values)
+      const row = (await orderingReadOf(db, form, () => orderingRead(db, parts), values)).rows[0]
+      const customer = partRow<{ id: number; uuid: string; name: string; blocked: number; archived: number }>(
+        row,
+        'customer',
+      )
+      return {
+        project: partRow<P>(row, 'project'),
+        offering: partRow<O>(row, 'offering'),
+        plan: partRow<L>(row, 'plan'),
+        customer: customer && {
+          ...customer,
+          left_out: !!Number(row!.left_out),
+          policy_uuid: (row!.policy_uuid ?? null) as string | null,
+          policy_limit_cost: row!.policy_limit_cost,
+          policy_blocks: row!.policy_blocks,
+        },
+      }
     },
     /** The offering's plans not archived, at most `limit` of them. */
     async availablePlans(offeringId: number, limit: number) {
