@@ -59,61 +59,65 @@ const policyOfOffering = reusable((db: Db) =>
   db.selectFrom('cost_policies').select('id').where('offering_id', '=', slot(0)).limit(1),
 )
 
+/** A policy (`cost_policies`) that has fired and blocks new resources for the customer. */
+function blocksNewResources(e: ExpressionBuilder<DB, any>, customerId: any) {
+  return e.and([
+    e('cost_policies.has_fired', '=', 1),
+    sql<boolean>`(',' || cost_policies.actions || ',') like '%,block_creation_of_new_resources,%'`,
+    e.or([
+      e('cost_policies.apply_to_all', '=', 1),
+      e.exists(
+        groupCustomers(e)
+          .whereRef('pg.policy_id', '=', 'cost_policies.id')
+          .where('cg.customer_id', '=', customerId),
+      ),
+    ]),
+  ])
+}
+
 /**
  * The offering's first policy, a fired one that blocks new resources and applies to the customer
  * first (`blocks` 1): whether the offering has any policy and which refuses a new resource, in
- * one read. `offeringId` and `customerId` are expressions (slots, or columns of the query it is
- * part of): another area's read may carry it as a subquery (`newResourcePolicyColumns`).
+ * one read.
  */
-function firstNewResourcePolicy(
-  eb: Pick<ExpressionBuilder<DB, any>, 'selectFrom'>,
-  offeringId: any,
-  customerId: any,
-) {
-  return eb
+const newResourcePolicyOf = reusable((db: Db) =>
+  db
     .selectFrom('cost_policies')
     .select((e) => [
       'cost_policies.uuid',
       'cost_policies.limit_cost',
       e
         .case()
-        .when(
-          e.and([
-            e('cost_policies.has_fired', '=', 1),
-            sql<boolean>`(',' || cost_policies.actions || ',') like '%,block_creation_of_new_resources,%'`,
-            e.or([
-              e('cost_policies.apply_to_all', '=', 1),
-              e.exists(
-                groupCustomers(e)
-                  .whereRef('pg.policy_id', '=', 'cost_policies.id')
-                  .where('cg.customer_id', '=', customerId),
-              ),
-            ]),
-          ]),
-        )
+        .when(blocksNewResources(e, slot<number>(1)))
         .then(e.lit(1))
         .else(e.lit(0))
         .end()
         .as('blocks'),
     ])
-    .where('cost_policies.offering_id', '=', offeringId)
+    .where('cost_policies.offering_id', '=', slot<number>(0))
     .orderBy('blocks', 'desc')
     .orderBy('cost_policies.id')
-    .limit(1)
-}
-const newResourcePolicyOf = reusable((db: Db) => firstNewResourcePolicy(db, slot<number>(0), slot<number>(1)))
+    .limit(1),
+)
 
 /**
- * The columns of `firstNewResourcePolicy` as scalar subqueries of another read (`policy_uuid`,
- * `policy_limit_cost`, `policy_blocks`; null when the offering has no policy), so that a new
- * order's checks read it with the organization, in the same statement.
+ * What `newResourcePolicies` reads, as scalar subqueries of another read (a new order's, with its
+ * organization; `offeringId` and `customerId` are its columns): `policy_any`, whether the
+ * offering has a policy, and `policy_uuid` and `policy_limit_cost` of the first that blocks new
+ * resources for the customer (null: none). Each subquery walks the offering's policies in id
+ * order on their index, with nothing to sort.
  */
 export function newResourcePolicyColumns(eb: ExpressionBuilder<DB, any>, offeringId: any, customerId: any) {
-  const first = () => firstNewResourcePolicy(eb, offeringId, customerId).as('np')
+  const ofOffering = () => eb.selectFrom('cost_policies').where('cost_policies.offering_id', '=', offeringId)
+  const blocking = () =>
+    ofOffering()
+      .where((e) => blocksNewResources(e, customerId))
+      .orderBy('cost_policies.id')
+      .limit(1)
   return [
-    eb.selectFrom(first()).select('np.uuid').as('policy_uuid'),
-    eb.selectFrom(first()).select('np.limit_cost').as('policy_limit_cost'),
-    eb.selectFrom(first()).select('np.blocks').as('policy_blocks'),
+    eb.exists(ofOffering().select('cost_policies.id')).as('policy_any'),
+    blocking().select('cost_policies.uuid').as('policy_uuid'),
+    blocking().select('cost_policies.limit_cost').as('policy_limit_cost'),
   ] as const
 }
 

@@ -310,14 +310,12 @@ export async function assertNewResourceAllowed(
  * (a new order's organization): the same refusal, and whether the offering has any policy.
  */
 export function assertNewResourceAllowedBy(read: {
+  policy_any: unknown
   policy_uuid: string | null
   policy_limit_cost: unknown
-  policy_blocks: unknown
 }): boolean {
-  if (read.policy_uuid !== null && Number(read.policy_blocks) === 1) {
-    throw blockedByPolicy(read.policy_uuid, read.policy_limit_cost)
-  }
-  return read.policy_uuid !== null
+  if (read.policy_uuid !== null) throw blockedByPolicy(read.policy_uuid, read.policy_limit_cost)
+  return toBool(read.policy_any)
 }
 
 function blockedByPolicy(uuid: string, limitCost: unknown) {

@@ -632,9 +632,9 @@ export function ordersRepository(db: Db) {
         customer: customer && {
           ...customer,
           left_out: !!Number(row!.left_out),
+          policy_any: row!.policy_any,
           policy_uuid: (row!.policy_uuid ?? null) as string | null,
           policy_limit_cost: row!.policy_limit_cost,
-          policy_blocks: row!.policy_blocks,
         },
       }
     },
