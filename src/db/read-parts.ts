@@ -29,13 +29,21 @@ export function prefixed(name: string, columns: readonly string[]): string[] {
   })
 }
 
-/** The row of part `name` in a joined row: undefined when its `id` is null (no row). */
-export function partRow<R>(row: Record<string, unknown> | undefined, name: string): R | undefined {
-  if (!row || row[`${name}${SEP}id`] === null || row[`${name}${SEP}id`] === undefined) return undefined
-  const start = `${name}${SEP}`
-  const out: Record<string, unknown> = {}
-  for (const key in row) if (key.startsWith(start)) out[key.slice(start.length)] = row[key]
-  return out as R
+/**
+ * A joined row's parts, in one pass over its columns: `<name>__<column>` goes to part `name` as
+ * `column`; a part whose `id` is null (no row) is left out, and so are columns without a part.
+ */
+export function partRows(row: Record<string, unknown> | undefined): Record<string, Record<string, unknown>> {
+  const parts: Record<string, Record<string, unknown>> = {}
+  if (!row) return parts
+  for (const key in row) {
+    const at = key.indexOf(SEP)
+    if (at <= 0) continue
+    const name = key.slice(0, at)
+    ;(parts[name] ??= {})[key.slice(at + SEP.length)] = row[key]
+  }
+  for (const name in parts) if (parts[name]!.id === null || parts[name]!.id === undefined) delete parts[name]
+  return parts
 }
 
 /** A part's column as the joining query names it (`<alias>.<name>__<column>`). */

@@ -12,6 +12,28 @@ import { prefixed, type ReadPart } from '../../db/read-parts.js'
 const offeringByUuid = reusableByForm()
 const planByUuid = reusableByForm(1)
 
+/** The offering and plan columns a read made of several answers (a new order's checks). */
+export const OFFERING_LINK_COLUMNS = [
+  'offerings.id',
+  'offerings.uuid',
+  'offerings.name',
+  'offerings.customer_id',
+  'offerings.type',
+  'offerings.state',
+  'offerings.shared',
+  'offerings.plugin_options',
+  'offerings.terms_of_service',
+] as const
+export const PLAN_LINK_COLUMNS = [
+  'plans.id',
+  'plans.uuid',
+  'plans.offering_id',
+  'plans.archived',
+  'plans.max_amount',
+  'plans.unit_price',
+  'plans.fixed_price',
+] as const
+
 /** The rows of `base` (which joins `offerings`) that a caller may see: those of offerings it may see. */
 function visibleWithOffering<Q extends SelectQueryBuilder<any, any, any>>(base: () => Q) {
   return (vis: CatalogVisibility): Q => base().where((eb) => offeringVisible(eb, vis)) as Q
@@ -70,7 +92,10 @@ export const offeringsRepository = perDatabase((db: Db) => {
       const build = () => visible(slotted).select(columns).where('offerings.uuid', '=', slot(values.length))
       return (await offeringByUuid(db, form, build, [...values, uuid])).rows[0]
     },
-    /** `findVisibleByUuid` as part `offering` of a read made of several (see `ReadPart`). */
+    /**
+     * `findVisibleByUuid` as part `offering` of a read made of several (see `ReadPart`), with the
+     * columns a new order reads (`OFFERING_LINK_COLUMNS`; none of the joined tables').
+     */
     visiblePart(vis: CatalogVisibility, uuid: string | null, from: number): ReadPart {
       const { slotted, values, form } = slottedCatalogVisibility(vis, from)
       const at = from + values.length
@@ -79,8 +104,10 @@ export const offeringsRepository = perDatabase((db: Db) => {
         form: `offering:${form}`,
         values: [...values, uuid],
         build: () =>
-          visible(slotted)
-            .select(prefixed('offering', columns) as any)
+          db
+            .selectFrom('offerings')
+            .where((eb) => offeringVisible(eb, slotted))
+            .select(prefixed('offering', OFFERING_LINK_COLUMNS) as any)
             .where('offerings.uuid', '=', slot(at)),
       }
     },
@@ -161,15 +188,19 @@ export const plansRepository = perDatabase((db: Db) => {
       const build = () => base().select(columns).where('plans.uuid', '=', slot(0))
       return (await planByUuid(db, '', build, [uuid])).rows[0]
     },
-    /** `findByUuid` as part `plan` of a read made of several (see `ReadPart`). */
+    /**
+     * `findByUuid` as part `plan` of a read made of several (see `ReadPart`), with the columns a
+     * new order reads (`PLAN_LINK_COLUMNS`).
+     */
     part(uuid: string | null, from: number): ReadPart {
       return {
         name: 'plan',
         form: 'plan',
         values: [uuid],
         build: () =>
-          base()
-            .select(prefixed('plan', columns) as any)
+          db
+            .selectFrom('plans')
+            .select(prefixed('plan', PLAN_LINK_COLUMNS) as any)
             .where('plans.uuid', '=', slot(from)),
       }
     },

@@ -31,6 +31,16 @@ const columns = [
   'customers.native_name as customer_native_name',
 ] as const
 
+/** The project columns a read made of several answers (a new order's checks). */
+export const PROJECT_LINK_COLUMNS = [
+  'projects.id',
+  'projects.uuid',
+  'projects.name',
+  'projects.customer_id',
+  'projects.start_date',
+  'projects.end_date',
+] as const
+
 /** A visibility with its ids as slots numbered from `from`, for a compiled query (`slottedLists`). */
 function slottedVisibility(
   vis: Visibility,
@@ -68,7 +78,10 @@ export const projectsRepository = perDatabase((db: Db) => {
       const build = () => visible(slotted).select(columns).where('projects.uuid', '=', slot(values.length))
       return (await projectByUuid(db, form, build, [...values, uuid])).rows[0]
     },
-    /** `findVisibleByUuid` as part `project` of a read made of several (see `ReadPart`). */
+    /**
+     * `findVisibleByUuid` as part `project` of a read made of several (see `ReadPart`), with the
+     * columns a new order reads (`PROJECT_LINK_COLUMNS`).
+     */
     visiblePart(vis: Visibility, uuid: string | null, from: number): ReadPart {
       const { slotted, values, form } = slottedVisibility(vis, from)
       const at = from + values.length
@@ -78,7 +91,7 @@ export const projectsRepository = perDatabase((db: Db) => {
         values: [...values, uuid],
         build: () =>
           visible(slotted)
-            .select(prefixed('project', columns) as any)
+            .select(prefixed('project', PROJECT_LINK_COLUMNS) as any)
             .where('projects.uuid', '=', slot(at)),
       }
     },

@@ -110,6 +110,17 @@ export function newOrderColumns(actor: Actor, implied: boolean, now: string) {
   }
 }
 
+/** What a new order reads of the rows its links name (the parts' columns, `orderingRead`). */
+type ProjectLink = Pick<ProjectRow, 'id' | 'uuid' | 'name' | 'customer_id' | 'start_date' | 'end_date'>
+type OfferingLink = Pick<
+  OfferingRow,
+  'id' | 'uuid' | 'name' | 'customer_id' | 'type' | 'state' | 'shared' | 'plugin_options' | 'terms_of_service'
+>
+type PlanLink = Pick<
+  PlanRow,
+  'id' | 'uuid' | 'offering_id' | 'archived' | 'max_amount' | 'unit_price' | 'fixed_price'
+>
+
 /** The row a link named, read with the others: 400 on its field when none (or not visible). */
 function found<R>(field: string, row: R | undefined): R {
   if (!row) throw invalidHyperlink(field)
@@ -143,7 +154,7 @@ export async function createOrder(
   const planUuid = body.plan
     ? errors.checkSync('plan', () => linkedUuid('plan', body.plan, PATHS.plans))
     : undefined
-  const read = await ordersRepository(ctx.db).orderingRead<ProjectRow, OfferingRow, PlanRow>(
+  const read = await ordersRepository(ctx.db).orderingRead<ProjectLink, OfferingLink, PlanLink>(
     projectLinkPart(ctx, actor, projectUuid ?? null),
     offeringLinkPart(ctx, actor, offeringUuid ?? null),
     planLinkPart(ctx, planUuid ?? null),

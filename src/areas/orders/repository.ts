@@ -15,7 +15,7 @@ import {
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import { isPostgres } from '../../db/sql.js'
 import { slugNumber } from '../../db/slugs.js'
-import { partColumn, partRow, prefixed, type ReadPart, type ReadPartOf } from '../../db/read-parts.js'
+import { partColumn, partRows, prefixed, type ReadPart, type ReadPartOf } from '../../db/read-parts.js'
 import { OUTBOX_COLUMNS, type OutboxRow } from '../events/service.js'
 import { newResourcePolicyColumns } from '../cost-policies/service.js'
 import { freshnessOf, NotifiedCache, type Freshness } from '../../db/change-feed.js'
@@ -621,14 +621,13 @@ export function ordersRepository(db: Db) {
       const form = parts.map((p) => `${p.form}.${p.values.length}`).join('|')
       const values = parts.flatMap((p) => p.values)
       const row = (await orderingReadOf(db, form, () => orderingRead(db, parts), values)).rows[0]
-      const customer = partRow<{ id: number; uuid: string; name: string; blocked: number; archived: number }>(
-        row,
-        'customer',
-      )
+      const rows = partRows(row)
+      const customer = rows.customer as
+        { id: number; uuid: string; name: string; blocked: number; archived: number } | undefined
       return {
-        project: partRow<P>(row, 'project'),
-        offering: partRow<O>(row, 'offering'),
-        plan: partRow<L>(row, 'plan'),
+        project: rows.project as P | undefined,
+        offering: rows.offering as O | undefined,
+        plan: rows.plan as L | undefined,
         customer: customer && {
           ...customer,
           left_out: !!Number(row!.left_out),
