@@ -22,6 +22,7 @@
 // was down cannot be told from none, so (re)connecting drops everything kept.
 import type { Notifications } from './notifications.js'
 import { ORDER_RECORD_SOURCES } from './migrations/2026-11-24T1000_order_record_versions.js'
+import { NEWLY_SHOWN } from './migrations/2026-11-26T1000_order_review_fields.js'
 
 export const CHANGES_CHANNEL = 'marketplace_changes'
 
@@ -33,10 +34,11 @@ export type Change = { table: string; ids: number[] | null } | 'all'
 
 /**
  * Tables whose writes by this process count, named as in statements (quoted or not): the orders,
- * the epochs, and the tables whose writes raise the records' epoch by trigger.
+ * the epochs, and the tables whose writes raise the records' epoch by trigger (both migrations'
+ * lists: `service_providers` came with the second).
  */
 const WATCHED = new RegExp(
-  `\\b(${['orders', 'record_epochs', ...Object.keys(ORDER_RECORD_SOURCES)].join('|')})\\b`,
+  `\\b(${['orders', 'record_epochs', ...new Set([...Object.keys(ORDER_RECORD_SOURCES), ...Object.keys(NEWLY_SHOWN)])].join('|')})\\b`,
 )
 
 export interface ConnectionState {

@@ -7,7 +7,7 @@ import { isPostgres } from './_helpers.js'
 // those columns must invalidate kept records too (see 2026-11-24T1000_order_record_versions.ts).
 
 /** The columns of other tables the record now shows besides those watched already. */
-const NEWLY_SHOWN: Record<string, string[]> = { users: ['email'], service_providers: ['description'] }
+export const NEWLY_SHOWN: Record<string, string[]> = { users: ['email'], service_providers: ['description'] }
 const trigger = (table: string) => `${table}_order_records_more`
 
 export async function up(db: Kysely<any>): Promise<void> {
