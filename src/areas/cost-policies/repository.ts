@@ -76,36 +76,12 @@ function blocksNewResources(e: ExpressionBuilder<DB, any>, customerId: any) {
 }
 
 /**
- * The offering's first policy, a fired one that blocks new resources and applies to the customer
- * first (`blocks` 1): whether the offering has any policy and which refuses a new resource, in
- * one read.
- */
-const newResourcePolicyOf = reusable((db: Db) =>
-  db
-    .selectFrom('cost_policies')
-    .select((e) => [
-      'cost_policies.uuid',
-      'cost_policies.limit_cost',
-      e
-        .case()
-        .when(blocksNewResources(e, slot<number>(1)))
-        .then(e.lit(1))
-        .else(e.lit(0))
-        .end()
-        .as('blocks'),
-    ])
-    .where('cost_policies.offering_id', '=', slot<number>(0))
-    .orderBy('blocks', 'desc')
-    .orderBy('cost_policies.id')
-    .limit(1),
-)
-
-/**
- * What `newResourcePolicies` reads, as scalar subqueries of another read (a new order's, with its
- * organization; `offeringId` and `customerId` are its columns): `policy_any`, whether the
- * offering has a policy, and `policy_uuid` and `policy_limit_cost` of the first that blocks new
- * resources for the customer (null: none). Each subquery walks the offering's policies in id
- * order on their index, with nothing to sort.
+ * Whether a new resource of the offering for the customer is refused, as scalar subqueries
+ * (`offeringId` and `customerId` are slots, or columns of the read they are part of, e.g. a new
+ * order's with its organization): `policy_any`, whether the offering has a policy, and
+ * `policy_uuid` and `policy_limit_cost` of the first that blocks new resources for the customer
+ * (null: none). Each subquery walks the offering's policies in id order on their index, with
+ * nothing to sort.
  */
 export function newResourcePolicyColumns(eb: ExpressionBuilder<DB, any>, offeringId: any, customerId: any) {
   const ofOffering = () => eb.selectFrom('cost_policies').where('cost_policies.offering_id', '=', offeringId)
@@ -318,13 +294,14 @@ export async function offeringHasPolicies(db: Db, offeringId: number): Promise<b
   return (await policyOfOffering(db, [], [offeringId])).rows.length > 0
 }
 
-/**
- * For a new resource of the offering for the customer: whether the offering has any policy, and
- * the fired policy that blocks new resources for the customer, if any.
- */
+/** `newResourcePolicyColumns` read on their own, for the offering and the customer. */
+const newResourcePolicyOf = reusable((db: Db) =>
+  db.selectNoFrom((eb) =>
+    newResourcePolicyColumns(eb as ExpressionBuilder<DB, any>, slot<number>(0), slot<number>(1)),
+  ),
+)
 export async function newResourcePolicies(db: Db, offeringId: number, customerId: number) {
-  const first = (await newResourcePolicyOf(db, [], [offeringId, customerId])).rows[0]
-  return { any: first !== undefined, blocking: first && Number(first.blocks) === 1 ? first : undefined }
+  return (await newResourcePolicyOf(db, [], [offeringId, customerId])).rows[0]!
 }
 
 export type PolicyRow = NonNullable<Awaited<ReturnType<ReturnType<typeof policiesRepository>['findById']>>>

@@ -291,18 +291,17 @@ export async function scheduleCostPolicyEvaluation(
 
 /**
  * Refuses a new resource of the offering for the customer while a fired policy with
- * block_creation_of_new_resources applies to it (400 naming the policy). Pass the transaction
- * of the order being created. Answers whether the offering has any policy (for
- * `scheduleCostPolicyEvaluation` once the resource is written: the same read).
+ * block_creation_of_new_resources applies to it (400 naming the policy), in a read of its own (a
+ * new order reads the same columns with its organization and calls `assertNewResourceAllowedBy`).
+ * Answers whether the offering has any policy (for `scheduleCostPolicyEvaluation` once the
+ * resource is written: the same read).
  */
 export async function assertNewResourceAllowed(
   _ctx: AppContext,
   db: Db,
   target: { offeringId: number; customerId: number },
 ): Promise<boolean> {
-  const { any, blocking: p } = await newResourcePolicies(db, target.offeringId, target.customerId)
-  if (p) throw blockedByPolicy(p.uuid, p.limit_cost)
-  return any
+  return assertNewResourceAllowedBy(await newResourcePolicies(db, target.offeringId, target.customerId))
 }
 
 /**
