@@ -4,7 +4,6 @@
 // upsert locks the counter's row until their transaction ends).
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from './tables.js'
-import { slugify } from '../http/slug.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -12,20 +11,19 @@ type Db = Kysely<DB> | Transaction<DB>
 export type SlugScope = 'resources'
 
 /**
- * The upsert that takes the next number of `base` (a value or a slot), returning it as `n`: on
- * its own in `nextSlug`, or as the CTE of a statement that inserts the row it names.
+ * The upsert that takes the next number of `base` (a value or a slot) and answers the slug it
+ * makes, `<base>-<n>`, as `slug`: run alone by `nextSlug`, or the CTE of a statement that inserts
+ * the row it names.
  */
-export function slugNumber(db: Db, scope: SlugScope, base: string) {
+export function nextSlugQuery(db: Db, scope: SlugScope, base: string) {
   return db
     .insertInto('slug_counters')
     .values({ scope, base, n: 1 })
     .onConflict((oc) => oc.columns(['scope', 'base']).doUpdateSet({ n: sql`slug_counters.n + 1` }))
-    .returning('n')
+    .returning(sql<string>`slug_counters.base || '-' || slug_counters.n`.as('slug'))
 }
 
-/** The slug a new row named `name` gets; `fallback` stands in for a name with nothing to slugify. */
-export async function nextSlug(db: Db, scope: SlugScope, name: string, fallback: string): Promise<string> {
-  const base = slugify(name, fallback)
-  const row = await slugNumber(db, scope, base).executeTakeFirstOrThrow()
-  return `${base}-${row.n}`
+/** The next slug of `base` (the new row's name slugified, or what stands in for it). */
+export async function nextSlug(db: Db, scope: SlugScope, base: string): Promise<string> {
+  return (await nextSlugQuery(db, scope, base).executeTakeFirstOrThrow()).slug
 }

@@ -364,16 +364,15 @@ export function resourcesWriteRepository(db: Db) {
       return after && { before, after }
     },
     /**
-     * Inserts a resource with the next slug of its name (`<name>-<n>`; `fallback`, a slug, for a
-     * name with nothing to slugify): should a slug a staff member set take that number, the next
-     * one is tried.
+     * Inserts a resource with the next slug of `slugBase` (`<base>-<n>`): should a slug a staff
+     * member set take that number, the next one is tried.
      */
     async insert(
       values: Omit<Insertable<DB['resources']>, 'slug'>,
-      fallback: string,
+      slugBase: string,
     ): Promise<{ id: number; slug: string }> {
       for (;;) {
-        const slug = await nextSlug(db, 'resources', String(values.name ?? ''), fallback)
+        const slug = await nextSlug(db, 'resources', slugBase)
         const row = await db
           .insertInto('resources')
           .values({ ...values, slug })

@@ -376,7 +376,8 @@ export function insertResource(
   values: Omit<Insertable<DB['resources']>, 'slug' | 'last_sync'>,
   fallbackName = '',
 ): Promise<{ id: number; slug: string }> {
-  return resourcesWriteRepository(db).insert(newResourceRow(values).row, slugify(fallbackName, 'resource'))
+  const { row, slugBase } = newResourceRow(values, fallbackName)
+  return resourcesWriteRepository(db).insert(row, slugBase)
 }
 
 /**

@@ -14,7 +14,7 @@ import {
 } from '../../db/compiled.js'
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import { isPostgres } from '../../db/sql.js'
-import { slugNumber } from '../../db/slugs.js'
+import { nextSlugQuery } from '../../db/slugs.js'
 import { partColumn, partRows, prefixed, type ReadPart, type ReadPartOf } from '../../db/read-parts.js'
 import { OUTBOX_COLUMNS, type OutboxRow } from '../events/service.js'
 import { newResourcePolicyColumns } from '../cost-policies/service.js'
@@ -464,7 +464,7 @@ export function ordersRepository(db: Db) {
     /**
      * PostgreSQL: a new Create order's resource and the order, with its event and its record, in
      * one statement (as `insertTold`), which commits or fails as a whole outside a transaction.
-     * The resource takes the next slug of `slugBase` (`slugNumber`), the order the resource's id,
+     * The resource takes the next slug of `slugBase` (`nextSlugQuery`), the order the resource's id,
      * and the record reads the resource as inserted (the `resources` CTE stands for the table).
      * Undefined when the slug was taken (by one a staff member set): the caller tries again, and
      * the counter gives the next number.
@@ -478,21 +478,21 @@ export function ordersRepository(db: Db) {
     ): Promise<{ id: number; resourceId: number; record: OrderJsonRow } | undefined> {
       const rColumns = Object.keys(resource).filter((c) => resource[c] !== undefined)
       const oColumns = Object.keys(values).filter((c) => values[c] !== undefined && c !== 'resource_id')
-      // Slots: the slug's base twice (the counter, the slug), the resource's columns, the
-      // order's, the event's, then the record's two.
-      const r0 = 2
+      // Slots: the slug's base, the resource's columns, the order's, the event's, then the
+      // record's two.
+      const r0 = 1
       const o0 = r0 + rColumns.length
       const e0 = o0 + oColumns.length
       const at = e0 + EVENT_COLUMNS.length
       const d = db as any
-      // `insert into <table> (<columns>, <extra>) select <slots from first>, <extra> from <source>`:
-      // a row for each row of the CTE `source` (none when it wrote none).
+      // `insert into <table> (<columns>, <extra>) select <slots from first>, <extra's columns of
+      // source> from <source>`: a row for each row of the CTE `source` (none when it wrote none).
       const insertFrom = (
         table: string,
         columns: string[],
         source: string,
         first: number,
-        extra: [string, unknown][],
+        extra: [string, string][],
       ) =>
         d
           .insertInto(table)
@@ -502,15 +502,14 @@ export function ordersRepository(db: Db) {
               .selectFrom(source)
               .select((eb: any) => [
                 ...columns.map((c, i) => eb.val(slot(first + i)).as(c)),
-                ...extra.map(([c, e]) => (typeof e === 'string' ? `${e} as ${c}` : (e as any).as(c))),
+                ...extra.map(([c, ref]) => `${ref} as ${c}`),
               ]),
           )
       const build = () => {
-        const slug = sql`cast(${slot(1)} as text) || '-' || cast(slug.n as text)`
         const insert = d
-          .with('slug', () => slugNumber(db, 'resources', slot(0)))
+          .with('slug', () => nextSlugQuery(db, 'resources', slot(0)))
           .with('resources', () =>
-            insertFrom('resources', rColumns, 'slug', r0, [['slug', slug]])
+            insertFrom('resources', rColumns, 'slug', r0, [['slug', 'slug.slug']])
               .onConflict((oc: any) => oc.column('slug').doNothing())
               .returningAll(),
           )
@@ -525,7 +524,6 @@ export function ordersRepository(db: Db) {
         `told+resource:${rColumns.join(',')}:${oColumns.join(',')}`,
         build,
         [
-          slugBase,
           slugBase,
           ...rColumns.map((c) => resource[c]),
           ...oColumns.map((c) => values[c]),
