@@ -2,6 +2,7 @@
 // project, offering and plan) reads them in one round trip instead of one each. Each area builds
 // its part (its own scoping and columns); the caller's repository joins the parts.
 import type { SelectQueryBuilder } from 'kysely'
+import { slot } from './compiled.js'
 
 /**
  * One row at most, as part of a read made of several: its columns named `<name>__<column>`
@@ -15,8 +16,41 @@ export interface ReadPart {
   build: () => SelectQueryBuilder<any, any, any>
 }
 
-/** A part built for the slots from `from` on. */
-export type ReadPartOf = (from: number) => ReadPart
+/**
+ * A part built for the slots from `from` on; `R`, the row it answers, is carried for the reader's
+ * types only.
+ */
+export type ReadPartOf<R = Record<string, unknown>> = ((from: number) => ReadPart) & { readonly row?: R }
+
+/** The row a part selecting `columns` (`table.column`) answers: those columns of the table's row `R`. */
+export type PartRow<R, C extends readonly string[]> = Pick<R, ColumnName<C[number]> & keyof R>
+type ColumnName<C> = C extends `${string}.${infer N}` ? N : never
+
+/**
+ * Part `name`: the row of `table` whose uuid is `uuid` (null: none), its `columns` from `source`
+ * (the table narrowed by the caller's scope, built with the scope's slots: `scope.values`,
+ * numbered from `from`); the uuid's slot follows the scope's.
+ */
+export function partByUuid(
+  name: string,
+  table: string,
+  columns: readonly string[],
+  scope: { values: unknown[]; form: string },
+  uuid: string | null,
+  from: number,
+  source: () => SelectQueryBuilder<any, any, any>,
+): ReadPart {
+  const at = from + scope.values.length
+  return {
+    name,
+    form: `${name}:${scope.form}`,
+    values: [...scope.values, uuid],
+    build: () =>
+      source()
+        .select(prefixed(name, columns) as any)
+        .where(`${table}.uuid`, '=', slot(at)),
+  }
+}
 
 const SEP = '__'
 

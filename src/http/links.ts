@@ -187,7 +187,11 @@ export async function linkedRow<R>(
   path: string,
   find: (uuid: string) => Promise<R | undefined>,
 ): Promise<R> {
-  const row = await find(linkedUuid(field, value, path))
+  return linkedFound(field, await find(linkedUuid(field, value, path)))
+}
+
+/** The row a hyperlink field named, once looked up: 400 on the field when there is none. */
+export function linkedFound<R>(field: string, row: R | undefined): R {
   if (!row) throw invalidHyperlink(field)
   return row
 }

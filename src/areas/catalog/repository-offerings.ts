@@ -7,7 +7,7 @@ import { firstWhere, organizationGroupLinks, tableRecords, updateRow } from '../
 import { joined } from '../../db/joins.js'
 import { CATEGORY_OF_OFFERING, PROVIDER_OF_OFFERING } from '../../db/relations.js'
 import { offeringVisible, slottedCatalogVisibility, type CatalogVisibility, type Db } from './repository.js'
-import { prefixed, type ReadPart } from '../../db/read-parts.js'
+import { partByUuid, type ReadPart } from '../../db/read-parts.js'
 
 const offeringByUuid = reusableByForm()
 const planByUuid = reusableByForm(1)
@@ -97,19 +97,10 @@ export const offeringsRepository = perDatabase((db: Db) => {
      * columns a new order reads (`OFFERING_LINK_COLUMNS`; none of the joined tables').
      */
     visiblePart(vis: CatalogVisibility, uuid: string | null, from: number): ReadPart {
-      const { slotted, values, form } = slottedCatalogVisibility(vis, from)
-      const at = from + values.length
-      return {
-        name: 'offering',
-        form: `offering:${form}`,
-        values: [...values, uuid],
-        build: () =>
-          db
-            .selectFrom('offerings')
-            .where((eb) => offeringVisible(eb, slotted))
-            .select(prefixed('offering', OFFERING_LINK_COLUMNS) as any)
-            .where('offerings.uuid', '=', slot(at)),
-      }
+      const { slotted, ...scope } = slottedCatalogVisibility(vis, from)
+      return partByUuid('offering', 'offerings', OFFERING_LINK_COLUMNS, scope, uuid, from, () =>
+        db.selectFrom('offerings').where((eb) => offeringVisible(eb, slotted)),
+      )
     },
     findByUuid: (uuid: string) => firstWhere(base().select(columns), 'offerings.uuid', uuid),
     findById: (id: number) => firstWhere(base().select(columns), 'offerings.id', id),
@@ -193,16 +184,10 @@ export const plansRepository = perDatabase((db: Db) => {
      * new order reads (`PLAN_LINK_COLUMNS`).
      */
     part(uuid: string | null, from: number): ReadPart {
-      return {
-        name: 'plan',
-        form: 'plan',
-        values: [uuid],
-        build: () =>
-          db
-            .selectFrom('plans')
-            .select(prefixed('plan', PLAN_LINK_COLUMNS) as any)
-            .where('plans.uuid', '=', slot(from)),
-      }
+      const everyone = { values: [], form: '' }
+      return partByUuid('plan', 'plans', PLAN_LINK_COLUMNS, everyone, uuid, from, () =>
+        db.selectFrom('plans'),
+      )
     },
     listByOfferings(offeringIds: number[]) {
       if (!offeringIds.length) return Promise.resolve([])

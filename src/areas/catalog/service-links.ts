@@ -9,9 +9,14 @@ import { foundByUuid } from '../../http/uuid.js'
 import { catalogVisibility } from './access.js'
 import { OFFERING_TYPE_RULES, isOfferingType } from './offering-types.js'
 import { categoriesRepository, type CatalogVisibility } from './repository.js'
-import { offeringsRepository, plansRepository } from './repository-offerings.js'
+import {
+  OFFERING_LINK_COLUMNS,
+  PLAN_LINK_COLUMNS,
+  offeringsRepository,
+  plansRepository,
+} from './repository-offerings.js'
 import { PATHS } from './schema.js'
-import type { ReadPartOf } from '../../db/read-parts.js'
+import type { PartRow, ReadPartOf } from '../../db/read-parts.js'
 
 export type OfferingRow = NonNullable<Awaited<ReturnType<ReturnType<typeof offeringsRepository>['findById']>>>
 export type PlanRow = NonNullable<Awaited<ReturnType<ReturnType<typeof plansRepository>['findByUuid']>>>
@@ -50,15 +55,23 @@ export function resolvePlanLink(ctx: AppContext, field: string, value: unknown):
   return linkedRow(field, value, PATHS.plans, (uuid) => plansRepository(ctx.db).findByUuid(uuid))
 }
 
+/** What `offeringLinkPart` and `planLinkPart` answer of an offering and a plan. */
+export type OfferingLinkRow = PartRow<OfferingRow, typeof OFFERING_LINK_COLUMNS>
+export type PlanLinkRow = PartRow<PlanRow, typeof PLAN_LINK_COLUMNS>
+
 /**
  * `resolveOfferingLink`'s and `resolvePlanLink`'s reads, as parts `offering` and `plan` of a read
  * made of several (a new order's); a null uuid finds nothing.
  */
-export function offeringLinkPart(ctx: AppContext, actor: Actor, uuid: string | null): ReadPartOf {
+export function offeringLinkPart(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string | null,
+): ReadPartOf<OfferingLinkRow> {
   return (from) => offeringsRepository(ctx.db).visiblePart(catalogVisibility(actor), uuid, from)
 }
 
-export function planLinkPart(ctx: AppContext, uuid: string | null): ReadPartOf {
+export function planLinkPart(ctx: AppContext, uuid: string | null): ReadPartOf<PlanLinkRow> {
   return (from) => plansRepository(ctx.db).part(uuid, from)
 }
 

@@ -27,7 +27,9 @@ export {
   planLinkPart,
   resolveOfferingLink,
   resolvePlanLink,
+  type OfferingLinkRow,
   type OfferingRow,
+  type PlanLinkRow,
   type PlanRow,
 } from './service-links.js'
 export {

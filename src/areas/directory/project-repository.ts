@@ -7,7 +7,7 @@ import { icontainsAny, inAnyOf, isPostgres } from '../../db/sql.js'
 import { deleteGrantsOn } from './customer-repository.js'
 import { unlessAll } from '../../db/joins.js'
 import type { Db, Visibility } from './repository.js'
-import { prefixed, type ReadPart } from '../../db/read-parts.js'
+import { partByUuid, type ReadPart } from '../../db/read-parts.js'
 
 const projectByUuid = reusableByForm()
 
@@ -83,17 +83,10 @@ export const projectsRepository = perDatabase((db: Db) => {
      * columns a new order reads (`PROJECT_LINK_COLUMNS`).
      */
     visiblePart(vis: Visibility, uuid: string | null, from: number): ReadPart {
-      const { slotted, values, form } = slottedVisibility(vis, from)
-      const at = from + values.length
-      return {
-        name: 'project',
-        form: `project:${form}`,
-        values: [...values, uuid],
-        build: () =>
-          visible(slotted)
-            .select(prefixed('project', PROJECT_LINK_COLUMNS) as any)
-            .where('projects.uuid', '=', slot(at)),
-      }
+      const { slotted, ...scope } = slottedVisibility(vis, from)
+      return partByUuid('project', 'projects', PROJECT_LINK_COLUMNS, scope, uuid, from, () =>
+        visible(slotted),
+      )
     },
     findByUuid(uuid: string) {
       return all.select(columns).where('projects.uuid', '=', uuid).executeTakeFirst()

@@ -8,9 +8,9 @@ import { can, type Actor } from '../../http/permissions.js'
 import { pageOf, type Pager } from '../../http/resource.js'
 import { slugify } from '../../http/slug.js'
 import { visibilityOf } from './access.js'
-import type { ReadPartOf } from '../../db/read-parts.js'
+import type { PartRow, ReadPartOf } from '../../db/read-parts.js'
 import { resolveCustomerLink } from './customer-service.js'
-import { projectsRepository, type Db, type Visibility } from './repository.js'
+import { PROJECT_LINK_COLUMNS, projectsRepository, type Db, type Visibility } from './repository.js'
 import { PATHS, type Project, type ProjectWrite } from './schema.js'
 
 export type ProjectRow = NonNullable<Awaited<ReturnType<ReturnType<typeof projectsRepository>['findById']>>>
@@ -169,11 +169,18 @@ export function resolveProjectLink(ctx: AppContext, actor: Actor, field: string,
   )
 }
 
+/** What `projectLinkPart` answers of a project. */
+export type ProjectLinkRow = PartRow<ProjectRow, typeof PROJECT_LINK_COLUMNS>
+
 /**
  * `resolveProjectLink`'s read, as part `project` of a read made of several (a new order's): the
  * project `uuid` names if the actor may see it (`uuid` null: none).
  */
-export function projectLinkPart(ctx: AppContext, actor: Actor, uuid: string | null): ReadPartOf {
+export function projectLinkPart(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string | null,
+): ReadPartOf<ProjectLinkRow> {
   return (from) => projectsRepository(ctx.db).visiblePart(visibilityOf(actor), uuid, from)
 }
 

@@ -6,7 +6,7 @@ import { parseJson, toBool, toJson } from '../../db/values.js'
 import { FieldErrorSet, fieldError, forbidden, nonFieldError } from '../../http/errors.js'
 import { can, type Actor } from '../../http/permissions.js'
 import { slugify } from '../../http/slug.js'
-import { projectLinkPart, type ProjectRow } from '../directory/service.js'
+import { projectLinkPart } from '../directory/service.js'
 import {
   checkLimits,
   insertResource,
@@ -14,11 +14,9 @@ import {
   planHasRoom,
   offeringLinkPart,
   planLinkPart,
-  type OfferingRow,
-  type PlanRow,
 } from '../catalog/service.js'
 import { PATHS } from '../catalog/schema.js'
-import { invalidHyperlink, linkedUuid } from '../../http/links.js'
+import { linkedFound, linkedUuid } from '../../http/links.js'
 import { assertNewResourceAllowedBy, scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { callbackUrlProblem } from './callbacks.js'
 import { ordersRepository } from './repository.js'
@@ -110,23 +108,6 @@ export function newOrderColumns(actor: Actor, implied: boolean, now: string) {
   }
 }
 
-/** What a new order reads of the rows its links name (the parts' columns, `orderingRead`). */
-type ProjectLink = Pick<ProjectRow, 'id' | 'uuid' | 'name' | 'customer_id' | 'start_date' | 'end_date'>
-type OfferingLink = Pick<
-  OfferingRow,
-  'id' | 'uuid' | 'name' | 'customer_id' | 'type' | 'state' | 'shared' | 'plugin_options' | 'terms_of_service'
->
-type PlanLink = Pick<
-  PlanRow,
-  'id' | 'uuid' | 'offering_id' | 'archived' | 'max_amount' | 'unit_price' | 'fixed_price'
->
-
-/** The row a link named, read with the others: 400 on its field when none (or not visible). */
-function found<R>(field: string, row: R | undefined): R {
-  if (!row) throw invalidHyperlink(field)
-  return row
-}
-
 /**
  * Places a Create order (and its resource, in state Creating); answers both ids and, given the
  * base of its links, the order's record when the database rendered it with the insert
@@ -154,12 +135,14 @@ export async function createOrder(
   const planUuid = body.plan
     ? errors.checkSync('plan', () => linkedUuid('plan', body.plan, PATHS.plans))
     : undefined
-  const read = await ordersRepository(ctx.db).orderingRead<ProjectLink, OfferingLink, PlanLink>(
+  const read = await ordersRepository(ctx.db).orderingRead(
     projectLinkPart(ctx, actor, projectUuid ?? null),
     offeringLinkPart(ctx, actor, offeringUuid ?? null),
     planLinkPart(ctx, planUuid ?? null),
   )
-  const project = projectUuid ? errors.checkSync('project', () => found('project', read.project)) : undefined
+  const project = projectUuid
+    ? errors.checkSync('project', () => linkedFound('project', read.project))
+    : undefined
   // Seeing a project is not enough to order for it: support roles and the provider-side manager
   // see the organization's projects and may not place orders for them.
   if (project && !can(actor, 'ORDER.CREATE', { customerId: project.customer_id, projectId: project.id })) {
@@ -167,12 +150,12 @@ export async function createOrder(
   }
   const offering = offeringUuid
     ? errors.checkSync('offering', () => {
-        const o = found('offering', read.offering)
+        const o = linkedFound('offering', read.offering)
         if (o.state !== 'Active') throw fieldError('offering', 'Offering is not available.')
         return o
       })
     : undefined
-  const planLink = planUuid ? errors.checkSync('plan', () => found('plan', read.plan)) : null
+  const planLink = planUuid ? errors.checkSync('plan', () => linkedFound('plan', read.plan)) : null
   if (body.slug !== undefined && !actor.isStaff && !errors.has('slug')) {
     errors.add('slug', 'Only staff can set the slug.')
   }

@@ -602,19 +602,17 @@ export function ordersRepository(db: Db) {
     update: (id: number, values: Record<string, unknown>) => updateRow(db, 'orders', id, values),
     delete: (id: number) => deleteRow(db, 'orders', id),
     /**
-     * The organization a new order is placed for, and whether the offering's organization groups
-     * leave it out (the offering has groups and the organization is in none of them).
-     */
-    /**
      * A new order's first read (see `orderingRead`): the rows its project, offering and plan
      * parts name (undefined: none, or not visible), the project's organization, and what its
      * checks need.
      */
-    async orderingRead<P, O, L>(project: ReadPartOf, offering: ReadPartOf, plan: ReadPartOf) {
+    async orderingRead<P, O, L>(project: ReadPartOf<P>, offering: ReadPartOf<O>, plan: ReadPartOf<L>) {
       const parts: ReadPart[] = []
+      let from = 0
       for (const of of [project, offering, plan]) {
-        const from = parts.reduce((n, p) => n + p.values.length, 0)
-        parts.push(of(from))
+        const part = of(from)
+        parts.push(part)
+        from += part.values.length
       }
       const form = parts.map((p) => `${p.form}.${p.values.length}`).join('|')
       const values = parts.flatMap((p) => p.values)
