@@ -32,13 +32,16 @@ export const CHANGES_CHANNEL = 'marketplace_changes'
  */
 export type Change = { table: string; ids: number[] | null } | 'all'
 
+/** The site agents' tables, whose writes raise the epochs a kept services list is told by. */
+const SITE_AGENT_TABLES = ['site_agent_services', 'site_agent_processors', 'site_agent_identities']
+
 /**
  * Tables whose writes by this process count, named as in statements (quoted or not): the orders,
- * the epochs, and the tables whose writes raise the records' epoch by trigger (both migrations'
- * lists: `service_providers` came with the second).
+ * the epochs, the tables whose writes raise the records' epoch by trigger (both migrations'
+ * lists: `service_providers` came with the second), and the site agents' tables.
  */
 const WATCHED = new RegExp(
-  `\\b(${['orders', 'record_epochs', ...new Set([...Object.keys(ORDER_RECORD_SOURCES), ...Object.keys(NEWLY_SHOWN)])].join('|')})\\b`,
+  `\\b(${['orders', 'record_epochs', ...new Set([...Object.keys(ORDER_RECORD_SOURCES), ...Object.keys(NEWLY_SHOWN)]), ...SITE_AGENT_TABLES].join('|')})\\b`,
 )
 
 export interface ConnectionState {
@@ -355,12 +358,15 @@ export class NotifiedCache<V> {
     })
   }
 
-  /** The answer kept for `key`, else `read`'s (kept when nothing changed while it was read). */
-  async get(key: string, read: () => Promise<V>): Promise<V> {
+  /**
+   * The answer kept for `key` (when `usable` allows it: an answer that holds for a while only),
+   * else `read`'s (kept when nothing changed while it was read).
+   */
+  async get(key: string, read: () => Promise<V>, usable?: (kept: V) => boolean): Promise<V> {
     const ticket = this.#feed.ticket()
     if (ticket !== null) {
       const kept = this.#kept.get(key)
-      if (kept !== undefined) {
+      if (kept !== undefined && (!usable || usable(kept))) {
         this.hits++
         return kept
       }
@@ -372,6 +378,11 @@ export class NotifiedCache<V> {
   }
 
   #keep(key: string, value: V): void {
+    const replaced = this.#kept.get(key)
+    if (replaced !== undefined) {
+      this.#kept.delete(key)
+      if (this.#idOf) this.#keys.delete(this.#idOf(replaced))
+    }
     if (this.#kept.size >= this.#max) {
       const [oldest, v] = this.#kept.entries().next().value!
       this.#kept.delete(oldest)

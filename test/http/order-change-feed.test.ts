@@ -241,10 +241,57 @@ test('a list of unchanged orders costs no statement on PostgreSQL; any order wri
   assert.equal((await list(byState)).total, after.total + 1)
 })
 
-test('a list filtered by what other tables hold (a resource name) is read each time', async () => {
-  await place(9)
+test('a list filtered by names (a resource name, a query text) is kept; a rename, here or elsewhere, is seen at once', async () => {
+  const o = await place(9)
+  const resource = await t.ctx.db
+    .selectFrom('orders')
+    .select('resource_id')
+    .where('id', '=', o.id)
+    .executeTakeFirstOrThrow()
   await t.database.changes?.ready()
-  const q = 'resource_name=watched'
+  const kept = async (q: string) => {
+    const first = await list(q)
+    const again = await list(q)
+    assert.deepEqual(again.uuids, first.uuids)
+    if (t.dialect === 'postgres') assert.equal(again.statements, 0, `${q} kept`)
+    else assert.ok(again.statements >= 1, 'in-memory SQLite reads a list every time')
+    return again
+  }
+  const byName = 'resource_name=watched-9'
+  const byQuery = 'query=atched-9' // a part of the name (the order's slug is the whole)
+  assert.deepEqual((await kept(byName)).uuids, [o.uuid])
+  assert.deepEqual((await kept(byQuery)).uuids, [o.uuid])
+
+  // Renamed by this process: seen by the next request.
+  await t.ctx.db
+    .updateTable('resources')
+    .set({ name: 'renamed-9' })
+    .where('id', '=', resource.resource_id!)
+    .execute()
+  assert.deepEqual((await list(byName)).uuids, [])
+  assert.deepEqual((await list(byQuery)).uuids, [])
+  await t.database.changes?.ready()
+  assert.deepEqual((await kept('query=enamed-9')).uuids, [o.uuid])
+
+  // Renamed elsewhere (PostgreSQL: another pool): seen once its epoch is told.
+  if (!other) return
+  const resourceNames = told((c) => c !== 'all' && c.table === 'epoch resource_names')
+  await sql`update resources set name = 'watched-9' where id = ${resource.resource_id}`.execute(other.db)
+  await resourceNames
+  assert.deepEqual((await list('query=enamed-9')).uuids, [])
+  assert.deepEqual((await list(byName)).uuids, [o.uuid])
+  // A project renamed elsewhere: its orders found by the new name.
+  await kept('query=elsewhere%20lab&page_size=100')
+  const projectNames = told((c) => c !== 'all' && c.table === 'epoch project_names')
+  await sql`update projects set name = 'Elsewhere lab' where id = ${project.id}`.execute(other.db)
+  await projectNames
+  assert.ok((await list('query=elsewhere%20lab&page_size=100')).uuids.includes(o.uuid))
+})
+
+test('a list filtered by what no change tells (an offering type) is read each time', async () => {
+  await place(19)
+  await t.database.changes?.ready()
+  const q = 'offering_type=Marketplace.Basic'
   await list(q)
   assert.ok((await list(q)).statements >= 1)
 })
@@ -276,7 +323,13 @@ test('on a SQLite file, unchanged orders cost no statement, and any commit (anot
     await get(listPath)
     assert.equal((await get(listPath)).statements, 0)
 
+    const searchPath = '/api/marketplace-orders/?query=ile-1'
+    assert.equal((await get(searchPath)).body.length, 1)
+    assert.equal((await get(searchPath)).statements, 0)
+
     // Another connection's commit (an operator's shell): seen by the next request.
+    shell.prepare("update resources set name = 'renamed' where name = 'file-1'").run()
+    assert.equal((await get(searchPath)).body.length, 0)
     shell.prepare("update orders set state = 'erred' where uuid = ?").run(placed.body.uuid)
     const changed = await get(path)
     assert.equal(changed.body.state, 'erred')

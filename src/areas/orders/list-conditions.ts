@@ -5,6 +5,7 @@ import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, 
 import type { DB } from '../../db/tables.js'
 import type { ResourceSidesVisibility } from '../../db/relations.js'
 import { EpochCache } from '../../db/epochs.js'
+import { freshnessOf, NotifiedCache, type Freshness } from '../../db/change-feed.js'
 import { containsPattern, ilike, isPostgres } from '../../db/sql.js'
 import { anyOf, reusable, slot, type Condition } from '../../db/compiled.js'
 import type { Db } from './record-json.js'
@@ -102,6 +103,18 @@ export interface QueryMatches {
 }
 
 const MATCHES_MAX = 1000
+
+/**
+ * What a text's matches are read from: the orders, and the epochs of the names and slugs it is
+ * matched against (and of the orders' records, also raised by a project's or a resource's rename).
+ */
+export const MATCH_TABLES = [
+  'orders',
+  'epoch project_names',
+  'epoch resource_names',
+  'epoch order_slugs',
+  'epoch orders',
+]
 
 /** What texts matched (see matchQuery), for the last few hundred texts searched. */
 const queryMatches = new EpochCache<QueryMatches>(['project_names', 'resource_names', 'order_slugs'], 256)
@@ -376,13 +389,54 @@ const found = (ids: readonly (number | string)[]): number[] | null =>
   ids.length > MATCHES_MAX ? null : ids.map(Number)
 
 /**
- * What a `query` text matches, looked up once before a list is counted and paged, and kept
- * between requests while no project or resource name and no order slug has changed. A text
- * that is a uuid is always looked up: the order with that uuid may be created at any time.
- * SQLite reads the epochs, then (unless they hold) makes the three look-ups; PostgreSQL sends one
- * statement for all of it.
+ * What a `query` text matches, looked up once before a list is counted and paged. Kept two ways:
+ * in memory while the database's freshness tells no change (`toldMatchesOf`: no statement), and
+ * by epoch (`lookUpMatches`: while no project or resource name and no order slug has changed, the
+ * epochs read and the look-ups skipped).
  */
 export async function matchQuery(db: Db, text: string, uuid: string | null): Promise<QueryMatches> {
+  const told = toldMatchesOf(db)
+  if (!told) return (await lookUpMatches(db, text, uuid)).matches
+  const found = await told.get(
+    `${uuid ?? ''} ${text}`,
+    () => lookUpMatches(db, text, uuid),
+    (k) => k.epochs,
+  )
+  return found.matches
+}
+
+/**
+ * What a text matched, kept while the database's freshness (src/db/change-feed.ts) tells no change
+ * that could alter it: no order written (its slug, or a new order by the uuid searched) and none
+ * of the epochs raised (a project's or a resource's name, an order's slug), so a search asked
+ * again costs no statement. On a SQLite file any commit drops them; none for in-memory SQLite or
+ * a transaction's handle (the epochs are read instead, `lookUpMatches`).
+ */
+const toldMatches = new WeakMap<Freshness, NotifiedCache<LookedUp>>()
+function toldMatchesOf(db: Db): NotifiedCache<LookedUp> | undefined {
+  const feed = freshnessOf(db)
+  if (!feed) return undefined
+  let cache = toldMatches.get(feed)
+  if (!cache) toldMatches.set(feed, (cache = new NotifiedCache<LookedUp>(feed, MATCH_TABLES, 256)))
+  return cache
+}
+
+/**
+ * What a text matched, and whether every epoch that tells its changes was there when it was read
+ * (PostgreSQL: an epoch's row gone raises nothing, so what was read then is not used again).
+ */
+interface LookedUp {
+  matches: QueryMatches
+  epochs: boolean
+}
+
+/**
+ * What a text matches, asked of the database and kept between requests while no project or
+ * resource name and no order slug has changed. A text that is a uuid is always looked up: the
+ * order with that uuid may be created at any time. SQLite reads the epochs, then (unless they
+ * hold) makes the three look-ups; PostgreSQL sends one statement for all of it.
+ */
+async function lookUpMatches(db: Db, text: string, uuid: string | null): Promise<LookedUp> {
   const named = resourcesNamed(db, text)
   const variant = [uuid ? 'uuid' : '', named.form] as const
   const params = matchParams(text, uuid, named)
@@ -390,14 +444,15 @@ export async function matchQuery(db: Db, text: string, uuid: string | null): Pro
     const kept = uuid ? undefined : queryMatches.kept(db, text)
     const { rows } = await matchesWithEpochs(db, [...variant], [...queryMatches.heldParams(kept), ...params])
     const row = rows[0]
-    if (kept && row && row.orders === null) return kept.value
+    const version = queryMatches.versionOf(row)
+    if (kept && row && row.orders === null) return { matches: kept.value, epochs: version !== null }
     const matches = {
       orderIds: found(row?.orders ?? []),
       projectIds: found(row?.projects ?? []),
       resourceIds: found(row?.resources ?? []),
     }
-    if (!uuid) queryMatches.keep(db, text, queryMatches.versionOf(row), matches)
-    return matches
+    if (!uuid) queryMatches.keep(db, text, version, matches)
+    return { matches, epochs: version !== null }
   }
   const lookUp = async (): Promise<QueryMatches> => {
     const ids = async (which: Matching) =>
@@ -409,5 +464,6 @@ export async function matchQuery(db: Db, text: string, uuid: string | null): Pro
     ])
     return { orderIds, projectIds, resourceIds }
   }
-  return uuid ? lookUp() : queryMatches.get(db, text, lookUp)
+  // A SQLite file's kept answers go with any commit: a missing epoch is no concern of theirs.
+  return { matches: await (uuid ? lookUp() : queryMatches.get(db, text, lookUp)), epochs: true }
 }

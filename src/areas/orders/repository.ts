@@ -25,6 +25,7 @@ import type { OrderTerm } from '../../http/query.js'
 import type { OrderState } from './state-machine.js'
 import {
   conditions,
+  MATCH_TABLES,
   matchQuery,
   type OrderFilters,
   type OrderVisibility,
@@ -115,6 +116,9 @@ type VersionRow = Awaited<ReturnType<typeof versionByUuid>>['rows'][number]
 /** What the kept answers read: the orders, and the records' epoch (what their records show). */
 const KEPT_TABLES = ['orders', 'epoch orders']
 
+/** What the kept lists read as well: what a `query` text matches (names and slugs, by their epochs). */
+const LIST_TABLES = [...new Set([...KEPT_TABLES, ...MATCH_TABLES])]
+
 /** Answers kept at most per kind (a few hundred bytes each). */
 const KEPT_MAX = { versions: 20_000, lists: 2_000 }
 const kept = new WeakMap<Freshness, Record<keyof typeof KEPT_MAX, NotifiedCache<unknown>>>()
@@ -134,7 +138,7 @@ function keptOf(db: Db, kind: keyof typeof KEPT_MAX): NotifiedCache<unknown> | u
   if (!caches) {
     caches = {
       versions: new NotifiedCache<unknown>(feed, KEPT_TABLES, KEPT_MAX.versions, (r) => (r as VersionRow).id),
-      lists: new NotifiedCache<unknown>(feed, KEPT_TABLES, KEPT_MAX.lists),
+      lists: new NotifiedCache<unknown>(feed, LIST_TABLES, KEPT_MAX.lists),
     }
     kept.set(feed, caches)
   }
@@ -143,8 +147,10 @@ function keptOf(db: Db, kind: keyof typeof KEPT_MAX): NotifiedCache<unknown> | u
 
 /**
  * The list conditions whose answers depend on the orders table alone (and on uuids, which never
- * change): a list made only of these is kept (`keptOf(db, 'lists')`). Those reading names, slugs,
- * types, categories or roles of other tables are not, as their changes are not told.
+ * change), or besides on what the lists' epochs tell (`query` and `resource-name`: the projects'
+ * and resources' names, the query's matches found beforehand): a list made only of these is kept
+ * (`keptOf(db, 'lists')`). Those reading offerings' names, slugs, types, categories or roles of
+ * other tables are not, as their changes are not told.
  */
 const KEPT_LIST_FORMS = new Set([
   '',
@@ -167,6 +173,8 @@ const KEPT_LIST_FORMS = new Set([
   'modified-before',
   'slug',
   'auto-approved',
+  'query',
+  'resource-name',
 ])
 
 /**

@@ -2,7 +2,15 @@
 // form of filters and reused, and the count of stale services is kept between requests (on
 // PostgreSQL read with the page, in one statement).
 import { sql } from 'kysely'
-import { anyOf, applyConditions, formOf, reusableByForm, slot, type Condition } from '../../db/compiled.js'
+import {
+  anyOf,
+  applyConditions,
+  formOf,
+  reusable,
+  reusableByForm,
+  slot,
+  type Condition,
+} from '../../db/compiled.js'
 import { EpochCache } from '../../db/epochs.js'
 import { isPostgres } from '../../db/sql.js'
 import { serviceColumns, services, type AgentScope, type Db, type ServiceRow } from './repository.js'
@@ -234,4 +242,21 @@ export function serviceList(db: Db, scope: AgentScope, f: ServiceFilters, staleB
       return (await servicePageOf<ServiceRow>(db, form, build, [...values, limit, offset])).rows
     },
   }
+}
+
+const nextStaleOf = reusable((db: Db) =>
+  db
+    .selectFrom('site_agent_services')
+    .select((eb) => eb.fn.min('modified').as('m'))
+    .where('modified', '>=', slot<string>(0)),
+)
+
+/**
+ * When the next service goes stale: the earliest `modified` of the services not stale at
+ * `staleBefore` (one is stale once the time services had to be modified before passes it), or
+ * null when every service is stale (none goes stale without a write).
+ */
+export async function nextStale(db: Db, staleBefore: string): Promise<string | null> {
+  const m = (await nextStaleOf(db, [], [staleBefore])).rows[0]?.m
+  return m === null || m === undefined ? null : String(m)
 }

@@ -17,7 +17,8 @@ import * as repo from './repository.js'
 import * as eventSubscriptions from '../event-subscriptions/service.js'
 import type { AgentEventSubscriptionCreate } from '../event-subscriptions/service.js'
 import type { AgentScope, IdentityRow, ServiceRow } from './repository.js'
-import { serviceList, type ServiceFilters } from './repository-service-list.js'
+import { nextStale, serviceList, type ServiceFilters } from './repository-service-list.js'
+import { freshnessOf, NotifiedCache, type Freshness } from '../../db/change-feed.js'
 import {
   AGENT_OFFERING_TYPES,
   type Identity,
@@ -279,6 +280,42 @@ export async function registerEventSubscription(
 
 // ---- services ----
 
+/**
+ * A services list's answer (a total, a page of records) kept in memory, with the time services had
+ * to be modified before to count as stale when it was read (`before`) and the time the next
+ * service goes stale (`until`, null: none does).
+ */
+interface KeptServices {
+  before: string
+  until: string | null
+  value: unknown
+}
+
+/**
+ * What the services' lists read, told by the change feed: any write to a service, a processor or
+ * an identity (their epochs, raised by triggers).
+ */
+const SERVICE_LIST_TABLES = ['epoch site_agent_services', 'epoch site_agent_records']
+const keptServices = new WeakMap<Freshness, NotifiedCache<KeptServices>>()
+
+/**
+ * The lists of every service (staff and support: no scope), kept while the database's freshness
+ * (src/db/change-feed.ts) tells no write to the services, their processors or identities, and,
+ * for a list filtered by staleness, while no service has gone stale since (services go stale as
+ * time passes, with no write to tell it): the agents and the dashboards poll them, and asked
+ * again they cost no statement. None for a scoped list (it reads the offerings' roles too), for
+ * in-memory SQLite or a transaction's handle.
+ */
+function keptServicesOf(ctx: AppContext, scope: AgentScope): NotifiedCache<KeptServices> | undefined {
+  if (scope !== null) return undefined
+  const feed = freshnessOf(ctx.db)
+  if (!feed) return undefined
+  let cache = keptServices.get(feed)
+  if (!cache)
+    keptServices.set(feed, (cache = new NotifiedCache<KeptServices>(feed, SERVICE_LIST_TABLES, 256)))
+  return cache
+}
+
 export function listServices(
   ctx: AppContext,
   scope: AgentScope,
@@ -288,15 +325,35 @@ export function listServices(
 ) {
   const staleBefore = new Date(ctx.clock().getTime() - STALE_MS).toISOString()
   const list = serviceList(ctx.db, scope, f, staleBefore)
+  const cache = keptServicesOf(ctx, scope)
+  const timed = f.stale !== undefined
+  /** `read`'s answer, kept by `what` (the total, a page) and the list's filters. */
+  const kept = <T>(what: string, read: () => Promise<T>): Promise<T> => {
+    if (!cache) return read()
+    const key = `${what}\n${b}\n${JSON.stringify(f)}`
+    return cache
+      .get(
+        key,
+        async () => ({
+          before: staleBefore,
+          until: timed ? await nextStale(ctx.db, staleBefore) : null,
+          value: await read(),
+        }),
+        (k) => !timed || (k.before <= staleBefore && (k.until === null || staleBefore <= k.until)),
+      )
+      .then((k) => k.value as T)
+  }
   const counted = list.counted
   return page(
-    () => list.count(),
-    async (limit, offset) => toServices(ctx, b, await list.rows(limit, offset)),
+    () => kept('count', () => list.count()),
+    (limit, offset) =>
+      kept(`rows ${limit} ${offset}`, async () => toServices(ctx, b, await list.rows(limit, offset))),
     counted &&
-      (async (limit: number, offset: number) => {
-        const { total, rows } = await counted(limit, offset)
-        return { total, rows: await toServices(ctx, b, rows) }
-      }),
+      ((limit: number, offset: number) =>
+        kept(`counted ${limit} ${offset}`, async () => {
+          const { total, rows } = await counted(limit, offset)
+          return { total, rows: await toServices(ctx, b, rows) }
+        })),
   )
 }
 
