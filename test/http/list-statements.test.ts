@@ -160,16 +160,22 @@ test('the query search costs the statements pinned, and finds what a write chang
   for (let i = 0; i < 2; i++) assert.deepEqual(await pinned('searchUuid', () => found(a2)), [a2])
 })
 
-test('the stale services list costs the statements pinned, and its total follows every write at once', async () => {
-  const offering = await makeOffering(t.ctx, await providerGraph(t.ctx).customer(), {
+/** A site agent identity (as staff) of a new Slurm offering named `offering`. */
+async function agentIdentity(offering: string, name: string) {
+  const o = await makeOffering(t.ctx, await providerGraph(t.ctx).customer(), {
     type: 'Marketplace.Slurm',
-    name: 'Cluster',
+    name: offering,
   })
   const identity = await call(t.app, 'POST', '/api/marketplace-site-agent-identities/', {
     token: staff.token,
-    body: { name: 'agent-counted', offering: offering.url, version: '1.0' },
+    body: { name, offering: o.url, version: '1.0' },
   })
   assert.equal(identity.status, 201, identity.text)
+  return identity
+}
+
+test('the stale services list costs the statements pinned, and its total follows every write at once', async () => {
+  const identity = await agentIdentity('Cluster', 'agent-counted')
   const made: string[] = []
   for (const name of ['s0', 's1', 's2', 's3']) {
     const r = await call(
@@ -251,15 +257,7 @@ test('the stale services list costs the statements pinned, and its total follows
 })
 
 test('a kept services list shows a processor or an identity written, here or by another process, at once', async () => {
-  const offering = await makeOffering(t.ctx, await providerGraph(t.ctx).customer(), {
-    type: 'Marketplace.Slurm',
-    name: 'Told cluster',
-  })
-  const identity = await call(t.app, 'POST', '/api/marketplace-site-agent-identities/', {
-    token: staff.token,
-    body: { name: 'agent-told', offering: offering.url, version: '1.0' },
-  })
-  assert.equal(identity.status, 201, identity.text)
+  const identity = await agentIdentity('Told cluster', 'agent-told')
   const service = await call(
     t.app,
     'POST',
