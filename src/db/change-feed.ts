@@ -309,6 +309,25 @@ export function freshnessOf(db: object): Freshness | undefined {
   return feeds.get(db)
 }
 
+/**
+ * A `NotifiedCache` for each database's freshness, made on first use: `of(db)` is the cache of
+ * `db`'s, or undefined where nothing may be kept (in-memory SQLite, a transaction's handle).
+ */
+export function notifiedCaches<V>(
+  tables: readonly string[],
+  max: number,
+  idOf?: (v: V) => number,
+): (db: object) => NotifiedCache<V> | undefined {
+  const caches = new WeakMap<Freshness, NotifiedCache<V>>()
+  return (db) => {
+    const feed = freshnessOf(db)
+    if (!feed) return undefined
+    let cache = caches.get(feed)
+    if (!cache) caches.set(feed, (cache = new NotifiedCache<V>(feed, tables, max, idOf)))
+    return cache
+  }
+}
+
 /** A notification's change, when it is of this schema. */
 export function parseChange(payload: string, schema: string): Change | undefined {
   const [s, table, ids] = payload.split(' ')

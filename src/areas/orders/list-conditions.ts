@@ -5,7 +5,7 @@ import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, 
 import type { DB } from '../../db/tables.js'
 import type { ResourceSidesVisibility } from '../../db/relations.js'
 import { EpochCache } from '../../db/epochs.js'
-import { freshnessOf, NotifiedCache, type Freshness } from '../../db/change-feed.js'
+import { notifiedCaches } from '../../db/change-feed.js'
 import { containsPattern, ilike, isPostgres } from '../../db/sql.js'
 import { anyOf, reusable, slot, type Condition } from '../../db/compiled.js'
 import type { Db } from './record-json.js'
@@ -104,20 +104,17 @@ export interface QueryMatches {
 
 const MATCHES_MAX = 1000
 
+/** The epochs raised when what a text matches may have changed: names and slugs it is matched against. */
+const MATCH_EPOCHS = ['project_names', 'resource_names', 'order_slugs']
+
 /**
- * What a text's matches are read from: the orders, and the epochs of the names and slugs it is
- * matched against (and of the orders' records, also raised by a project's or a resource's rename).
+ * What a text's matches are read from, as the change feed names them: the orders, the match
+ * epochs, and the orders' records' epoch (also raised by a project's or a resource's rename).
  */
-export const MATCH_TABLES = [
-  'orders',
-  'epoch project_names',
-  'epoch resource_names',
-  'epoch order_slugs',
-  'epoch orders',
-]
+export const MATCH_TABLES = ['orders', 'epoch orders', ...MATCH_EPOCHS.map((e) => `epoch ${e}`)]
 
 /** What texts matched (see matchQuery), for the last few hundred texts searched. */
-const queryMatches = new EpochCache<QueryMatches>(['project_names', 'resource_names', 'order_slugs'], 256)
+const queryMatches = new EpochCache<QueryMatches>(MATCH_EPOCHS, 256)
 
 /** Ids padded with -1 to a power of two: compiled forms for a few lengths, not for each. */
 function padded(ids: readonly number[]): number[] {
@@ -412,14 +409,7 @@ export async function matchQuery(db: Db, text: string, uuid: string | null): Pro
  * again costs no statement. On a SQLite file any commit drops them; none for in-memory SQLite or
  * a transaction's handle (the epochs are read instead, `lookUpMatches`).
  */
-const toldMatches = new WeakMap<Freshness, NotifiedCache<LookedUp>>()
-function toldMatchesOf(db: Db): NotifiedCache<LookedUp> | undefined {
-  const feed = freshnessOf(db)
-  if (!feed) return undefined
-  let cache = toldMatches.get(feed)
-  if (!cache) toldMatches.set(feed, (cache = new NotifiedCache<LookedUp>(feed, MATCH_TABLES, 256)))
-  return cache
-}
+const toldMatchesOf = notifiedCaches<LookedUp>(MATCH_TABLES, 256)
 
 /**
  * What a text matched, and whether every epoch that tells its changes was there when it was read

@@ -18,7 +18,7 @@ import { nextSlugQuery } from '../../db/slugs.js'
 import { partColumn, partRows, prefixed, type ReadPart, type ReadPartOf } from '../../db/read-parts.js'
 import { OUTBOX_COLUMNS, type OutboxRow } from '../events/service.js'
 import { newResourcePolicyColumns } from '../cost-policies/service.js'
-import { freshnessOf, NotifiedCache, type Freshness } from '../../db/change-feed.js'
+import { notifiedCaches } from '../../db/change-feed.js'
 import { joined, withJoins } from '../../db/joins.js'
 import { OFFERING_OF_RESOURCE } from '../../db/relations.js'
 import type { OrderTerm } from '../../http/query.js'
@@ -121,35 +121,24 @@ const LIST_TABLES = [...new Set([...KEPT_TABLES, ...MATCH_TABLES])]
 
 /** Answers kept at most per kind (a few hundred bytes each). */
 const KEPT_MAX = { versions: 20_000, lists: 2_000 }
-const kept = new WeakMap<Freshness, Record<keyof typeof KEPT_MAX, NotifiedCache<unknown>>>()
-
 /**
  * Answers kept while the database's freshness (src/db/change-feed.ts) tells no change that could
  * alter them, so that reading them again costs no statement: `versions`, the version row of an
  * order by uuid (what a retrieve reads: its visibility columns, version and records' epoch),
  * dropped when the order changes; `lists`, list totals and pages' ids and versions, dropped when
- * any order does. On PostgreSQL changes are told by notification; on a SQLite file any commit
- * drops everything. None for in-memory SQLite or a transaction's handle.
+ * any order (or what a list's epochs tell) does. On PostgreSQL changes are told by notification;
+ * on a SQLite file any commit drops everything. None for in-memory SQLite or a transaction's handle.
  */
-function keptOf(db: Db, kind: keyof typeof KEPT_MAX): NotifiedCache<unknown> | undefined {
-  const feed = freshnessOf(db)
-  if (!feed) return undefined
-  let caches = kept.get(feed)
-  if (!caches) {
-    caches = {
-      versions: new NotifiedCache<unknown>(feed, KEPT_TABLES, KEPT_MAX.versions, (r) => (r as VersionRow).id),
-      lists: new NotifiedCache<unknown>(feed, LIST_TABLES, KEPT_MAX.lists),
-    }
-    kept.set(feed, caches)
-  }
-  return caches[kind]
+const keptOf = {
+  versions: notifiedCaches<unknown>(KEPT_TABLES, KEPT_MAX.versions, (r) => (r as VersionRow).id),
+  lists: notifiedCaches<unknown>(LIST_TABLES, KEPT_MAX.lists),
 }
 
 /**
  * The list conditions whose answers depend on the orders table alone (and on uuids, which never
  * change), or besides on what the lists' epochs tell (`query` and `resource-name`: the projects'
  * and resources' names, the query's matches found beforehand): a list made only of these is kept
- * (`keptOf(db, 'lists')`). Those reading offerings' names, slugs, types, categories or roles of
+ * (`keptOf.lists(db)`). Those reading offerings' names, slugs, types, categories or roles of
  * other tables are not, as their changes are not told.
  */
 const KEPT_LIST_FORMS = new Set([
@@ -189,7 +178,7 @@ async function listAnswer<T>(
   read: () => Promise<T>,
 ): Promise<T> {
   const keeps = form.split('|').every((f) => KEPT_LIST_FORMS.has(f.split(':')[0]!))
-  const cache = keeps ? keptOf(db, 'lists') : undefined
+  const cache = keeps ? keptOf.lists(db) : undefined
   return cache ? ((await cache.get(`${what}/${form}\n${JSON.stringify(values)}`, read)) as T) : read()
 }
 
@@ -415,7 +404,7 @@ export function ordersRepository(db: Db) {
     /** The order's id and version, when the caller may see it (the list's visibility rule). */
     async findVisibleVersionByUuid(vis: OrderVisibility, uuid: string): Promise<OrderVersion | undefined> {
       const read = async () => (await versionByUuid(db, [], [uuid])).rows[0]
-      const kept = keptOf(db, 'versions')
+      const kept = keptOf.versions(db)
       const row = kept ? ((await kept.get(uuid, read)) as VersionRow | undefined) : await read()
       return row && isVisible(vis, row) ? versionOf(row) : undefined
     },

@@ -18,7 +18,7 @@ import * as eventSubscriptions from '../event-subscriptions/service.js'
 import type { AgentEventSubscriptionCreate } from '../event-subscriptions/service.js'
 import type { AgentScope, IdentityRow, ServiceRow } from './repository.js'
 import { nextStale, serviceList, type ServiceFilters } from './repository-service-list.js'
-import { freshnessOf, NotifiedCache, type Freshness } from '../../db/change-feed.js'
+import { notifiedCaches } from '../../db/change-feed.js'
 import {
   AGENT_OFFERING_TYPES,
   type Identity,
@@ -296,8 +296,6 @@ interface KeptServices {
  * an identity (their epochs, raised by triggers).
  */
 const SERVICE_LIST_TABLES = ['epoch site_agent_services', 'epoch site_agent_records']
-const keptServices = new WeakMap<Freshness, NotifiedCache<KeptServices>>()
-
 /**
  * The lists of every service (staff and support: no scope), kept while the database's freshness
  * (src/db/change-feed.ts) tells no write to the services, their processors or identities, and,
@@ -306,15 +304,7 @@ const keptServices = new WeakMap<Freshness, NotifiedCache<KeptServices>>()
  * again they cost no statement. None for a scoped list (it reads the offerings' roles too), for
  * in-memory SQLite or a transaction's handle.
  */
-function keptServicesOf(ctx: AppContext, scope: AgentScope): NotifiedCache<KeptServices> | undefined {
-  if (scope !== null) return undefined
-  const feed = freshnessOf(ctx.db)
-  if (!feed) return undefined
-  let cache = keptServices.get(feed)
-  if (!cache)
-    keptServices.set(feed, (cache = new NotifiedCache<KeptServices>(feed, SERVICE_LIST_TABLES, 256)))
-  return cache
-}
+const keptServices = notifiedCaches<KeptServices>(SERVICE_LIST_TABLES, 256)
 
 export function listServices(
   ctx: AppContext,
@@ -325,7 +315,7 @@ export function listServices(
 ) {
   const staleBefore = new Date(ctx.clock().getTime() - STALE_MS).toISOString()
   const list = serviceList(ctx.db, scope, f, staleBefore)
-  const cache = keptServicesOf(ctx, scope)
+  const cache = scope === null ? keptServices(ctx.db) : undefined
   const timed = f.stale !== undefined
   /** `read`'s answer, kept by `what` (the total, a page) and the list's filters. */
   const kept = <T>(what: string, read: () => Promise<T>): Promise<T> => {
