@@ -269,6 +269,8 @@ export async function createOrder(
     old_plan_id: null,
     project_id: project.id,
     customer_id: project.customer_id,
+    // The resource's, once it is written (the one-statement insert takes it from its own).
+    resource_id: null as number | null,
     attributes: attributesJson,
     limits,
     cost: plan ? planCost(plan.unit_price, plan.fixed_price) : null,
@@ -284,10 +286,15 @@ export async function createOrder(
     record: base !== undefined && r.record ? toOrderJson(r.record) : undefined,
   })
   const orders = ordersRepository(ctx.db)
-  // (The ids are not known yet; for the side effects only whether there is a resource counts.)
-  const alone = !hasPolicies && !hasSideEffects({ ...facts, id: 0, resource_id: 0 }, state, change)
+  // On a database that can write them as one statement (PostgreSQL), a new order with nothing else
+  // to write. (The ids are not known yet; for the side effects only whether there is a resource
+  // counts.)
+  const alone =
+    orders.createIsOneStatement &&
+    !hasPolicies &&
+    !hasSideEffects({ ...facts, id: 0, resource_id: 0 }, state, change)
   let created: { orderId: number; resourceId: number; record?: string }
-  if (alone && orders.createIsOneStatement) {
+  if (alone) {
     // Nothing else to write: the resource, the order, its event and its record are one
     // statement, with no transaction around it.
     const { row, slugBase } = newResourceRow(resource, offering.name)
@@ -300,11 +307,8 @@ export async function createOrder(
       const { id: resourceId } = await insertResource(trx, resource, offering.name)
       // The new resource counts in the offering's estimated cost from now on.
       await scheduleCostPolicyEvaluation(ctx, trx, offering.id, hasPolicies)
-      const inserted = await ordersRepository(trx).insertTold(
-        { ...order, resource_id: resourceId },
-        event,
-        render,
-      )
+      order.resource_id = resourceId
+      const inserted = await ordersRepository(trx).insertTold(order, event, render)
       await afterStateChange(ctx, trx, { ...facts, id: inserted.id, resource_id: resourceId }, state, change)
       return answer({ ...inserted, resourceId })
     })

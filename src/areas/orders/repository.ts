@@ -9,13 +9,14 @@ import {
   formOf,
   insertReturningId,
   reusable,
+  perDatabase,
   reusableByForm,
   slot,
 } from '../../db/compiled.js'
 import { deleteRow, firstWhere, updateRow } from '../../db/rows.js'
 import { isPostgres } from '../../db/sql.js'
 import { nextSlugQuery } from '../../db/slugs.js'
-import { partColumn, partRows, prefixed, type ReadPart, type ReadPartOf } from '../../db/read-parts.js'
+import { partColumn, partSplitter, prefixed, type ReadPart, type ReadPartOf } from '../../db/read-parts.js'
 import { OUTBOX_COLUMNS, type OutboxRow } from '../events/service.js'
 import { newResourcePolicyColumns } from '../cost-policies/service.js'
 import { notifiedCaches } from '../../db/change-feed.js'
@@ -191,6 +192,7 @@ const countOf = reusableByForm()
  * offering's cost policy that may refuse new resources.
  */
 const orderingReadOf = reusableByForm()
+const orderingParts = partSplitter()
 function orderingRead(db: Db, parts: ReadPart[]) {
   const offeringId = partColumn('offering', 'offering', 'id')
   let q: any = db.selectFrom(sql`(select 1)`.as('one') as any)
@@ -356,7 +358,9 @@ export type TransitionRow = Awaited<ReturnType<ReturnType<typeof transitionRow>[
 const transitionRowById = reusable((db: Db) => transitionRow(db).where('orders.id', '=', slot(0)))
 const transitionRowByUuid = reusable((db: Db) => transitionRow(db).where('orders.uuid', '=', slot(0)))
 
-export function ordersRepository(db: Db) {
+/** The orders' statements for `db`, made once per database handle (`perDatabase`). */
+export const ordersRepository = perDatabase((db: Db) => {
+  const dialect = isPostgres(db as never) ? 'pg' : 'sqlite'
   return {
     async count(vis: OrderVisibility, f: OrderFilters): Promise<number> {
       // Everything, unfiltered: the trigger-kept total instead of a scan of the table.
@@ -614,7 +618,7 @@ export function ordersRepository(db: Db) {
       const form = parts.map((p) => `${p.form}.${p.values.length}`).join('|')
       const values = parts.flatMap((p) => p.values)
       const row = (await orderingReadOf(db, form, () => orderingRead(db, parts), values)).rows[0]
-      const rows = partRows(row)
+      const rows = orderingParts(`${dialect}:${form}`, row)
       const customer = rows.customer as
         { id: number; uuid: string; name: string; blocked: number; archived: number } | undefined
       return {
@@ -676,7 +680,7 @@ export function ordersRepository(db: Db) {
       return !!r
     },
   }
-}
+})
 
 export function resourcesWriteRepository(db: Db) {
   return {
