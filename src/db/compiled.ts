@@ -4,6 +4,7 @@
 import type { CompiledQuery, Compilable, Kysely, QueryResult, Transaction } from 'kysely'
 import type { DB } from './tables.js'
 import { inAnyOf, isPostgres } from './sql.js'
+import { keptOrMade } from '../kept.js'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -66,13 +67,7 @@ export function reusableByForm(
 ) => Promise<QueryResult<R>> {
   const cache = new Map<string, CompiledQuery<unknown>>()
   return <R>(db: Db, form: string, build: () => Compilable<R>, params: readonly unknown[]) => {
-    const key = `${dialectKey(db)}:${form}`
-    let compiled = cache.get(key) as CompiledQuery<R> | undefined
-    if (!compiled) {
-      compiled = build().compile()
-      if (cache.size >= max) cache.delete(cache.keys().next().value!)
-      cache.set(key, compiled)
-    }
+    const compiled = keptOrMade(cache, `${dialectKey(db)}:${form}`, max, () => build().compile())
     return runCompiled(db, withParams(compiled, params))
   }
 }

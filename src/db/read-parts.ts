@@ -3,6 +3,7 @@
 // its part (its own scoping and columns); the caller's repository joins the parts.
 import type { SelectQueryBuilder } from 'kysely'
 import { slot } from './compiled.js'
+import { keptOrMade } from '../kept.js'
 
 /**
  * One row at most, as part of a read made of several: its columns named `<name>__<column>`
@@ -77,13 +78,7 @@ export function partSplitter(max = 500): (key: string, row: Record<string, unkno
   const splits = new Map<string, (row: Record<string, unknown>) => Parts>()
   return (key, row) => {
     if (!row) return {}
-    let split = splits.get(key)
-    if (!split) {
-      split = splitOf(Object.keys(row))
-      if (splits.size >= max) splits.delete(splits.keys().next().value!)
-      splits.set(key, split)
-    }
-    return split(row)
+    return keptOrMade(splits, key, max, () => splitOf(Object.keys(row)))(row)
   }
 }
 

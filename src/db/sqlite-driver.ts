@@ -11,6 +11,7 @@
 // they run on a second connection (WAL readers see the last commit), and on an in-memory database,
 // which has one connection only, a read first commits what is open.
 import SQLite from 'better-sqlite3'
+import { keptOrMade } from '../kept.js'
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely'
 import {
   closeScope,
@@ -117,16 +118,13 @@ export function withStatementCache(
     close: () => handle.close(),
     clear: () => cache.clear(),
     prepare(text: string): CachedStatement {
-      let statement = cache.get(text)
-      if (statement) return statement
-      if (SCHEMA_CHANGE.test(text)) {
-        cache.clear()
-        onSchemaChange?.()
-      }
-      statement = cachedStatement(handle, text)
-      if (cache.size >= max) cache.delete(cache.keys().next().value!)
-      cache.set(text, statement)
-      return statement
+      return keptOrMade(cache, text, max, () => {
+        if (SCHEMA_CHANGE.test(text)) {
+          cache.clear()
+          onSchemaChange?.()
+        }
+        return cachedStatement(handle, text)
+      })
     },
   }
 }

@@ -1,5 +1,6 @@
 // Pure rules of invitations: e-mail pattern safety, user matching, project name templates.
 import { RE2JS } from 're2js'
+import { keptOrMade } from '../../kept.js'
 
 export const MAX_PATTERN_LENGTH = 200
 /** Most patterns one invitation may hold. */
@@ -79,19 +80,14 @@ const COMPILED_KEPT = 1000
  * are kept, so matching does not compile again.
  */
 function compiledPattern(pattern: string): RE2JS | null {
-  const known = compiled.get(pattern)
-  if (known !== undefined) return known
-  let re: RE2JS | null = null
-  if (pattern.length <= MAX_PATTERN_LENGTH && patternSize(pattern) <= MAX_PATTERN_SIZE) {
+  return keptOrMade(compiled, pattern, COMPILED_KEPT, () => {
+    if (pattern.length > MAX_PATTERN_LENGTH || patternSize(pattern) > MAX_PATTERN_SIZE) return null
     try {
-      re = RE2JS.compile(pattern)
+      return RE2JS.compile(pattern)
     } catch {
-      re = null
+      return null
     }
-  }
-  if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!)
-  compiled.set(pattern, re)
-  return re
+  })
 }
 
 /** Messages for unusable patterns (empty when all are fine). */
