@@ -141,6 +141,30 @@ describe('accounts made when users gain access', () => {
     for (const u of [member, manager]) assert.equal((await accountOf(u))?.state, 'Requested')
   })
 
+  test("the consumer's approval that brings an order to the provider gives the members accounts", async () => {
+    const project = await makeProject(t.ctx, t.consumer)
+    const plan = await makePlan(t.ctx, t.offering)
+    const member = await makeUser(t.ctx)
+    const manager = await makeUser(t.ctx)
+    await addMember(project, member)
+    await addMember(project, manager, 'PROJECT.MANAGER')
+    // The project's manager orders: the order waits for the consumer's review, no account yet.
+    const placed = await client(t.app, manager.token).post('/api/marketplace-orders/', {
+      offering: t.offering.url,
+      plan: plan.url,
+      project: project.url,
+      attributes: { name: 'alloc' },
+    })
+    assert.equal(placed.status, 201, placed.text)
+    assert.equal(placed.body.state, 'pending-consumer')
+    assert.equal(await accountOf(member), undefined)
+    const approved = await client(t.app, t.owner.token).post(
+      `/api/marketplace-orders/${placed.body.uuid}/approve_by_consumer/`,
+    )
+    assert.equal(approved.status, 200, approved.text)
+    for (const u of [member, manager]) assert.equal((await accountOf(u))?.state, 'Requested')
+  })
+
   test("a Create order's approval gives accounts on its own offering only, not on the project's others", async () => {
     const project = await makeProject(t.ctx, t.consumer)
     const plan = await makePlan(t.ctx, t.offering)

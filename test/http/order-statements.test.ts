@@ -27,9 +27,11 @@ const EXPECTED = {
   // anywhere), and the record read after.
   // The offering keeps no accounts: the one read with the order tells, so no statement asks.
   create: { postgres: 2, sqlite: 6 },
-  // The order with what the transition checks, and the update with its event: on PostgreSQL one
-  // statement, outside a transaction since nothing else is written; on SQLite two, in one.
-  approve: { postgres: 2, sqlite: 3 },
+  // PostgreSQL: one statement reads the order, decides the approval (permission, organization
+  // and project, target state) and writes it with its event, outside a transaction since nothing
+  // else is written. SQLite: the order with what the transition checks, then the update and the
+  // event in one transaction.
+  approve: { postgres: 1, sqlite: 3 },
 }
 
 before(async () => {
@@ -115,6 +117,93 @@ test('approvals of one order at once: one moves it and tells it, the others are 
     const read = await call(t.app, 'GET', `/api/marketplace-orders/${uuid}/`, { token: staff.token })
     assert.equal(read.body.state, 'pending-provider')
   }
+})
+
+test("an approval by the organization's owner or manager costs the statements pinned; a member is refused; the offering's manager approves as provider", async () => {
+  const { customer_id } = await t.ctx.db
+    .selectFrom('projects')
+    .select('customer_id')
+    .where('id', '=', project.id)
+    .executeTakeFirstOrThrow()
+  const owner = await makeUser(t.ctx)
+  await grant(t.ctx, owner, 'CUSTOMER.OWNER', { type: 'customer', id: customer_id })
+  const manager = await makeUser(t.ctx)
+  await grant(t.ctx, manager, 'CUSTOMER.MANAGER', { type: 'customer', id: customer_id })
+  const offeringManager = await makeUser(t.ctx)
+  await grant(t.ctx, offeringManager, 'OFFERING.MANAGER', { type: 'offering', id: offering.id })
+  const approve = (token: string, uuid: string) =>
+    call(t.app, 'POST', `/api/marketplace-orders/${uuid}/approve_by_consumer/`, { token })
+  for (const [n, approver] of [owner, manager, owner, manager].entries()) {
+    const placed = await place(member.token, 30 + n)
+    assert.equal(placed.status, 201, placed.text)
+    const uuid = placed.body.uuid
+    const refused = await approve(member.token, uuid)
+    assert.equal(refused.status, 403, refused.text)
+    // The first approval of each warms the caller's token and roles.
+    const { statements, answer } = await counted(t.database, () => approve(approver.token, uuid))
+    assert.equal(answer.status, 200, answer.text)
+    if (n >= 2)
+      assert.equal(statements, EXPECTED.approve[t.dialect], `statements of an approval on ${t.dialect}`)
+    const read = await call(t.app, 'GET', `/api/marketplace-orders/${uuid}/`, { token: staff.token })
+    assert.equal(read.body.state, 'pending-provider')
+    assert.equal(read.body.consumer_reviewed_by, approver.username)
+    // The provider's review: this offering's orders are then processed by the server (a job to
+    // queue with the move, so not one statement), and a member may not review them.
+    const provider = (token: string) =>
+      call(t.app, 'POST', `/api/marketplace-orders/${uuid}/approve_by_provider/`, { token })
+    assert.equal((await provider(member.token)).status, 403)
+    assert.equal((await provider(offeringManager.token)).status, 200)
+    const after = await call(t.app, 'GET', `/api/marketplace-orders/${uuid}/`, { token: staff.token })
+    assert.equal(after.body.state, 'executing')
+    assert.equal(after.body.provider_reviewed_by, offeringManager.username)
+  }
+})
+
+test('an approval tells the same event on both databases: the order, its scopes and the move', async () => {
+  const placed = await place(member.token, 40)
+  assert.equal(placed.status, 201, placed.text)
+  const o = placed.body
+  const approved = await call(t.app, 'POST', `/api/marketplace-orders/${o.uuid}/approve_by_consumer/`, {
+    token: staff.token,
+  })
+  assert.equal(approved.status, 200, approved.text)
+  const [told, ...more] = await t.ctx.db
+    .selectFrom('outbox_events')
+    .selectAll()
+    .where('object_uuid', '=', o.uuid)
+    .where('type', '=', 'marketplace.order.state_changed')
+    .execute()
+  assert.equal(more.length, 0)
+  assert.deepEqual(
+    [told!.object_type, told!.offering_uuid, told!.project_uuid, told!.customer_uuid],
+    ['order', offering.uuid, project.uuid, o.customer_uuid],
+  )
+  const envelope = typeof told!.envelope === 'string' ? JSON.parse(told!.envelope) : told!.envelope
+  const url = `${t.ctx.config.publicUrl ?? ''}/api/marketplace-orders/${o.uuid}/`
+  assert.deepEqual(envelope, {
+    specversion: '1.0',
+    id: told!.uuid,
+    source: `${t.ctx.config.publicUrl ?? ''}/api/`,
+    type: 'marketplace.order.state_changed',
+    subject: url,
+    time: envelope.time,
+    datacontenttype: 'application/json',
+    data: {
+      uuid: o.uuid,
+      url,
+      object_type: 'order',
+      offering_uuid: offering.uuid,
+      project_uuid: project.uuid,
+      customer_uuid: o.customer_uuid,
+      order_type: 'Create',
+      state: 'pending-provider',
+      resource_uuid: o.marketplace_resource_uuid,
+      state_before: 'pending-consumer',
+      state_after: 'pending-provider',
+      action: 'approve_by_consumer',
+    },
+  })
+  assert.ok(!Number.isNaN(Date.parse(envelope.time)))
 })
 
 test('a new resource skips the slug a staff member gave another: the next number is taken', async () => {

@@ -680,6 +680,70 @@ describe('transitions', () => {
   })
 })
 
+describe('where a consumer approval leads', () => {
+  test("the project's start first, then the order's own start, then execution", async () => {
+    const later = await makeProject(t.ctx, consumer, { name: 'Starting project', startDate: '2026-04-01' })
+    const placer = await makeUser(t.ctx)
+    await grant(t.ctx, placer, 'PROJECT.MANAGER', { type: 'project', id: later.id })
+    const { offering, plan } = offerings['Support.OfferingTemplate']!
+    const place = async (extra: Record<string, unknown> = {}) => {
+      const r = await as(placer).post(`${R}/`, {
+        offering: offering.url,
+        plan: plan.url,
+        project: later.url,
+        attributes: { name: uniqueName('res') },
+        limits: { cpu: 1 },
+        ...extra,
+      })
+      assert.equal(r.status, 201, JSON.stringify(r.body))
+      assert.equal(r.body.state, 'pending-consumer')
+      return r.body.uuid as string
+    }
+    const state = async (uuid: string) => (await as(users.owner).get(`${R}/${uuid}/`)).body.state
+    const plain = await place()
+    const dated = await place({ start_date: '2026-05-01' })
+    for (const uuid of [plain, dated]) {
+      assert.equal((await as(users.owner).post(`${R}/${uuid}/approve_by_consumer/`)).status, 200)
+      assert.equal(await state(uuid), 'pending-project')
+    }
+    try {
+      // The project starts: the support offering needs no provider review, so each goes on to
+      // its own start date or executes.
+      t.clock.set('2026-04-01T00:00:01.000Z')
+      await t.ctx.jobs.drain()
+      assert.equal(await state(plain), 'executing')
+      assert.equal(await state(dated), 'pending-start-date')
+      // An order placed now, once the project has started, waits for its own start only.
+      const next = await place({ start_date: '2026-05-01' })
+      assert.equal((await as(users.owner).post(`${R}/${next}/approve_by_consumer/`)).status, 200)
+      assert.equal(await state(next), 'pending-start-date')
+      const now = await place()
+      assert.equal((await as(users.owner).post(`${R}/${now}/approve_by_consumer/`)).status, 200)
+      assert.equal(await state(now), 'executing')
+      t.clock.set('2026-05-01T00:00:01.000Z')
+      await t.ctx.jobs.drain()
+      assert.equal(await state(dated), 'executing')
+      assert.equal(await state(next), 'executing')
+    } finally {
+      t.clock.set('2026-01-15T10:00:00.000Z')
+    }
+  })
+
+  test('an approval by someone who cannot see the order is 404, by a member 403; nothing moves', async () => {
+    const o = await order(users.manager)
+    const outsider = await as(users.outsider).post(`${R}/${o.uuid}/approve_by_consumer/`)
+    assert.equal(outsider.status, 404)
+    assert.deepEqual(outsider.body, { detail: 'No Order matches the given query.' })
+    const member = await as(users.member).post(`${R}/${o.uuid}/approve_by_consumer/`)
+    assert.equal(member.status, 403)
+    const unknown = await as(users.owner).post(
+      `${R}/00000000-0000-4000-8000-000000000000/approve_by_consumer/`,
+    )
+    assert.equal(unknown.status, 404)
+    assert.equal((await as(users.owner).get(`${R}/${o.uuid}/`)).body.state, 'pending-consumer')
+  })
+})
+
 describe('visibility and filters', () => {
   test('consumers, the provider and offering managers see orders; outsiders get 404', async () => {
     const o = await order(users.manager)

@@ -43,9 +43,12 @@ function options(o: { plugin_options: unknown }): PluginOptions {
   return parseJson<PluginOptions>(o.plugin_options, {})
 }
 
+/** The offering option that lets its provider have user accounts made for it. */
+const KEEPS_ACCOUNTS_OPTION = 'service_provider_can_create_offering_user'
+
 /** The offering lets its provider have user accounts made for it. */
 export function offeringKeepsAccounts(o: { plugin_options: unknown }): boolean {
-  return options(o).service_provider_can_create_offering_user === true
+  return options(o)[KEEPS_ACCOUNTS_OPTION] === true
 }
 
 /**
@@ -54,6 +57,18 @@ export function offeringKeepsAccounts(o: { plugin_options: unknown }): boolean {
  */
 export function offeringGivesAccounts(o: { type: string; plugin_options: unknown }): boolean {
   return (ACCOUNT_OFFERING_TYPES as readonly string[]).includes(o.type) && offeringKeepsAccounts(o)
+}
+
+/**
+ * `offeringGivesAccounts` as SQL (PostgreSQL), on the expressions of an offering's type and its
+ * `plugin_options` (jsonb); `param` gives a value its placeholder.
+ */
+export function offeringGivesAccountsSql(
+  type: string,
+  pluginOptions: string,
+  param: (value: unknown) => string,
+): string {
+  return `(${type} = any(${param([...ACCOUNT_OFFERING_TYPES])}::text[]) and coalesce(${pluginOptions} -> ${param(KEEPS_ACCOUNTS_OPTION)}::text = 'true'::jsonb, false))`
 }
 
 /** The first word of a full name, and the rest. */

@@ -82,6 +82,20 @@ export function checkCustomerAndProject(
     throw nonFieldError(`Project '${project.name}' is expired.`)
 }
 
+/**
+ * `checkCustomerAndProject` as SQL, on a transition row `o` (its `customer_blocked`,
+ * `customer_archived` and `project_end_date`): true when it passes.
+ */
+export function customerAndProjectSql(ctx: AppContext, o: string, param: (value: unknown) => string): string {
+  return [
+    `not coalesce(${o}.customer_blocked, false)`,
+    `not coalesce(${o}.customer_archived, false)`,
+    `coalesce(${o}.project_end_date, '') collate "C" >= ${param(today(ctx))} or coalesce(${o}.project_end_date, '') = ''`,
+  ]
+    .map((c) => `(${c})`)
+    .join(' and ')
+}
+
 /** An order's slug: from the resource's name, else the offering's; never empty (the reference's
  * clients require `^[-a-zA-Z0-9_]+$`). */
 export function orderSlug(resourceName: string, offeringName: string): string {

@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { decimalNumber } from '../../db/values.js'
 import { notFound } from '../../http/errors.js'
-import { resourceSidesVisibility, type Actor } from '../../http/permissions.js'
+import { resourceSidesVisibility, type Actor, type ScopeType } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { OFFERING_TYPE_RULES, isOfferingType, type OfferingTypeRules } from '../catalog/offering-types.js'
 import { ordersRepository, type OrderRow, type OrderVisibility } from './repository.js'
@@ -49,8 +49,27 @@ export function today(ctx: AppContext): string {
   return ctx.clock().toISOString().slice(0, 10)
 }
 
-export const consumerScopes = (o: OrderRow) => ({ customerId: o.customer_id, projectId: o.project_id })
+/** The order's column that holds each scope of one side: what a grant on that scope reaches. */
+export type ScopeColumns = Partial<
+  Record<ScopeType, 'customer_id' | 'project_id' | 'provider_customer_id' | 'offering_id'>
+>
+
+/** The consumer's side: the organization and the project. */
+export const CONSUMER_SCOPES = {
+  customer: 'customer_id',
+  project: 'project_id',
+} as const satisfies ScopeColumns
+/** The provider's side: the provider's organization and the offering. */
+export const PROVIDER_SCOPES = {
+  customer: 'provider_customer_id',
+  offering: 'offering_id',
+} as const satisfies ScopeColumns
+
+export const consumerScopes = (o: OrderRow) => ({
+  customerId: o[CONSUMER_SCOPES.customer],
+  projectId: o[CONSUMER_SCOPES.project],
+})
 export const providerScopes = (o: OrderRow) => ({
-  customerId: o.provider_customer_id,
-  offeringId: o.offering_id,
+  customerId: o[PROVIDER_SCOPES.customer],
+  offeringId: o[PROVIDER_SCOPES.offering],
 })

@@ -3,7 +3,7 @@
 // then the records of those orders not already rendered at that version (the service keeps them),
 // each rendered as JSON by the database. A total over projects and states only is read from
 // order_counts. The use cases decide on the order row alone (`orderRow`).
-import { sql, type Compilable, type ExpressionBuilder } from 'kysely'
+import { CompiledQuery, sql, type Compilable, type ExpressionBuilder } from 'kysely'
 import {
   applyConditions,
   formOf,
@@ -334,29 +334,145 @@ const updateStateIfWithEvent = reusable((db: Db, columns: string, from: number) 
     )
 })
 
+const TRANSITION_JOINS = [ORDER_JOINS.project, ORDER_JOINS.customer, ORDER_JOINS.resource] as const
+const TRANSITION_FACTS = [
+  'resources.uuid as resource_uuid',
+  'projects.start_date as project_start_date',
+  'projects.name as project_name',
+  'projects.end_date as project_end_date',
+  'customers.blocked as customer_blocked',
+  'customers.archived as customer_archived',
+  'offerings.uuid as offering_uuid',
+  'offerings.plugin_options as offering_plugin_options',
+  'projects.uuid as project_uuid',
+  'customers.uuid as customer_uuid',
+] as const
+
 /**
  * The order row with what its state changes read besides: its resource's uuid, its project's
  * start, what a consumer approval checks of its organization and project, and the uuids its
  * events tell.
  */
 function transitionRow(db: Db) {
-  return withJoins(orderRow(db), [ORDER_JOINS.project, ORDER_JOINS.customer, ORDER_JOINS.resource]).select([
-    'resources.uuid as resource_uuid',
-    'projects.start_date as project_start_date',
-    'projects.name as project_name',
-    'projects.end_date as project_end_date',
-    'customers.blocked as customer_blocked',
-    'customers.archived as customer_archived',
-    'offerings.uuid as offering_uuid',
-    'offerings.plugin_options as offering_plugin_options',
-    'projects.uuid as project_uuid',
-    'customers.uuid as customer_uuid',
-  ])
+  return withJoins(orderRow(db), TRANSITION_JOINS).select(TRANSITION_FACTS)
 }
 export type TransitionRow = Awaited<ReturnType<ReturnType<typeof transitionRow>['executeTakeFirstOrThrow']>>
 
 const transitionRowById = reusable((db: Db) => transitionRow(db).where('orders.id', '=', slot(0)))
 const transitionRowByUuid = reusable((db: Db) => transitionRow(db).where('orders.uuid', '=', slot(0)))
+
+/**
+ * A transition that one statement reads, decides and writes (PostgreSQL): what it moves the
+ * order to and on which conditions, as SQL on the transition row `o` (see `moveDecided`).
+ */
+export interface DecidedTransition {
+  uuid: string
+  /** The one state the order moves from. */
+  from: OrderState
+  /**
+   * The target for each approval context, at index projectNotStarted * 4 + providerMustReview *
+   * 2 + startDateInFuture (the facts as `approvalContext` has them).
+   */
+  targets: readonly OrderState[]
+  /** Columns written with the state (as `updateStateIfCurrent`'s, the state left out). */
+  values: Record<string, unknown>
+  /**
+   * The SQL of the context's facts, the conditions the move needs past its state (permission,
+   * prechecks) and that of a move with no side effects, each on the row `o` (and the target);
+   * `param` gives a value its placeholder.
+   */
+  sql: (param: (value: unknown) => string) => {
+    context: Record<'projectNotStarted' | 'providerMustReview' | 'startDateInFuture', string>
+    conditions: string[]
+    quiet: (target: string) => string
+  }
+  /** The event telling the move; a value `DECIDED_FACT(column)` stands for that column of `o`. */
+  event: OutboxRow
+}
+
+/** In a decided transition's event, a value that the statement takes from the row `o` (or the target). */
+export const DECIDED_FACT = (column: keyof TransitionRow | 'target') => `@@${column}@@`
+const FACT_MARK = /^@@(\w+)@@$/
+
+const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`
+/** A fact's placeholder as the column of `o` it stands for (the target: the state moved to). */
+function factSql(value: unknown): string | null {
+  const m = typeof value === 'string' ? FACT_MARK.exec(value) : null
+  return m ? (m[1] === 'target' ? '"moved"."state"' : `"o".${quoted(m[1]!)}`) : null
+}
+
+/**
+ * What a decided transition reads of the order by uuid (`$1`): the transition row's facts and the
+ * order's columns they are decided on, not the whole row (compiled once per database).
+ */
+const transitionRowAsCte = perDatabase((db: Db) =>
+  withJoins(joined(db, 'orders', [ORDER_JOINS.offering]), TRANSITION_JOINS)
+    .select([
+      'orders.id',
+      'orders.state',
+      'orders.type',
+      'orders.customer_id',
+      'orders.project_id',
+      'orders.provider_customer_id',
+      'orders.offering_id',
+      'orders.resource_id',
+      'orders.start_date',
+      'orders.callback_url',
+      'offerings.type as offering_type',
+      ...TRANSITION_FACTS,
+    ])
+    .where('orders.uuid', '=', slot(0))
+    .compile(),
+)
+
+/**
+ * `with o` (what the transition is decided on), `d` (the target, when the conditions hold),
+ * `moved` (the conditional update, when the move has no side effects), `told` (the event, when it
+ * moved): the state it moved to (`moved_to`, null when it did not move).
+ */
+function decidedStatement(db: Db, t: DecidedTransition): { text: string; params: unknown[] } {
+  const cte = transitionRowAsCte(db)
+  const params: unknown[] = cte.parameters.map((p) => (p === slot(0) ? t.uuid : p))
+  const param = (value: unknown) => {
+    params.push(value)
+    return `$${params.length}`
+  }
+  const { context, conditions, quiet } = t.sql(param)
+  const bit = (fact: string, weight: number) => `(case when ${fact} then ${weight} else 0 end)`
+  const target = `(${param(t.targets)}::text[])[1 + ${bit(context.projectNotStarted, 4)} + ${bit(context.providerMustReview, 2)} + ${bit(context.startDateInFuture, 1)}]`
+  const from = param(t.from)
+  const columns = Object.keys(t.values).filter((c) => t.values[c] !== undefined)
+  const sets = columns.map((c) => `${quoted(c)} = ${param(t.values[c])}`)
+  // The event: the facts of the row in place of their placeholders, in its columns and in its
+  // envelope's data (laid over the envelope as the caller built it).
+  const envelope = JSON.parse(t.event.envelope as string) as { data?: Record<string, unknown> }
+  const overlay: string[] = []
+  for (const [key, value] of Object.entries(envelope.data ?? {})) {
+    const fact = factSql(value)
+    if (fact === null) continue
+    overlay.push(`${param(key)}::text, ${fact}`)
+    delete envelope.data![key]
+  }
+  if (JSON.stringify(envelope).includes('@@')) throw new Error('a decided event has a fact outside its data')
+  const told = EVENT_COLUMNS.map((c) => {
+    if (c !== 'envelope') return factSql(t.event[c]) ?? param(t.event[c])
+    const base = `${param(JSON.stringify(envelope))}::jsonb`
+    return `${base} || jsonb_build_object('data', coalesce(${base} -> 'data', '{}'::jsonb) || jsonb_build_object(${overlay.join(', ')}))`
+  })
+  const text = [
+    `with "o" as (${cte.sql}),`,
+    `"d" as (select "o"."id", ${target} as "target" from "o"`,
+    ` where "o"."state" = ${from}${conditions.map((c) => ` and (${c})`).join('')}),`,
+    `"moved" as (update "orders" set "state" = "d"."target"${sets.map((x) => `, ${x}`).join('')}`,
+    ` from "d" cross join "o"`,
+    ` where "orders"."id" = "d"."id" and "orders"."state" = ${from} and "d"."target" is not null and ${quiet('"d"."target"')}`,
+    ` returning "orders"."state"),`,
+    `"told" as (insert into "outbox_events" (${EVENT_COLUMNS.map(quoted).join(', ')})`,
+    ` select ${told.join(', ')} from "moved" cross join "o")`,
+    `select (select "state" from "moved") as "moved_to"`,
+  ].join('\n')
+  return { text, params }
+}
 
 /** The orders' statements for `db`, made once per database handle (`perDatabase`). */
 export const ordersRepository = perDatabase((db: Db) => {
@@ -558,6 +674,16 @@ export const ordersRepository = perDatabase((db: Db) => {
       const moved = Number(r.numAffectedRows) === 1
       if (moved && event) await insertReturningId(db, 'outbox_events', event)
       return moved
+    },
+    /**
+     * PostgreSQL: the order read, its transition decided and, when the decision has no side
+     * effect past the order's row and its event, written, in one statement (`decidedStatement`);
+     * no transaction, as `updateStateIfCurrent`'s. Whether it moved.
+     */
+    async moveDecided(t: DecidedTransition): Promise<boolean> {
+      const { text, params } = decidedStatement(db, t)
+      const { rows } = await db.executeQuery<{ moved_to: string | null }>(CompiledQuery.raw(text, params))
+      return rows[0]?.moved_to != null
     },
     /**
      * Whether `updateStateIfCurrent` with its event is one statement (PostgreSQL), which commits

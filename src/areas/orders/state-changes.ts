@@ -7,9 +7,21 @@ import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import type { CallbackPayload } from './callbacks.js'
 import { ordersRepository, resourcesWriteRepository, type OrderRow } from './repository.js'
 import { moveResource, type ResourceState } from '../catalog/service.js'
-import { resourceStateAfter, type ApprovalContext, type OrderState, type OrderType } from './state-machine.js'
+import {
+  ORDER_STATES,
+  ORDER_TYPES,
+  resourceStateAfter,
+  type ApprovalContext,
+  type OrderState,
+  type OrderType,
+} from './state-machine.js'
 import { rulesOf, today, type Trx } from './order-rules.js'
-import { ensureOfferingUsersForResource, offeringGivesAccounts } from '../offering-users/provisioning.js'
+import {
+  ensureOfferingUsersForResource,
+  offeringGivesAccounts,
+  offeringGivesAccountsSql,
+} from '../offering-users/provisioning.js'
+import { OFFERING_TYPES, OFFERING_TYPE_RULES, type OfferingTypeRules } from '../catalog/offering-types.js'
 import { orderEvent, type OrderEventFacts } from './events.js'
 import { emitEvent, outboxRow, type OutboxRow } from '../events/service.js'
 
@@ -37,6 +49,32 @@ export function approvalContext(
     projectNotStarted: !!projectStart && projectStart > today(ctx),
     providerMustReview: rules?.providerApprovalRequired ?? false,
     startDateInFuture: ctx.config.orderStartDateEnabled && !!startDate && startDate > today(ctx),
+  }
+}
+
+/** The offering types whose rules have this true (for the statements that decide in SQL). */
+function typesWhere(holds: (rules: OfferingTypeRules) => boolean): string[] {
+  return OFFERING_TYPES.filter((t) => holds(OFFERING_TYPE_RULES[t]))
+}
+
+/**
+ * `approvalContext` as SQL, for a statement that decides a transition itself: the three facts
+ * on the row `o` (a transition row: `project_start_date`, `offering_type`, `start_date`), each a
+ * boolean expression; `param` gives a value its placeholder.
+ */
+export function approvalContextSql(
+  ctx: AppContext,
+  o: string,
+  param: (value: unknown) => string,
+): Record<keyof ApprovalContext, string> {
+  const day = param(today(ctx))
+  // The dates are 'YYYY-MM-DD' texts, compared as JavaScript compares them (code points).
+  return {
+    projectNotStarted: `coalesce(${o}.project_start_date, '') collate "C" > ${day}`,
+    providerMustReview: `${o}.offering_type = any(${param(typesWhere((r) => r.providerApprovalRequired))}::text[])`,
+    startDateInFuture: ctx.config.orderStartDateEnabled
+      ? `coalesce(${o}.start_date, '') collate "C" > ${day}`
+      : 'false',
   }
 }
 
@@ -115,6 +153,27 @@ function effectsOf(o: StateChangeFacts, state: OrderState, change: StateChange):
     projectStart: state === 'pending-project' && !!o.project_start_date,
     callback: !!o.callback_url,
   }
+}
+
+/**
+ * `effectsOf` as SQL, for a statement that decides a transition itself: a condition that holds
+ * only when reaching the state `target` (an expression) has no side effect on the transition row
+ * `o` past the event the statement writes. Each line is the negation of one effect above.
+ */
+export function noSideEffectsSql(o: string, target: string, param: (value: unknown) => string): string {
+  const quietResource = ORDER_TYPES.flatMap((type) =>
+    ORDER_STATES.filter((state) => resourceStateAfter(type, state) === null).map(
+      (state) => `${type}/${state}`,
+    ),
+  )
+  return [
+    `(${o}.resource_id is null or (${o}.type || '/' || ${target}) = any(${param(quietResource)}::text[]))`,
+    `not (${o}.type = 'Create' and ${target} = any(${param([...ACCOUNT_GIVING_STATES])}::text[]) and ${offeringGivesAccountsSql(`${o}.offering_type`, `${o}.offering_plugin_options`, param)})`,
+    `not (${target} = 'executing' and ${o}.offering_type = any(${param(typesWhere((r) => r.processedBy === 'server'))}::text[]))`,
+    `not (${target} = 'pending-start-date' and coalesce(${o}.start_date, '') <> '')`,
+    `not (${target} = 'pending-project' and coalesce(${o}.project_start_date, '') <> '')`,
+    `coalesce(${o}.callback_url, '') = ''`,
+  ].join(' and ')
 }
 
 /**
@@ -199,7 +258,7 @@ export async function afterStateChange(
 }
 
 /** The texts whose changes are timestamped, and the column of each timestamp. */
-const STAMPED_TEXTS = [
+export const STAMPED_TEXTS = [
   ['output', 'output_updated_at'],
   ['error_message', 'error_updated_at'],
 ] as const

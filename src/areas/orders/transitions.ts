@@ -5,12 +5,25 @@ import type { AppContext } from '../../context.js'
 import { toBool } from '../../db/values.js'
 import { AppError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
 import { normalizeUuid } from '../../http/uuid.js'
-import { can, type Actor } from '../../http/permissions.js'
+import {
+  can,
+  scopesWith,
+  type Actor,
+  type Permission,
+  type Scopes,
+  type ScopeType,
+} from '../../http/permissions.js'
 import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { changeResource, moveResource } from '../catalog/service.js'
 import { tellOrderChange } from './events.js'
 import type { OfferingTypeRules } from '../catalog/offering-types.js'
-import { ordersRepository, type OrderRow, type TransitionRow } from './repository.js'
+import {
+  DECIDED_FACT,
+  ordersRepository,
+  type DecidedTransition,
+  type OrderRow,
+  type TransitionRow,
+} from './repository.js'
 import {
   allowedFrom,
   nextState,
@@ -19,33 +32,141 @@ import {
   type OrderState,
 } from './state-machine.js'
 import {
+  CONSUMER_SCOPES,
   consumerScopes,
   findVisible,
   ORDER_NOT_FOUND,
   orderVisibility,
+  PROVIDER_SCOPES,
   providerScopes,
   rulesOf,
+  type ScopeColumns,
 } from './order-rules.js'
 import {
   afterStateChange,
   approvalContext,
+  approvalContextSql,
   hasSideEffects,
+  noSideEffectsSql,
+  STAMPED_TEXTS,
   stampTextChanges,
   stateChangeEvent,
 } from './state-changes.js'
-import { checkCustomerAndProject } from './create.js'
+import { checkCustomerAndProject, customerAndProjectSql } from './create.js'
 import { removeAttachmentFile } from './attachments.js'
+
+/** A permission held on one of the order's scopes (one side's: `CONSUMER_SCOPES`, `PROVIDER_SCOPES`). */
+interface ScopedPermission {
+  permission: Permission
+  scopes: ScopeColumns
+}
 
 interface TransitionOptions {
   /** 403 unless this holds (after the order is found). */
-  permitted: (o: TransitionRow) => boolean
+  permitted: ((o: TransitionRow) => boolean) | ScopedPermission
   /** 405 unless the offering type supports the action (checked after the state). */
   typeAllows?: (rules: OfferingTypeRules | null) => boolean
   /** Business checks (400) that come before the state check (after the permission). */
   precheck?: (o: TransitionRow) => void
+  /**
+   * `precheck` as SQL on the row `o` (true: it passes): the transition may then be decided and
+   * written by one statement (PostgreSQL, `decided`). Given with a scoped permission only.
+   */
+  precheckSql?: (o: string, param: (value: unknown) => string) => string
   /** Extra columns written with the state. */
-  values?: (o: TransitionRow, now: string) => Record<string, unknown>
+  values?: (now: string) => Record<string, unknown>
 }
+
+function scopesOn(columns: ScopeColumns, o: TransitionRow): Scopes {
+  return {
+    customerId: columns.customer ? o[columns.customer] : null,
+    projectId: columns.project ? o[columns.project] : null,
+    offeringId: columns.offering ? o[columns.offering] : null,
+  }
+}
+
+function isPermitted(actor: Actor, permitted: TransitionOptions['permitted'], o: TransitionRow): boolean {
+  return typeof permitted === 'function'
+    ? permitted(o)
+    : can(actor, permitted.permission, scopesOn(permitted.scopes, o))
+}
+
+/** `can` as SQL on the row `o`: the actor's grants of the permission, on the columns of their scopes. */
+function permittedSql(
+  actor: Actor,
+  p: ScopedPermission,
+  o: string,
+  param: (value: unknown) => string,
+): string {
+  if (actor.isStaff) return 'true'
+  const granted = scopesWith(actor, p.permission)
+  const any = (Object.keys(granted) as ScopeType[]).flatMap((scope) => {
+    const column = p.scopes[scope]
+    return column && granted[scope].length ? [`${o}.${column} = any(${param(granted[scope])}::int[])`] : []
+  })
+  return any.length ? any.join(' or ') : 'false'
+}
+
+/** The facts of the order a decided transition's event takes from the row (see `DECIDED_FACT`). */
+const DECIDED_EVENT_FACTS = {
+  type: DECIDED_FACT('type'),
+  offering_uuid: DECIDED_FACT('offering_uuid'),
+  project_uuid: DECIDED_FACT('project_uuid'),
+  customer_uuid: DECIDED_FACT('customer_uuid'),
+  resource_uuid: DECIDED_FACT('resource_uuid'),
+}
+
+/**
+ * The action as one statement that reads, decides and writes it (PostgreSQL), when everything it
+ * decides on can be asked in SQL: a scoped permission and a precheck given as SQL, one state to
+ * move from, no offering-type rule, and no target that completes the order. Null otherwise.
+ */
+function decided(
+  ctx: AppContext,
+  actor: Actor,
+  uuid: string,
+  action: OrderAction,
+  opts: TransitionOptions,
+  now: string,
+): DecidedTransition | null {
+  const permitted = opts.permitted
+  if (typeof permitted === 'function' || (opts.precheck && !opts.precheckSql) || opts.typeAllows) return null
+  const [from, ...others] = allowedFrom(action)
+  if (!from || others.length) return null
+  const targets: OrderState[] = []
+  for (const projectNotStarted of [false, true])
+    for (const providerMustReview of [false, true])
+      for (const startDateInFuture of [false, true]) {
+        const to = nextState(from, action, { projectNotStarted, providerMustReview, startDateInFuture })
+        if (!to || TERMINAL_STATES.includes(to)) return null
+        targets.push(to)
+      }
+  const values = opts.values?.(now) ?? {}
+  if (STAMPED_TEXTS.some(([text]) => text in values)) return null
+  const change = { from, action, told: true }
+  const event = stateChangeEvent(
+    ctx,
+    { uuid, ...DECIDED_EVENT_FACTS },
+    DECIDED_FACT('target') as OrderState,
+    change,
+  )
+  return {
+    uuid,
+    from,
+    targets,
+    values: { modified: now, ...values },
+    event,
+    sql: (param) => ({
+      context: approvalContextSql(ctx, '"o"', param),
+      conditions: [
+        permittedSql(actor, permitted, '"o"', param),
+        ...(opts.precheckSql ? [opts.precheckSql('"o"', param)] : []),
+      ],
+      quiet: (target) => noSideEffectsSql('"o"', target, param),
+    }),
+  }
+}
+
 function typeNotSupported(type: string): AppError {
   return new AppError('not_allowed', `The order's offering type ${type} does not support this action.`)
 }
@@ -56,7 +177,11 @@ function typeNotSupported(type: string): AppError {
  * order only from the state read (a 409 when another request moved it first), which is all the
  * read guarded when it ran in the transaction too (it locked nothing). A change with no effect
  * past the order's row and its event is that one statement where the database writes both in one
- * (PostgreSQL): no `begin` and `commit` round trips.
+ * (PostgreSQL): no `begin` and `commit` round trips. On PostgreSQL an action whose checks are all
+ * given as SQL (`decided`: the approvals) is first tried as one statement that reads the order,
+ * decides and, when the move has no side effect, writes it; when that statement did not move the
+ * order, it is read and checked here as any other action's, and the checks say why, or the order
+ * moves as above (a side effect to write, or another request moved it first).
  */
 async function transition(
   ctx: AppContext,
@@ -67,9 +192,20 @@ async function transition(
 ): Promise<void> {
   const orders = ordersRepository(ctx.db)
   const id = normalizeUuid(uuid)
-  const o = id ? await orders.findVisibleTransitionRowByUuid(orderVisibility(actor), id) : undefined
+  if (!id) throw notFound(ORDER_NOT_FOUND)
+  const vis = orderVisibility(actor)
+  const oneStatement = orders.stateUpdateIsOneStatement
+    ? decided(ctx, actor, id, action, opts, ctx.clock().toISOString())
+    : null
+  // Read, decided and written at once; when it did not move, the checks below say why, or it
+  // moves as any other transition (side effects, a race).
+  if (oneStatement && (await orders.moveDecided(oneStatement))) {
+    ctx.jobs.wake()
+    return
+  }
+  const o = await orders.findVisibleTransitionRowByUuid(vis, id)
   if (!o) throw notFound(ORDER_NOT_FOUND)
-  if (!opts.permitted(o)) throw forbidden()
+  if (!isPermitted(actor, opts.permitted, o)) throw forbidden()
   opts.precheck?.(o)
   const from = allowedFrom(action)
   const ac = approvalContext(ctx, o.project_start_date, o.offering_type, o.start_date)
@@ -77,7 +213,7 @@ async function transition(
   if (!to) throw invalidState(from)
   if (opts.typeAllows && !opts.typeAllows(rulesOf(o.offering_type))) throw typeNotSupported(o.offering_type)
   const now = ctx.clock().toISOString()
-  const values: Record<string, unknown> = { state: to, modified: now, ...(opts.values?.(o, now) ?? {}) }
+  const values: Record<string, unknown> = { state: to, modified: now, ...(opts.values?.(now) ?? {}) }
   stampTextChanges(o, values, now)
   if (TERMINAL_STATES.includes(to)) values.completed_at = now
   const change = { from: o.state as OrderState, action, told: true }
@@ -99,7 +235,7 @@ async function transition(
 
 export function approveByConsumer(ctx: AppContext, actor: Actor, uuid: string) {
   return transition(ctx, actor, uuid, 'approve_by_consumer', {
-    permitted: (o) => can(actor, 'ORDER.APPROVE', consumerScopes(o)),
+    permitted: { permission: 'ORDER.APPROVE', scopes: CONSUMER_SCOPES },
     // The organization and project (read with the order) come before the order's state.
     precheck: (o) =>
       checkCustomerAndProject(
@@ -107,14 +243,15 @@ export function approveByConsumer(ctx: AppContext, actor: Actor, uuid: string) {
         { blocked: o.customer_blocked, archived: o.customer_archived },
         { name: o.project_name, end_date: o.project_end_date },
       ),
-    values: (_o, now) => ({ consumer_reviewed_by_id: actor.id, consumer_reviewed_at: now }),
+    precheckSql: (o, param) => customerAndProjectSql(ctx, o, param),
+    values: (now) => ({ consumer_reviewed_by_id: actor.id, consumer_reviewed_at: now }),
   })
 }
 
 export function approveByProvider(ctx: AppContext, actor: Actor, uuid: string) {
   return transition(ctx, actor, uuid, 'approve_by_provider', {
-    permitted: (o) => can(actor, 'ORDER.APPROVE', providerScopes(o)),
-    values: (_o, now) => ({ provider_reviewed_by_id: actor.id, provider_reviewed_at: now }),
+    permitted: { permission: 'ORDER.APPROVE', scopes: PROVIDER_SCOPES },
+    values: (now) => ({ provider_reviewed_by_id: actor.id, provider_reviewed_at: now }),
   })
 }
 
@@ -126,7 +263,7 @@ export function rejectByConsumer(
 ) {
   return transition(ctx, actor, uuid, 'reject_by_consumer', {
     permitted: (o) => o.created_by_id === actor.id || can(actor, 'ORDER.REJECT', consumerScopes(o)),
-    values: (_o, now) => ({
+    values: (now) => ({
       consumer_reviewed_by_id: actor.id,
       consumer_reviewed_at: now,
       ...(body.error_message !== undefined ? { error_message: body.error_message } : {}),
@@ -146,7 +283,7 @@ export function rejectByProvider(
 ) {
   return transition(ctx, actor, uuid, 'reject_by_provider', {
     permitted: (o) => can(actor, 'ORDER.REJECT', providerScopes(o)),
-    values: (_o, now) => ({
+    values: (now) => ({
       provider_reviewed_by_id: actor.id,
       provider_reviewed_at: now,
       ...(body.provider_rejection_comment !== undefined
