@@ -127,13 +127,19 @@ describe('accounts made when users gain access', () => {
     return o.body
   }
 
-  test("a Create order reaching the provider gives the project's members accounts, in that transaction", async () => {
+  /** A new project of the consumer with a member and a manager, and a new plan of the offering. */
+  async function staffedProject() {
     const project = await makeProject(t.ctx, t.consumer)
     const plan = await makePlan(t.ctx, t.offering)
     const member = await makeUser(t.ctx)
     const manager = await makeUser(t.ctx)
     await addMember(project, member)
     await addMember(project, manager, 'PROJECT.MANAGER')
+    return { project, plan, member, manager }
+  }
+
+  test("a Create order reaching the provider gives the project's members accounts, in that transaction", async () => {
+    const { project, plan, member, manager } = await staffedProject()
     assert.equal(await accountOf(member), undefined, 'no resource yet')
     // The consumer's owner orders: no consumer review, the order waits for the provider.
     const o = await placeByOwner(project, plan)
@@ -142,12 +148,7 @@ describe('accounts made when users gain access', () => {
   })
 
   test("the consumer's approval that brings an order to the provider gives the members accounts", async () => {
-    const project = await makeProject(t.ctx, t.consumer)
-    const plan = await makePlan(t.ctx, t.offering)
-    const member = await makeUser(t.ctx)
-    const manager = await makeUser(t.ctx)
-    await addMember(project, member)
-    await addMember(project, manager, 'PROJECT.MANAGER')
+    const { project, plan, member, manager } = await staffedProject()
     // The project's manager orders: the order waits for the consumer's review, no account yet.
     const placed = await client(t.app, manager.token).post('/api/marketplace-orders/', {
       offering: t.offering.url,

@@ -685,19 +685,10 @@ describe('where a consumer approval leads', () => {
     const later = await makeProject(t.ctx, consumer, { name: 'Starting project', startDate: '2026-04-01' })
     const placer = await makeUser(t.ctx)
     await grant(t.ctx, placer, 'PROJECT.MANAGER', { type: 'project', id: later.id })
-    const { offering, plan } = offerings['Support.OfferingTemplate']!
     const place = async (extra: Record<string, unknown> = {}) => {
-      const r = await as(placer).post(`${R}/`, {
-        offering: offering.url,
-        plan: plan.url,
-        project: later.url,
-        attributes: { name: uniqueName('res') },
-        limits: { cpu: 1 },
-        ...extra,
-      })
-      assert.equal(r.status, 201, JSON.stringify(r.body))
-      assert.equal(r.body.state, 'pending-consumer')
-      return r.body.uuid as string
+      const o = await order(placer, 'Support.OfferingTemplate', { project: later.url, ...extra })
+      assert.equal(o.state, 'pending-consumer')
+      return o.uuid
     }
     const state = async (uuid: string) => (await as(users.owner).get(`${R}/${uuid}/`)).body.state
     const plain = await place()
