@@ -99,6 +99,43 @@ test('a transaction that writes first and commits last gets the later position (
   )
 })
 
+test('a backlog longer than a batch is numbered in the order written, a batch after another (PostgreSQL)', async (tc) => {
+  if (t.dialect !== 'postgres') return tc.skip('SQLite numbers each event as it is written')
+  await sequenceEvents(t.ctx)
+  const start = (await all(t.ctx)).at(-1)?.position ?? 0
+  // Written first, committed after the others: the pass that numbers them cannot see it.
+  const slow = latch()
+  const wrote = latch()
+  const first = t.ctx.db.transaction().execute(async (trx) => {
+    await emitEvent(t.ctx, trx, event(t.ctx, 0))
+    wrote.open()
+    await slow.opened
+  })
+  await wrote.opened
+  for (let n = 1; n <= 25; n++)
+    await t.ctx.db.transaction().execute((trx) => emitEvent(t.ctx, trx, event(t.ctx, n)))
+  const numbered = async () =>
+    (
+      await t.ctx.db
+        .selectFrom('outbox_events')
+        .select(['position', 'envelope'])
+        .where('position', '>', start)
+        .orderBy('position')
+        .execute()
+    ).map((r) => {
+      const envelope = typeof r.envelope === 'string' ? JSON.parse(r.envelope) : r.envelope
+      return [Number(r.position) - start, envelope.data.n]
+    })
+  // Three batches of at most ten.
+  await sequenceEvents(t.ctx, 10)
+  const ordered = Array.from({ length: 25 }, (_, i) => [i + 1, i + 1])
+  assert.deepEqual(await numbered(), ordered)
+  slow.open()
+  await first
+  await sequenceEvents(t.ctx, 10)
+  assert.deepEqual(await numbered(), [...ordered, [26, 0]])
+})
+
 test('concurrent writers and readers: a reader only ever sees every position up to the highest it sees', async () => {
   const start = (await all(t.ctx)).at(-1)?.position ?? 0
   const writers = t.dialect === 'postgres' ? 3 : 4

@@ -69,22 +69,26 @@ export function eventsRepository(db: Db) {
     },
 
     /**
-     * PostgreSQL: gives the committed events without a position the next positions, in the order
-     * they were written, up to `batch` of them; the number given. Run inside a transaction: the
-     * counter row stays locked until it commits, so sequencers run one at a time and each one's
-     * positions become visible before the next one's are given.
+     * PostgreSQL: gives the committed events without a position past the id `after` the next
+     * positions, in the order they were written, up to `batch` of them; the number given and the
+     * last id numbered. Run inside a transaction: the counter row stays locked until it commits,
+     * so sequencers run one at a time and each one's positions become visible before the next
+     * one's are given.
      */
-    async sequenceBatch(batch: number): Promise<number> {
+    async sequenceBatch(batch: number, after: number): Promise<{ n: number; lastId: number }> {
       const counter = await sql<{ last: number }>`select last from outbox_positions
         where name = ${GIVEN} for update`.execute(db)
       const last = Number(counter.rows[0]!.last)
-      const r = await sql`update outbox_events set position = ${last} + b.n
-        from (select id, row_number() over (order by id) as n from outbox_events
-              where position is null order by id limit ${batch}) b
-        where outbox_events.id = b.id`.execute(db)
-      const n = Number(r.numAffectedRows ?? 0)
+      const r = await sql<{ n: number; last_id: number | null }>`with numbered as (
+          update outbox_events set position = ${last} + b.n
+          from (select id, row_number() over (order by id) as n from outbox_events
+                where position is null and id > ${after} order by id limit ${batch}) b
+          where outbox_events.id = b.id
+          returning outbox_events.id)
+        select count(*) as n, max(id) as last_id from numbered`.execute(db)
+      const n = Number(r.rows[0]!.n)
       if (n) await sql`update outbox_positions set last = last + ${n} where name = ${GIVEN}`.execute(db)
-      return n
+      return { n, lastId: Number(r.rows[0]!.last_id ?? after) }
     },
 
     /** The last position given (0 before any); on PostgreSQL, the last one committed. */
