@@ -175,6 +175,26 @@ export function can(actor: Actor | null, permission: Permission, scopes: Scopes)
   return actor.grants.some((g) => grantMatches(g, scopes) && ROLE_PERMISSIONS[g.role].includes(permission))
 }
 
+/**
+ * `can` as SQL (PostgreSQL): true where the row's scope columns (`scopes`: an SQL expression for
+ * each scope the row has) hold one of the scopes the actor's grants give `permission` on; `param`
+ * gives a value its placeholder. Staff always may.
+ */
+export function canSql(
+  actor: Actor,
+  permission: Permission,
+  scopes: Partial<Record<ScopeType, string>>,
+  param: (value: unknown) => string,
+): string {
+  if (actor.isStaff) return 'true'
+  const granted = scopesWith(actor, permission)
+  const any = (Object.keys(granted) as ScopeType[]).flatMap((scope) => {
+    const column = scopes[scope]
+    return column && granted[scope].length ? [`${column} = any(${param(granted[scope])}::int[])`] : []
+  })
+  return any.length ? any.join(' or ') : 'false'
+}
+
 /** Does the actor hold one of these roles on any of these scopes (staff not implied)? */
 export function hasRole(actor: Actor | null, roles: readonly RoleName[], scopes: Scopes): boolean {
   if (!actor) return false

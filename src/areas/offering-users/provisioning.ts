@@ -68,7 +68,7 @@ export function offeringGivesAccountsSql(
   pluginOptions: string,
   param: (value: unknown) => string,
 ): string {
-  return `(${type} = any(${param([...ACCOUNT_OFFERING_TYPES])}::text[]) and coalesce(${pluginOptions} -> ${param(KEEPS_ACCOUNTS_OPTION)}::text = 'true'::jsonb, false))`
+  return `(${type} = any(${param(ACCOUNT_OFFERING_TYPES)}::text[]) and coalesce(${pluginOptions} -> ${param(KEEPS_ACCOUNTS_OPTION)}::text = 'true'::jsonb, false))`
 }
 
 /** The first word of a full name, and the rest. */

@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js'
 import type { DB } from '../../db/tables.js'
 import { decimalNumber } from '../../db/values.js'
 import { notFound } from '../../http/errors.js'
-import { resourceSidesVisibility, type Actor, type ScopeType } from '../../http/permissions.js'
+import { resourceSidesVisibility, type Actor, type Scopes, type ScopeType } from '../../http/permissions.js'
 import { normalizeUuid } from '../../http/uuid.js'
 import { OFFERING_TYPE_RULES, isOfferingType, type OfferingTypeRules } from '../catalog/offering-types.js'
 import { ordersRepository, type OrderRow, type OrderVisibility } from './repository.js'
@@ -65,11 +65,17 @@ export const PROVIDER_SCOPES = {
   offering: 'offering_id',
 } as const satisfies ScopeColumns
 
-export const consumerScopes = (o: OrderRow) => ({
-  customerId: o[CONSUMER_SCOPES.customer],
-  projectId: o[CONSUMER_SCOPES.project],
-})
-export const providerScopes = (o: OrderRow) => ({
-  customerId: o[PROVIDER_SCOPES.customer],
-  offeringId: o[PROVIDER_SCOPES.offering],
-})
+/** The order's scopes on one side, as `can` takes them. */
+export function scopesOn(
+  columns: ScopeColumns,
+  o: Pick<OrderRow, NonNullable<ScopeColumns[ScopeType]>>,
+): Scopes {
+  return {
+    customerId: columns.customer ? o[columns.customer] : null,
+    projectId: columns.project ? o[columns.project] : null,
+    offeringId: columns.offering ? o[columns.offering] : null,
+  }
+}
+
+export const consumerScopes = (o: OrderRow) => scopesOn(CONSUMER_SCOPES, o)
+export const providerScopes = (o: OrderRow) => scopesOn(PROVIDER_SCOPES, o)

@@ -23,7 +23,7 @@ import { notifiedCaches } from '../../db/change-feed.js'
 import { joined, withJoins } from '../../db/joins.js'
 import { OFFERING_OF_RESOURCE } from '../../db/relations.js'
 import type { OrderTerm } from '../../http/query.js'
-import type { OrderState } from './state-machine.js'
+import { CONTEXT_BITS, type OrderState } from './state-machine.js'
 import {
   conditions,
   MATCH_TABLES,
@@ -369,10 +369,7 @@ export interface DecidedTransition {
   uuid: string
   /** The one state the order moves from. */
   from: OrderState
-  /**
-   * The target for each approval context, at index projectNotStarted * 4 + providerMustReview *
-   * 2 + startDateInFuture (the facts as `approvalContext` has them).
-   */
+  /** The target in each approval context, as `contextTargets` gives them (see `CONTEXT_BITS`). */
   targets: readonly OrderState[]
   /** Columns written with the state (as `updateStateIfCurrent`'s, the state left out). */
   values: Record<string, unknown>
@@ -392,13 +389,16 @@ export interface DecidedTransition {
 
 /** In a decided transition's event, a value that the statement takes from the row `o` (or the target). */
 export const DECIDED_FACT = (column: keyof TransitionRow | 'target') => `@@${column}@@`
-const FACT_MARK = /^@@(\w+)@@$/
+/** A key of the envelope's data holding a placeholder, and the placeholder's name. */
+const DATA_FACT = /"(\w+)":"@@(\w+)@@"/g
 
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`
-/** A fact's placeholder as the column of `o` it stands for (the target: the state moved to). */
-function factSql(value: unknown): string | null {
-  const m = typeof value === 'string' ? FACT_MARK.exec(value) : null
-  return m ? (m[1] === 'target' ? '"moved"."state"' : `"o".${quoted(m[1]!)}`) : null
+/** The column of `o` a placeholder's name stands for (the target: the state moved to). */
+const factColumn = (name: string) => (name === 'target' ? '"moved"."state"' : `"o".${quoted(name)}`)
+/** A placeholder's column, or null for any other value. */
+function factSql(value: string): string | null {
+  const m = /^@@(\w+)@@$/.exec(value)
+  return m ? factColumn(m[1]!) : null
 }
 
 /**
@@ -438,26 +438,23 @@ function decidedStatement(db: Db, t: DecidedTransition): { text: string; params:
     return `$${params.length}`
   }
   const { context, conditions, quiet } = t.sql(param)
-  const bit = (fact: string, weight: number) => `(case when ${fact} then ${weight} else 0 end)`
-  const target = `(${param(t.targets)}::text[])[1 + ${bit(context.projectNotStarted, 4)} + ${bit(context.providerMustReview, 2)} + ${bit(context.startDateInFuture, 1)}]`
+  const bit = (fact: keyof typeof CONTEXT_BITS) =>
+    `(case when ${context[fact]} then ${CONTEXT_BITS[fact]} else 0 end)`
+  const target = `(${param(t.targets)}::text[])[1 + ${bit('projectNotStarted')} + ${bit('providerMustReview')} + ${bit('startDateInFuture')}]`
   const from = param(t.from)
   const columns = Object.keys(t.values).filter((c) => t.values[c] !== undefined)
   const sets = columns.map((c) => `${quoted(c)} = ${param(t.values[c])}`)
   // The event: the facts of the row in place of their placeholders, in its columns and in its
-  // envelope's data (laid over the envelope as the caller built it).
-  const envelope = JSON.parse(t.event.envelope as string) as { data?: Record<string, unknown> }
-  const overlay: string[] = []
-  for (const [key, value] of Object.entries(envelope.data ?? {})) {
-    const fact = factSql(value)
-    if (fact === null) continue
-    overlay.push(`${param(key)}::text, ${fact}`)
-    delete envelope.data![key]
-  }
-  if (JSON.stringify(envelope).includes('@@')) throw new Error('a decided event has a fact outside its data')
+  // envelope's data, whose keys holding one are laid over with the row's values.
+  const envelope = t.event.envelope as string
+  const overlay = [...envelope.matchAll(DATA_FACT)].map(
+    ([, key, fact]) => `${param(key)}::text, ${factColumn(String(fact))}`,
+  )
   const told = EVENT_COLUMNS.map((c) => {
-    if (c !== 'envelope') return factSql(t.event[c]) ?? param(t.event[c])
-    const base = `${param(JSON.stringify(envelope))}::jsonb`
-    return `${base} || jsonb_build_object('data', coalesce(${base} -> 'data', '{}'::jsonb) || jsonb_build_object(${overlay.join(', ')}))`
+    const value = t.event[c]
+    if (c !== 'envelope') return (typeof value === 'string' && factSql(value)) || param(value)
+    const base = `${param(value)}::jsonb`
+    return `${base} || jsonb_build_object('data', (${base} -> 'data') || jsonb_build_object(${overlay.join(', ')}))`
   })
   const text = [
     `with "o" as (${cte.sql}),`,

@@ -56,6 +56,8 @@ export function approvalContext(
 function typesWhere(holds: (rules: OfferingTypeRules) => boolean): string[] {
   return OFFERING_TYPES.filter((t) => holds(OFFERING_TYPE_RULES[t]))
 }
+const PROVIDER_REVIEWED_TYPES = typesWhere((r) => r.providerApprovalRequired)
+const SERVER_PROCESSED_TYPES = typesWhere((r) => r.processedBy === 'server')
 
 /**
  * `approvalContext` as SQL, for a statement that decides a transition itself: the three facts
@@ -71,7 +73,7 @@ export function approvalContextSql(
   // The dates are 'YYYY-MM-DD' texts, compared as JavaScript compares them (code points).
   return {
     projectNotStarted: `coalesce(${o}.project_start_date, '') collate "C" > ${day}`,
-    providerMustReview: `${o}.offering_type = any(${param(typesWhere((r) => r.providerApprovalRequired))}::text[])`,
+    providerMustReview: `${o}.offering_type = any(${param(PROVIDER_REVIEWED_TYPES)}::text[])`,
     startDateInFuture: ctx.config.orderStartDateEnabled
       ? `coalesce(${o}.start_date, '') collate "C" > ${day}`
       : 'false',
@@ -155,21 +157,22 @@ function effectsOf(o: StateChangeFacts, state: OrderState, change: StateChange):
   }
 }
 
+/** `<order type>/<state>` for each state an order of that type reaches without moving its resource. */
+const RESOURCE_UNMOVED = ORDER_TYPES.flatMap((type) =>
+  ORDER_STATES.filter((state) => resourceStateAfter(type, state) === null).map((state) => `${type}/${state}`),
+)
+const ACCOUNT_GIVING_LIST = [...ACCOUNT_GIVING_STATES]
+
 /**
  * `effectsOf` as SQL, for a statement that decides a transition itself: a condition that holds
  * only when reaching the state `target` (an expression) has no side effect on the transition row
  * `o` past the event the statement writes. Each line is the negation of one effect above.
  */
 export function noSideEffectsSql(o: string, target: string, param: (value: unknown) => string): string {
-  const quietResource = ORDER_TYPES.flatMap((type) =>
-    ORDER_STATES.filter((state) => resourceStateAfter(type, state) === null).map(
-      (state) => `${type}/${state}`,
-    ),
-  )
   return [
-    `(${o}.resource_id is null or (${o}.type || '/' || ${target}) = any(${param(quietResource)}::text[]))`,
-    `not (${o}.type = 'Create' and ${target} = any(${param([...ACCOUNT_GIVING_STATES])}::text[]) and ${offeringGivesAccountsSql(`${o}.offering_type`, `${o}.offering_plugin_options`, param)})`,
-    `not (${target} = 'executing' and ${o}.offering_type = any(${param(typesWhere((r) => r.processedBy === 'server'))}::text[]))`,
+    `(${o}.resource_id is null or (${o}.type || '/' || ${target}) = any(${param(RESOURCE_UNMOVED)}::text[]))`,
+    `not (${o}.type = 'Create' and ${target} = any(${param(ACCOUNT_GIVING_LIST)}::text[]) and ${offeringGivesAccountsSql(`${o}.offering_type`, `${o}.offering_plugin_options`, param)})`,
+    `not (${target} = 'executing' and ${o}.offering_type = any(${param(SERVER_PROCESSED_TYPES)}::text[]))`,
     `not (${target} = 'pending-start-date' and coalesce(${o}.start_date, '') <> '')`,
     `not (${target} = 'pending-project' and coalesce(${o}.project_start_date, '') <> '')`,
     `coalesce(${o}.callback_url, '') = ''`,

@@ -88,6 +88,38 @@ export function nextState(state: OrderState, action: OrderAction, c: ApprovalCon
   return t.from.includes(state) ? t.to(c) : null
 }
 
+/** The three facts of an approval context, in the order of `contextIndex`'s bits (4, 2, 1). */
+const CONTEXTS: readonly ApprovalContext[] = [false, true].flatMap((projectNotStarted) =>
+  [false, true].flatMap((providerMustReview) =>
+    [false, true].map((startDateInFuture) => ({ projectNotStarted, providerMustReview, startDateInFuture })),
+  ),
+)
+
+/** Where an approval context is in `contextTargets`: projectNotStarted 4, providerMustReview 2, startDateInFuture 1. */
+export const CONTEXT_BITS = { projectNotStarted: 4, providerMustReview: 2, startDateInFuture: 1 } as const
+
+const targetsOf = new Map<OrderAction, { from: OrderState; targets: OrderState[] } | null>()
+
+/**
+ * For an action that moves from one state only, that state and its target in each of the eight
+ * approval contexts (at the sum of `CONTEXT_BITS` of the facts that hold), for a statement that
+ * decides the target itself; null for an action from several states or that may complete the
+ * order. Worked out once per action.
+ */
+export function contextTargets(action: OrderAction): { from: OrderState; targets: OrderState[] } | null {
+  let known = targetsOf.get(action)
+  if (known === undefined) {
+    const [from, ...others] = allowedFrom(action)
+    const targets = from && !others.length ? CONTEXTS.map((c) => nextState(from, action, c)) : []
+    known =
+      from && targets.length && targets.every((t) => t !== null && !TERMINAL_STATES.includes(t))
+        ? { from, targets: targets as OrderState[] }
+        : null
+    targetsOf.set(action, known)
+  }
+  return known
+}
+
 /** The initial state of a new order, given whether the consumer review is implied. */
 export function initialState(consumerApprovalImplied: boolean, c: ApprovalContext): OrderState {
   return consumerApprovalImplied ? afterConsumer(c) : 'pending-consumer'

@@ -5,14 +5,7 @@ import type { AppContext } from '../../context.js'
 import { toBool } from '../../db/values.js'
 import { AppError, forbidden, invalidState, nonFieldError, notFound } from '../../http/errors.js'
 import { normalizeUuid } from '../../http/uuid.js'
-import {
-  can,
-  scopesWith,
-  type Actor,
-  type Permission,
-  type Scopes,
-  type ScopeType,
-} from '../../http/permissions.js'
+import { can, canSql, type Actor, type Permission, type ScopeType } from '../../http/permissions.js'
 import { scheduleCostPolicyEvaluation } from '../cost-policies/service.js'
 import { changeResource, moveResource } from '../catalog/service.js'
 import { tellOrderChange } from './events.js'
@@ -26,6 +19,7 @@ import {
 } from './repository.js'
 import {
   allowedFrom,
+  contextTargets,
   nextState,
   TERMINAL_STATES,
   type OrderAction,
@@ -40,6 +34,7 @@ import {
   PROVIDER_SCOPES,
   providerScopes,
   rulesOf,
+  scopesOn,
   type ScopeColumns,
 } from './order-rules.js'
 import {
@@ -77,34 +72,15 @@ interface TransitionOptions {
   values?: (now: string) => Record<string, unknown>
 }
 
-function scopesOn(columns: ScopeColumns, o: TransitionRow): Scopes {
-  return {
-    customerId: columns.customer ? o[columns.customer] : null,
-    projectId: columns.project ? o[columns.project] : null,
-    offeringId: columns.offering ? o[columns.offering] : null,
-  }
-}
-
 function isPermitted(actor: Actor, permitted: TransitionOptions['permitted'], o: TransitionRow): boolean {
   return typeof permitted === 'function'
     ? permitted(o)
     : can(actor, permitted.permission, scopesOn(permitted.scopes, o))
 }
 
-/** `can` as SQL on the row `o`: the actor's grants of the permission, on the columns of their scopes. */
-function permittedSql(
-  actor: Actor,
-  p: ScopedPermission,
-  o: string,
-  param: (value: unknown) => string,
-): string {
-  if (actor.isStaff) return 'true'
-  const granted = scopesWith(actor, p.permission)
-  const any = (Object.keys(granted) as ScopeType[]).flatMap((scope) => {
-    const column = p.scopes[scope]
-    return column && granted[scope].length ? [`${o}.${column} = any(${param(granted[scope])}::int[])`] : []
-  })
-  return any.length ? any.join(' or ') : 'false'
+/** The columns of a side's scopes on the decided statement's row `o`. */
+function onRow(scopes: ScopeColumns): Partial<Record<ScopeType, string>> {
+  return Object.fromEntries(Object.entries(scopes).map(([scope, column]) => [scope, `"o".${column}`]))
 }
 
 /** The facts of the order a decided transition's event takes from the row (see `DECIDED_FACT`). */
@@ -131,18 +107,11 @@ function decided(
 ): DecidedTransition | null {
   const permitted = opts.permitted
   if (typeof permitted === 'function' || (opts.precheck && !opts.precheckSql) || opts.typeAllows) return null
-  const [from, ...others] = allowedFrom(action)
-  if (!from || others.length) return null
-  const targets: OrderState[] = []
-  for (const projectNotStarted of [false, true])
-    for (const providerMustReview of [false, true])
-      for (const startDateInFuture of [false, true]) {
-        const to = nextState(from, action, { projectNotStarted, providerMustReview, startDateInFuture })
-        if (!to || TERMINAL_STATES.includes(to)) return null
-        targets.push(to)
-      }
+  const moves = contextTargets(action)
+  if (!moves) return null
   const values = opts.values?.(now) ?? {}
   if (STAMPED_TEXTS.some(([text]) => text in values)) return null
+  const { from, targets } = moves
   const change = { from, action, told: true }
   const event = stateChangeEvent(
     ctx,
@@ -159,7 +128,7 @@ function decided(
     sql: (param) => ({
       context: approvalContextSql(ctx, '"o"', param),
       conditions: [
-        permittedSql(actor, permitted, '"o"', param),
+        canSql(actor, permitted.permission, onRow(permitted.scopes), param),
         ...(opts.precheckSql ? [opts.precheckSql('"o"', param)] : []),
       ],
       quiet: (target) => noSideEffectsSql('"o"', target, param),
