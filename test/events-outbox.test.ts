@@ -35,6 +35,22 @@ function latch() {
   return { open, opened }
 }
 
+/**
+ * A transaction that writes event `n` and waits to commit: `commit` lets it, `committed` is its end.
+ * Resolves once the event is written.
+ */
+async function writtenNotCommitted(ctx: AppContext, n: number) {
+  const slow = latch()
+  const wrote = latch()
+  const committed = ctx.db.transaction().execute(async (trx) => {
+    await emitEvent(ctx, trx, event(ctx, n))
+    wrote.open()
+    await slow.opened
+  })
+  await wrote.opened
+  return { commit: slow.open, committed }
+}
+
 async function all(ctx: AppContext, after = 0): Promise<StoredEvent[]> {
   const out: StoredEvent[] = []
   for (;;) {
@@ -72,14 +88,7 @@ test('a rolled-back change writes no event; committed ones get consecutive posit
 test('a transaction that writes first and commits last gets the later position (PostgreSQL)', async (tc) => {
   if (t.dialect !== 'postgres') return tc.skip('SQLite runs one writing transaction at a time')
   const start = (await all(t.ctx)).at(-1)?.position ?? 0
-  const slow = latch()
-  const wrote = latch()
-  const first = t.ctx.db.transaction().execute(async (trx) => {
-    await emitEvent(t.ctx, trx, event(t.ctx, 1))
-    wrote.open()
-    await slow.opened
-  })
-  await wrote.opened
+  const first = await writtenNotCommitted(t.ctx, 1)
   await t.ctx.db.transaction().execute((trx) => emitEvent(t.ctx, trx, event(t.ctx, 2)))
   // The second committed first: it is the one visible, at the next position.
   const seen = await all(t.ctx, start)
@@ -87,8 +96,8 @@ test('a transaction that writes first and commits last gets the later position (
     seen.map((e) => [e.position, e.envelope.data.n]),
     [[start + 1, 2]],
   )
-  slow.open()
-  await first
+  first.commit()
+  await first.committed
   const now = await all(t.ctx, start)
   assert.deepEqual(
     now.map((e) => [e.position, e.envelope.data.n]),
@@ -104,14 +113,7 @@ test('a backlog longer than a batch is numbered in the order written, a batch af
   await sequenceEvents(t.ctx)
   const start = (await all(t.ctx)).at(-1)?.position ?? 0
   // Written first, committed after the others: the pass that numbers them cannot see it.
-  const slow = latch()
-  const wrote = latch()
-  const first = t.ctx.db.transaction().execute(async (trx) => {
-    await emitEvent(t.ctx, trx, event(t.ctx, 0))
-    wrote.open()
-    await slow.opened
-  })
-  await wrote.opened
+  const first = await writtenNotCommitted(t.ctx, 0)
   for (let n = 1; n <= 25; n++)
     await t.ctx.db.transaction().execute((trx) => emitEvent(t.ctx, trx, event(t.ctx, n)))
   const numbered = async () =>
@@ -130,8 +132,8 @@ test('a backlog longer than a batch is numbered in the order written, a batch af
   await sequenceEvents(t.ctx, 10)
   const ordered = Array.from({ length: 25 }, (_, i) => [i + 1, i + 1])
   assert.deepEqual(await numbered(), ordered)
-  slow.open()
-  await first
+  first.commit()
+  await first.committed
   await sequenceEvents(t.ctx, 10)
   assert.deepEqual(await numbered(), [...ordered, [26, 0]])
 })
